@@ -1,0 +1,61 @@
+# jostle: `make run` (the main job) and `make test` (every test).  Both install what is missing
+# (Debian 12, apt-get, as root), make the Python virtual environment, and build.
+#
+# Builds: build/openmpi (Open MPI) and build/mpich (MPICH) on Debian; on a cluster without
+# those, build/mpi with the mpicc found in PATH.
+
+PYTHON   ?= /usr/bin/python3
+VENV     := .venv
+JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release -DJOSTLE_WERROR=ON
+
+OMPI_CC  := $(shell test -x /usr/bin/mpicc.openmpi && echo /usr/bin/mpicc.openmpi)
+MPICH_CC := $(shell test -x /usr/bin/mpicc.mpich && echo /usr/bin/mpicc.mpich)
+
+.PHONY: all deps venv build run test test-c test-py clean
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+# Re-made only when the package description changes.
+$(VENV)/.stamp: python/pyproject.toml | deps
+	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
+	@$(VENV)/bin/pip install -q --disable-pip-version-check -e 'python[test]'
+	@touch $@
+
+venv: $(VENV)/.stamp
+
+# The variables are read after `deps` has run, so they are re-evaluated in a sub-make.
+build: deps
+	@$(MAKE) --no-print-directory build-dirs
+
+build-dirs:
+	@set -e; \
+	if [ -x /usr/bin/mpicc.openmpi ]; then \
+	  cmake -S . -B build/openmpi $(CMAKE_FLAGS) -DMPI_C_COMPILER=/usr/bin/mpicc.openmpi \
+	        -DMPIEXEC_EXECUTABLE=/usr/bin/mpirun.openmpi "-DMPIEXEC_PREFLAGS=--oversubscribe;--bind-to;none" >/dev/null; \
+	  cmake --build build/openmpi -j $(JOBS); fi; \
+	if [ -x /usr/bin/mpicc.mpich ]; then \
+	  cmake -S . -B build/mpich $(CMAKE_FLAGS) -DMPI_C_COMPILER=/usr/bin/mpicc.mpich \
+	        -DMPIEXEC_EXECUTABLE=/usr/bin/mpiexec.mpich >/dev/null; \
+	  cmake --build build/mpich -j $(JOBS); fi; \
+	if [ ! -x /usr/bin/mpicc.openmpi ] && [ ! -x /usr/bin/mpicc.mpich ]; then \
+	  cmake -S . -B build/mpi $(CMAKE_FLAGS) >/dev/null; cmake --build build/mpi -j $(JOBS); fi
+
+run: build venv
+	$(VENV)/bin/jostle run
+
+test: build venv
+	@$(MAKE) --no-print-directory test-c test-py
+
+test-c:
+	@set -e; for d in build/openmpi build/mpich build/mpi; do \
+	  if [ -d $$d ]; then echo "== ctest $$d"; (cd $$d && ctest --output-on-failure -j 1); fi; done
+
+test-py:
+	$(VENV)/bin/python -m pytest tests/py -q
+
+clean:
+	rm -rf build

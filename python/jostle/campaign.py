@@ -1,0 +1,186 @@
+"""Campaigns: a directory results/<campaign>/ and the runs that fill it.
+
+A run whose <name>.jsonl exists is complete (jostle-bench renames the .partial
+only after a good end line) and is never run again: resuming a campaign after a
+crash, a time-out or Ctrl-C re-does only what is missing.
+"""
+
+import json
+import os
+import time
+import warnings
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from . import launch
+from .errors import Interrupted, JostleError, UsageError
+from .progress import Progress
+from .results import IncompleteRunWarning, JostleError as _JE, load_run, sidecar_path
+
+MANIFEST = "campaign.json"
+
+
+@dataclass
+class RunSpec:
+    name: str
+    benchmark: str
+    args: list = field(default_factory=list)
+    ranks: int = 2
+    hosts: list = field(default_factory=list)
+    timeout: Optional[float] = None   # seconds; None: no limit
+
+
+@dataclass
+class LaunchConfig:
+    """How every run of a campaign is started (see launch.build_command)."""
+    bench: Path
+    kind: str
+    exe: Optional[str] = None
+    prefix: Optional[str] = None
+    oversubscribe: object = "auto"
+    platform: Optional[str] = None
+    hostfile: Optional[str] = None
+
+    def plan(self, spec: RunSpec, args) -> launch.LaunchPlan:
+        return launch.build_command(self.kind, self.bench, args, spec.ranks, spec.hosts,
+                                    exe=self.exe, prefix=self.prefix,
+                                    oversubscribe=self.oversubscribe,
+                                    platform=self.platform, hostfile=self.hostfile)
+
+
+def _now():
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def _count_points(path: Path) -> int:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", IncompleteRunWarning)
+            return len(load_run(path, allow_incomplete=True).points)
+    except _JE:
+        try:
+            return sum('"point"' in line for line in path.open(errors="replace"))
+        except OSError:
+            return 0
+
+
+class Campaign:
+    def __init__(self, directory, runs):
+        self.dir = Path(directory)
+        self.runs = list(runs)
+        names = [r.name for r in self.runs]
+        dup = {n for n in names if names.count(n) > 1}
+        if dup:
+            raise UsageError(f"run name(s) {', '.join(sorted(dup))} appear twice in the campaign")
+
+    @property
+    def name(self) -> str:
+        return self.dir.name
+
+    def output(self, spec) -> Path:
+        return self.dir / f"{spec.name}.jsonl"
+
+    def is_complete(self, spec) -> bool:
+        out = self.output(spec)
+        if not out.exists():
+            return False
+        try:
+            load_run(out)
+        except _JE as e:
+            raise JostleError(f"{out} exists but is not a complete run ({e}); "
+                              "move it away to run it again") from None
+        return True
+
+    def prepare(self):
+        """Create the directory (or say clearly why not) and record the plan in it."""
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            probe = self.dir / ".jostle-write-test"
+            probe.write_text("")
+            probe.unlink()
+        except OSError as e:
+            raise UsageError(f"output directory '{self.dir}' is not writable: {e.strerror}") from None
+        manifest = self.dir / MANIFEST
+        known = {}
+        if manifest.exists():
+            try:
+                known = {r["name"]: r for r in json.loads(manifest.read_text())["runs"]}
+            except (ValueError, KeyError, TypeError):
+                known = {}
+        known.update({r.name: asdict(r) for r in self.runs})
+        manifest.write_text(json.dumps({"campaign": self.name, "runs": list(known.values())},
+                                       indent=1) + "\n")
+
+    def run(self, config: LaunchConfig, progress: Optional[Progress] = None,
+            quiet: bool = False) -> list:
+        """Run what is missing, in order; returns [(spec, 'skipped'|'ok')]. Stops at the first failure."""
+        progress = progress or Progress()
+        self.prepare()
+        done = []
+        for k, spec in enumerate(self.runs, start=1):
+            out = self.output(spec)
+            if self.is_complete(spec):
+                progress.note(f"run {k}/{len(self.runs)} {spec.name}: already complete ({out}), skipped")
+                done.append((spec, "skipped"))
+                continue
+            self._one(k, spec, config, progress, quiet)
+            done.append((spec, "ok"))
+        return done
+
+    def _one(self, k, spec, config, progress, quiet):
+        out = self.output(spec)
+        partial = Path(str(out) + ".partial")
+        args = [spec.benchmark, *spec.args, "--output", str(out), "--progress"]
+        if quiet:
+            args.append("--quiet")
+        plan = config.plan(spec, args)
+        side = sidecar_path(out)
+        record = {"run": spec.name, "campaign": self.name, "bench": str(config.bench),
+                  **plan.to_dict(), "timeout_s": spec.timeout, "start": _now(), "status": "running"}
+        side.write_text(json.dumps(record, indent=1) + "\n")
+
+        progress.start(k, len(self.runs), spec.name)
+        if not progress.live:
+            progress.note(f"$ {plan.line}")
+        try:
+            outcome = launch.execute(
+                plan.argv, timeout=spec.timeout,
+                on_stdout=(lambda line: None) if quiet else progress.echo,
+                on_stderr=lambda line: progress.echo(line, progress.stream),
+                on_progress=progress.update)
+        except launch.RunInterrupted as e:
+            self._close(side, record, e.outcome)
+            progress.finish("interrupted")
+            raise Interrupted(
+                f"interrupted: run '{spec.name}' is incomplete; the {_count_points(partial)} "
+                f"point(s) it measured are in {partial}. Run the same command again to resume "
+                "(completed runs are kept).") from None
+        self._close(side, record, outcome)
+        progress.finish(outcome.status)
+
+        if outcome.status == "timeout":
+            raise JostleError(
+                f"run '{spec.name}' exceeded its time-out of {spec.timeout:.0f} s (it hung, or is "
+                f"much slower than expected) and was stopped; the points measured so far are in "
+                f"{partial} ({_count_points(partial)} points). Raise --timeout or shrink --sizes.")
+        if outcome.status != "ok":
+            msg = (f"run '{spec.name}' failed (exit status {outcome.returncode})"
+                   + (f":\n{outcome.stderr_tail}" if outcome.stderr_tail else ""))
+            if partial.exists():
+                msg += f"\nthe points measured so far are in {partial} ({_count_points(partial)} points)"
+            # jostle-bench exits 2 when it rejects its arguments: a usage error for us too.
+            raise (UsageError if outcome.returncode == 2 else JostleError)(msg)
+        if not out.exists():
+            raise JostleError(f"run '{spec.name}' exited 0 but wrote no {out}"
+                              + (f" (a {partial.name} is there)" if partial.exists() else ""))
+        load_run(out)  # a complete run must also be a valid one
+
+    @staticmethod
+    def _close(side, record, outcome):
+        record.update(status=outcome.status, returncode=outcome.returncode, end=_now(),
+                      elapsed_s=round(outcome.elapsed_s, 3))
+        try:
+            side.write_text(json.dumps(record, indent=1) + "\n")
+        except OSError:
+            pass

@@ -1,0 +1,1 @@
+"""Subcommands of `jostle`, discovered by jostle.cli: one module per command."""

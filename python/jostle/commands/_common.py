@@ -1,0 +1,130 @@
+"""Options and checks shared by the commands that launch jostle-bench."""
+
+import argparse
+import math
+import os
+from pathlib import Path
+
+from .. import launch
+from ..campaign import LaunchConfig
+from ..errors import UsageError
+from ..sizes import human
+
+
+def positive_int(text):
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not an integer; expected a whole number ≥ 1")
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"'{text}' is not allowed; expected a whole number ≥ 1")
+    return v
+
+
+def nonneg_int(text):
+    try:
+        v = int(text)
+    except ValueError:
+        v = -1
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"'{text}' is not allowed; expected a whole number ≥ 0")
+    return v
+
+
+def positive_float(text):
+    try:
+        v = float(text)
+    except ValueError:
+        v = math.nan
+    if not (v > 0 and math.isfinite(v)):
+        raise argparse.ArgumentTypeError(f"'{text}' is not allowed; expected a number > 0")
+    return v
+
+
+def ranks_type(text):
+    v = positive_int(text)
+    if v < 2:
+        raise argparse.ArgumentTypeError(f"'{text}' is not allowed; a ping-pong needs at least 2 ranks")
+    return v
+
+
+def hosts_type(text):
+    hosts = [h.strip() for h in text.split(",")]
+    if not all(hosts):
+        raise argparse.ArgumentTypeError(f"'{text}' is not allowed; expected host names "
+                                         "separated by commas, e.g. node1,node2")
+    return hosts
+
+
+def add_launch_options(p):
+    g = p.add_argument_group("launching")
+    g.add_argument("--mpi", choices=("auto", "openmpi", "mpich"), default="auto",
+                   help="which build of jostle-bench (build/<mpi>/) and launcher to use; auto "
+                        "asks the binary for its MPI (default: auto)")
+    g.add_argument("--bench", metavar="PATH",
+                   help="the jostle-bench binary (default: $JOSTLE_BENCH, build/openmpi, "
+                        "build/mpich, then PATH)")
+    g.add_argument("--launcher", metavar="'CMD …'",
+                   help="launcher prefix used verbatim instead of the detected one, e.g. "
+                        "\"mpirun -np 2 --mca btl self,vader\"")
+    g.add_argument("--oversubscribe", choices=("auto", "yes", "no"), default="auto",
+                   help="allow more ranks than cores (Open MPI); auto: only when needed")
+    g.add_argument("--platform", metavar="FILE.xml",
+                   help="run simulated under SimGrid's smpirun on this platform file")
+    g.add_argument("--hostfile", metavar="FILE", help="hostfile for smpirun")
+    g.add_argument("--timeout", type=positive_float, metavar="S",
+                   help="stop a run that takes longer than S seconds (default: sized from the sweep)")
+
+
+def add_output_options(p, campaign_default):
+    g = p.add_argument_group("output")
+    g.add_argument("--output-dir", default="results", metavar="DIR",
+                   help="where campaigns are written (default: results)")
+    g.add_argument("--campaign", default=campaign_default, metavar="NAME",
+                   help=f"campaign directory under --output-dir (default: {campaign_default})")
+    g.add_argument("--quiet", action="store_true", help="do not print the result tables")
+
+
+def name_type(text):
+    if not text or "/" in text or text.startswith(".") or text != text.strip():
+        raise argparse.ArgumentTypeError(f"'{text}' is not allowed; expected a plain file name "
+                                         "without '/' or a leading '.'")
+    return text
+
+
+def launch_config(args) -> LaunchConfig:
+    """Binary and launcher from --bench/--mpi/--launcher/--platform (see launch.py)."""
+    bench = launch.find_bench(args.mpi, args.bench)
+    over = {"auto": "auto", "yes": True, "no": False}[args.oversubscribe]
+    if args.launcher is not None:
+        return LaunchConfig(bench, "custom", prefix=args.launcher)
+    if args.platform:
+        if not Path(args.platform).is_file():
+            raise UsageError(f"--platform '{args.platform}' is not a file")
+        return LaunchConfig(bench, "smpirun", exe="smpirun", platform=args.platform,
+                            hostfile=args.hostfile)
+    flavor = args.mpi if args.mpi != "auto" else launch.bench_version(bench).get("mpi_flavor", "other")
+    kind, exe = launch.choose_launcher(flavor)
+    return LaunchConfig(bench, kind, exe=exe, oversubscribe=over)
+
+
+def memory_bytes() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 0
+
+
+def check_memory(sizes, ranks_per_host, buffers=1, option="--sizes", spec=""):
+    """Refuse a sweep whose largest message cannot fit in this host's memory."""
+    mem = memory_bytes()
+    if not mem or not sizes:
+        return
+    biggest = max(sizes)
+    need = biggest * ranks_per_host * buffers
+    if need > mem:
+        allowed = mem // (ranks_per_host * buffers)
+        raise UsageError(
+            f"{option} '{spec}': the largest size {human(biggest)} ({biggest} B) × "
+            f"{ranks_per_host} rank(s) × {buffers} buffer(s) exceeds this host's memory "
+            f"({mem / 2**30:.1f} GiB); allowed: sizes up to {human(allowed)} ({allowed} B)")

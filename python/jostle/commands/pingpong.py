@@ -1,0 +1,133 @@
+"""`jostle pingpong`: one ping-pong run, launched and recorded in a campaign."""
+
+import argparse
+import math
+import sys
+import time
+
+from .. import launch
+from ..campaign import Campaign, RunSpec
+from ..errors import UsageError
+from ..progress import Progress
+from ..sizes import parse_sizes
+from . import _common as c
+
+ORDER = 10
+# The three sweeps of the ping-pong study (Zahn 2021), and all of them without overlap.
+PRESETS = {
+    "bytes": "1:1K:1",          # every byte up to 1 KiB
+    "fine": "16:20K:16",        # every 16 B up to 20 KiB
+    "pow2": "1K:1G",            # powers of two from 1 KiB to 1 GiB
+    "seed": "0:1K:1,1040:20K:16,32K:1G",
+}
+MODES = ("pingpong", "stream", "bidir")
+
+EXAMPLES = """examples:
+  jostle pingpong --sizes 0:1K                       intra-node, powers of two up to 1 KiB
+  jostle pingpong --sizes 1:1024:1 --min-reps 100    every byte up to 1 KiB
+  jostle pingpong --preset seed --hosts n1,n2        the study's three sweeps, inter-node
+  jostle pingpong --mpi mpich --name mpich-intra     the MPICH build, a chosen run name
+  jostle pingpong --dry-run --sizes 0:4M             print the command line, launch nothing
+
+The run is written to OUTPUT-DIR/CAMPAIGN/NAME.jsonl (NAME.jsonl.partial while it
+runs; NAME.launch.json records the launcher line). A NAME that is already
+complete is not run again."""
+
+
+def comm_core_type(text):
+    if text == "auto":
+        return text
+    items = text.split(",")
+    if not all(i.isdigit() for i in items):
+        raise argparse.ArgumentTypeError(
+            f"'{text}' is not allowed; expected 'auto' or core numbers N[,N…] (one per rank)")
+    return text
+
+
+def comm_mem_type(text):
+    if text == "auto" or text.isdigit():
+        return text
+    raise argparse.ArgumentTypeError(f"'{text}' is not allowed; expected 'auto' or a NUMA node number")
+
+
+def precision_type(text):
+    v = c.positive_float(text)
+    if v >= 1:
+        raise argparse.ArgumentTypeError(f"'{text}' is not allowed; expected a fraction in (0, 1), e.g. 0.01")
+    return v
+
+
+def register(sub):
+    p = sub.add_parser("pingpong", help="round-trip time and bandwidth between two ranks",
+                       description="Run jostle-bench pingpong under an MPI launcher and record it.",
+                       epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    g = p.add_argument_group("sweep")
+    sz = g.add_mutually_exclusive_group()
+    sz.add_argument("--sizes", metavar="SPEC",
+                    help="message sizes: N | LO:HI (powers of two) | LO:HI:STEP, comma-separated, "
+                         "K/M/G binary suffixes (default: 0:4M)")
+    sz.add_argument("--preset", choices=sorted(PRESETS),
+                    help="a sweep of the ping-pong study: " + ", ".join(
+                        f"{k}={v}" for k, v in PRESETS.items()))
+    g.add_argument("--mode", choices=MODES, default="pingpong",
+                   help="pingpong (blocking round trips), stream (one-way window), bidir")
+    g.add_argument("--window", type=c.positive_int, metavar="N", help="messages in flight (stream, bidir)")
+    g.add_argument("--check", action="store_true", help="verify the received data")
+    g.add_argument("--cold", action="store_true", help="touch a new buffer each repetition (cold caches)")
+    g.add_argument("--ranks", type=c.ranks_type, default=2, metavar="N", help="ranks (default 2; ≥ 2)")
+    g.add_argument("--hosts", type=c.hosts_type, metavar="A,B",
+                   help="hosts, one rank each in turn (default: this host only, intra-node)")
+    g.add_argument("--comm-core", type=comm_core_type, metavar="N[,N…]|auto",
+                   help="core of each rank's communicating thread")
+    g.add_argument("--comm-mem", type=comm_mem_type, metavar="NODE|auto", help="NUMA node of the buffers")
+    g.add_argument("--topology", metavar="FILE.xml", help="hwloc XML topology instead of this machine")
+    h = p.add_argument_group("repetitions")
+    h.add_argument("--min-reps", type=c.positive_int, metavar="N", help="at least N round trips per size (100)")
+    h.add_argument("--max-reps", type=c.positive_int, metavar="N", help="at most N round trips per size")
+    h.add_argument("--precision", type=precision_type, metavar="F",
+                   help="stop when the 95%% CI of the median is within F of it (0.01)")
+    h.add_argument("--max-time", type=c.positive_float, metavar="S", help="time cap per size, seconds")
+    h.add_argument("--warmup", type=c.nonneg_int, metavar="N", help="untimed round trips first")
+    c.add_launch_options(p)
+    c.add_output_options(p, campaign_default="adhoc")
+    p.add_argument("--name", type=c.name_type, help="run name (default: pingpong-<intra|inter>-<mode>-<time>)")
+    p.add_argument("--dry-run", action="store_true", help="print the launcher command line and exit")
+    p.set_defaults(func=main)
+
+
+def bench_args(args, spec) -> list:
+    """The jostle-bench pingpong options from ours (only those the user gave)."""
+    out = ["--sizes", spec, "--mode", args.mode]
+    for opt in ("window", "comm_core", "comm_mem", "topology", "min_reps", "max_reps",
+                "precision", "max_time", "warmup"):
+        v = getattr(args, opt)
+        if v is not None:
+            out += ["--" + opt.replace("_", "-"), str(v)]
+    out += [f for f, on in (("--check", args.check), ("--cold", args.cold)) if on]
+    return out
+
+
+def main(args):
+    spec = PRESETS[args.preset] if args.preset else (args.sizes or "0:4M")
+    sizes = parse_sizes(spec)
+    hosts = args.hosts or []
+    if len(hosts) > args.ranks:
+        raise UsageError(f"--hosts names {len(hosts)} hosts for --ranks {args.ranks}; "
+                         "allowed: at most one host per rank")
+    per_host = math.ceil(args.ranks / max(1, len(hosts)))
+    c.check_memory(sizes, per_host, buffers=2 if args.check else 1,
+                   option="--preset" if args.preset else "--sizes", spec=spec)
+    where = "inter" if len(set(hosts)) > 1 else "intra"
+    name = args.name or f"pingpong-{where}-{args.mode}-{time.strftime('%Y%m%d-%H%M%S')}"
+    timeout = args.timeout or launch.estimate_timeout(
+        sizes, args.min_reps or 100, args.max_time, args.warmup or 10)
+    run = RunSpec(name, "pingpong", bench_args(args, spec), args.ranks, hosts, timeout)
+    camp = Campaign(f"{args.output_dir}/{args.campaign}", [run])
+    config = c.launch_config(args)
+    if args.dry_run:
+        print(config.plan(run, [run.benchmark, *run.args, "--output", str(camp.output(run)),
+                                "--progress"]).line)
+        return 0
+    camp.run(config, Progress(), quiet=args.quiet)
+    print(f"jostle: results in {camp.output(run)}", file=sys.stderr)
+    return 0

@@ -1,0 +1,57 @@
+"""`jostle plot`: the figures of one or more runs, as PNG and SVG files."""
+
+import argparse
+from pathlib import Path
+
+from .. import figures
+from ..errors import JostleError, UsageError
+from ..results import load
+
+ORDER = 30
+
+
+def register(sub):
+    p = sub.add_parser(
+        "plot", help="draw the figures of runs (PNG and SVG)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Draw the figures of the runs in FILE_OR_DIR (directories are searched "
+                    "recursively). Runs of the same benchmark are overlaid.",
+        epilog="examples:\n  jostle plot results/adhoc\n"
+               "  jostle plot results/a/intra.jsonl results/b/inter.jsonl -o figs\n"
+               "  jostle plot --allow-incomplete results/adhoc/run.jsonl.partial")
+    p.add_argument("paths", nargs="+", metavar="FILE_OR_DIR")
+    p.add_argument("-o", "--output", metavar="OUTDIR",
+                   help="where to write the figures (default: DIR/figures for a directory, "
+                        "else figures/ beside the first file)")
+    p.add_argument("--format", default="png,svg", metavar="png,svg",
+                   help="comma-separated formats (png, svg, pdf; default png,svg)")
+    p.add_argument("--allow-incomplete", action="store_true",
+                   help="also draw runs that did not finish (they are labelled INCOMPLETE)")
+    p.set_defaults(func=main)
+
+
+def main(args):
+    formats = [f.strip() for f in args.format.split(",")]
+    bad = [f for f in formats if f not in ("png", "svg", "pdf")]
+    if bad:
+        raise UsageError(f"--format '{args.format}': '{bad[0]}' is not allowed; expected png, svg or pdf")
+    missing = [p for p in args.paths if not Path(p).exists()]
+    if missing:
+        raise UsageError(f"'{missing[0]}' does not exist; expected a .jsonl file or a directory of them")
+    first = Path(args.paths[0])
+    outdir = Path(args.output) if args.output else (
+        first / "figures" if first.is_dir() else first.parent / "figures")
+    runs = load(args.paths, allow_incomplete=args.allow_incomplete)
+    figs = figures.build(runs)
+    if not figs:
+        raise JostleError(f"no figure to draw for {len(runs)} run(s) of "
+                          f"{', '.join(sorted({r.benchmark for r in runs}))}")
+    try:
+        paths = figures.save(figs, outdir, formats)
+    except OSError as e:
+        raise UsageError(f"cannot write figures to '{outdir}': {e.strerror}") from None
+    finally:
+        figures.close(figs)
+    for p in paths:
+        print(p)
+    return 0

@@ -1,0 +1,37 @@
+"""`jostle report`: one self-contained HTML page for a campaign."""
+
+import argparse
+from pathlib import Path
+
+from .. import report
+from ..errors import UsageError
+
+ORDER = 40
+
+
+def register(sub):
+    p = sub.add_parser(
+        "report", help="write one self-contained HTML report",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Write an HTML page (no external assets) with the machine, the warnings, "
+                    "the figures and the tables of medians, quartiles and confidence intervals "
+                    "of every run under DIR. Incomplete runs are included and flagged.",
+        epilog="examples:\n  jostle report results/adhoc\n  jostle report results/run-2026-11-22 -o /tmp/r.html")
+    p.add_argument("paths", nargs="+", metavar="DIR")
+    p.add_argument("-o", "--output", metavar="FILE.html", help="default: DIR/report.html")
+    p.add_argument("--title", help="page title")
+    p.set_defaults(func=main)
+
+
+def main(args):
+    missing = [p for p in args.paths if not Path(p).exists()]
+    if missing:
+        raise UsageError(f"'{missing[0]}' does not exist; expected a campaign directory or .jsonl file")
+    first = Path(args.paths[0])
+    out = Path(args.output) if args.output else (first if first.is_dir() else first.parent) / "report.html"
+    try:
+        path = report.write(args.paths, out, args.title)
+    except OSError as e:
+        raise UsageError(f"cannot write the report to '{out}': {e.strerror}") from None
+    print(path)
+    return 0

@@ -1,0 +1,124 @@
+"""`jostle run`: the main job, as a list of steps.
+
+v0: describe the machine, run a quick intra-node ping-pong, write the report.
+A later benchmark adds its step with add_step() (before "report"); each step
+is a function of the shared Context, so steps never need to know each other.
+"""
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+from .. import launch, report
+from ..campaign import Campaign, LaunchConfig, RunSpec
+from ..errors import UsageError
+from ..progress import Progress
+from ..results import find_run_files
+from ..sizes import parse_sizes
+from . import _common as c
+from .machine import summary
+
+ORDER = 1
+# Small enough for ~1 minute on a 2-core VM: every byte to 256, then powers of two to 4 MiB.
+QUICK_SIZES = "0:256:1,512:4M"
+QUICK_REPS = ["--min-reps", "50", "--max-time", "0.05"]
+
+
+@dataclass
+class Context:
+    args: argparse.Namespace
+    dir: Path                       # the campaign directory
+    progress: Progress
+    _config: Optional[LaunchConfig] = None
+    notes: list = field(default_factory=list)   # printed at the end
+
+    @property
+    def config(self) -> LaunchConfig:  # resolved once, on first use
+        if self._config is None:
+            self._config = c.launch_config(self.args)
+        return self._config
+
+
+@dataclass
+class Step:
+    name: str
+    help: str
+    func: Callable
+
+
+def step_machine(ctx):
+    m = launch.bench_machine(ctx.config.bench)
+    ctx.dir.mkdir(parents=True, exist_ok=True)
+    (ctx.dir / "machine.json").write_text(json.dumps(m, indent=1) + "\n")
+    print("jostle: machine\n" + summary(m), file=sys.stderr)
+
+
+def step_pingpong(ctx):
+    run = RunSpec("pingpong-intra", "pingpong", ["--sizes", QUICK_SIZES, *QUICK_REPS], ranks=2,
+                  timeout=ctx.args.timeout or launch.estimate_timeout(
+                      parse_sizes(QUICK_SIZES), min_reps=50, max_time=0.05))
+    Campaign(ctx.dir, [run]).run(ctx.config, ctx.progress, quiet=ctx.args.quiet)
+
+
+def step_report(ctx):
+    if not find_run_files(ctx.dir):
+        ctx.notes.append(f"no run in {ctx.dir}: no report written")
+        return
+    out = report.write([ctx.dir], ctx.dir / "report.html", title=f"jostle run: {ctx.dir.name}",
+                       figures_dir=ctx.dir / "figures")
+    ctx.notes.append(f"report: {out}")
+    ctx.notes.append(f"figures: {ctx.dir / 'figures'}")
+
+
+STEPS = [
+    Step("machine", "print and save the machine as jostle-bench sees it", step_machine),
+    Step("pingpong", f"intra-node ping-pong, sizes {QUICK_SIZES}", step_pingpong),
+    Step("report", "write report.html and the figures of the campaign", step_report),
+]
+
+
+def add_step(step: Step, before: Optional[str] = "report"):
+    """Register a later benchmark's step (before the report by default)."""
+    names = [s.name for s in STEPS]
+    STEPS.insert(names.index(before) if before in names else len(STEPS), step)
+
+
+def register(sub):
+    p = sub.add_parser(
+        "run", help="the main job: machine summary, quick campaign, HTML report",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Run the default campaign on this machine and write its report. "
+                    "Completed runs of the campaign are kept: running it again resumes.",
+        epilog="steps:\n" + "\n".join(f"  {s.name:<10} {s.help}" for s in STEPS)
+        + "\n\nexamples:\n  jostle run\n  jostle run --campaign lab1 --steps pingpong,report\n"
+          "  jostle run --mpi mpich --output-dir /scratch/results")
+    p.add_argument("--steps", metavar="A,B",
+                   help="run only these steps, in the order listed above (default: all)")
+    c.add_launch_options(p)
+    c.add_output_options(p, campaign_default="run-<date>")
+    p.set_defaults(func=main)
+
+
+def main(args):
+    known = [s.name for s in STEPS]
+    wanted = known
+    if args.steps:
+        wanted = [s.strip() for s in args.steps.split(",")]
+        bad = [s for s in wanted if s not in known]
+        if bad:
+            raise UsageError(f"--steps: '{bad[0]}' is not a step; allowed: {', '.join(known)}")
+    if args.campaign == "run-<date>":
+        args.campaign = "run-" + time.strftime("%Y-%m-%d", time.gmtime())
+    camp_dir = Path(args.output_dir) / args.campaign
+    Campaign(camp_dir, []).prepare()   # an unwritable directory is a usage error, found first
+    ctx = Context(args, camp_dir, Progress())
+    for step in (s for s in STEPS if s.name in wanted):
+        print(f"jostle: step {step.name}: {step.help}", file=sys.stderr)
+        step.func(ctx)
+    for note in ctx.notes:
+        print(f"jostle: {note}", file=sys.stderr)
+    return 0

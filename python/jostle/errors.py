@@ -1,0 +1,19 @@
+"""Exceptions shared by the layers, mapped to exit statuses by the CLI."""
+
+
+class JostleError(Exception):
+    """A failure the user should read about; exit status 1."""
+
+    exit_status = 1
+
+
+class UsageError(JostleError):
+    """Bad input on the command line: the message names the value and what is allowed."""
+
+    exit_status = 2
+
+
+class Interrupted(JostleError):
+    """The user pressed Ctrl-C; the conventional status of death by SIGINT."""
+
+    exit_status = 130

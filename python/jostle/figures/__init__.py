@@ -1,0 +1,71 @@
+"""Figures, one module per benchmark: jostle.figures.<benchmark>.build(runs).
+
+A benchmark's module is found by its name, so a new benchmark adds its figures
+by adding a module here, nothing else. build() returns Figure objects; saving
+them (PNG, SVG) or embedding them in the report is done here, once.
+"""
+
+import base64
+import importlib
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # figures are files, never windows: works on a headless node
+import matplotlib.pyplot as plt  # noqa: E402
+
+FORMATS = ("png", "svg")
+
+
+@dataclass
+class Figure:
+    id: str          # file stem, e.g. pingpong-pow2
+    title: str
+    caption: str
+    fig: object      # a matplotlib Figure
+
+
+def module_for(benchmark: str):
+    """The figure module of BENCHMARK, or None when it has none yet."""
+    try:
+        return importlib.import_module(f"{__name__}.{benchmark.replace('-', '_')}")
+    except ModuleNotFoundError:
+        return None
+
+
+def build(runs) -> list:
+    """Every figure for RUNS, grouped by benchmark in order of first appearance."""
+    by_bench = {}
+    for r in runs:
+        by_bench.setdefault(r.benchmark, []).append(r)
+    figures = []
+    for bench, group in by_bench.items():
+        mod = module_for(bench)
+        if mod is not None:
+            figures.extend(mod.build(group))
+    return figures
+
+
+def save(figures, outdir, formats=FORMATS) -> list:
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for f in figures:
+        for ext in formats:
+            p = outdir / f"{f.id}.{ext}"
+            f.fig.savefig(p, dpi=120, bbox_inches="tight")
+            paths.append(p)
+    return paths
+
+
+def png_base64(fig) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def close(figures):
+    for f in figures:
+        plt.close(f.fig)

@@ -1,0 +1,186 @@
+"""The ping-pong figures of Zahn (2021): RTT and bandwidth 2·D/RTT versus size.
+
+One figure per size range present in the data, as in the study:
+  bytes  every size up to 1 KiB, linear axes        (its figures 1 and 4)
+  fine   every 16 B (or finer) up to 20 KiB, linear  (figures 2 and 5)
+  pow2   powers of two, log-log                      (figures 3 and 6)
+Runs are overlaid (intra-node against inter-node, one MPI against another):
+the median as a line, the p25-p75 band around it.
+"""
+
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.ticker import FuncFormatter
+
+from ..sizes import human
+from . import Figure
+
+KIB = 1024
+
+
+def _pow2(s):
+    return s >= 1 and (s & (s - 1)) == 0
+
+
+@dataclass
+class Range:
+    id: str
+    title: str
+    keep: Callable        # size -> bool: the sizes drawn in this figure
+    dense: Callable       # size -> bool: the sizes whose presence calls for the figure
+    min_dense: int
+    log: bool
+
+
+RANGES = (
+    Range("bytes", "every size up to 1 KiB", lambda s: s <= KIB,
+          lambda s: s <= KIB and not _pow2(s), 8, False),
+    Range("fine", "up to 20 KiB", lambda s: s <= 20 * KIB,
+          lambda s: KIB < s <= 20 * KIB and not _pow2(s), 8, False),
+    Range("pow2", "powers of two", _pow2, _pow2, 3, True),
+)
+
+
+def short_mpi(run) -> str:
+    """'Open MPI v4.1.4, package: …' -> 'Open MPI v4.1.4'."""
+    lib = (run.meta.get("mpi") or {}).get("library") or ""
+    lib = re.sub(r"\s*Version:\s*", " ", lib.split(",")[0])  # 'MPICH Version: 4.0.2'
+    return lib.strip() or "MPI ?"
+
+
+def locality(run) -> str:
+    hosts = list(dict.fromkeys(run.hosts))
+    kind = "inter-node" if len(hosts) > 1 else "intra-node"
+    return f"{kind} ({','.join(hosts) or '?'})"
+
+
+def caveats(run) -> list:
+    """What could spoil this run's curve, from its own metadata (records.md: warnings)."""
+    found = []
+    text = " ".join(run.warnings).lower()
+    side = run.launch or {}
+    if "oversubscri" in text or side.get("oversubscribe") is True:
+        found.append("oversubscribed")
+    numa = (run.meta.get("machine") or {}).get("numa_nodes")
+    if numa == 1 or "single numa" in text or "one numa" in text:
+        found.append("one NUMA node")
+    topo = (run.meta.get("machine") or {}).get("topology")
+    if topo and topo != "this system":
+        found.append(f"topology from {topo}")
+    if not run.complete:
+        found.append(f"INCOMPLETE ({len(run.points)} points)")
+    return found
+
+
+def series(run):
+    """{mode: {'rtt': frame, 'bandwidth': frame}} with rtt in us and bandwidth in MB/s."""
+    df = run.points
+    if df.empty or "size" not in df:
+        return {}
+    modes = df["mode"].fillna("pingpong") if "mode" in df else None
+    out = {}
+    for mode, part in (df.groupby(modes, sort=False) if modes is not None else [("pingpong", df)]):
+        cols = ["size", "median", "p25", "p75"]
+        got = {}
+        rtt = part[part.metric == "rtt"]
+        if rtt.empty and (part.metric == "latency").any():  # rtt = 2 x latency, quantile by quantile
+            lat = part[part.metric == "latency"][cols]
+            rtt = lat.assign(**{c: lat[c] * 2 for c in cols[1:]})
+        if not rtt.empty:
+            got["rtt"] = rtt[cols].groupby("size").last().sort_index()
+        bw = part[part.metric == "bandwidth"]
+        if not bw.empty:
+            scale = np.where(bw.unit == "GB/s", 1000.0, 1.0)  # records may use either
+            bw = bw[cols].assign(**{c: bw[c] * scale for c in cols[1:]})
+            got["bandwidth"] = bw.groupby("size").last().sort_index()
+        if got:
+            out[mode] = got
+    return out
+
+
+def _labels(runs):
+    """Legend text per run; the run name is added where two would read the same."""
+    base = [f"{locality(r)}, {short_mpi(r)}" for r in runs]
+    return [f"{b} [{r.name}]" if base.count(b) > 1 else b for b, r in zip(base, runs)]
+
+
+def _size_axis(ax, log):
+    ax.set_xlabel("message size (bytes)")
+    if log:
+        ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_formatter(FuncFormatter(
+            lambda v, _: human(int(round(v))) if v >= 1 else ""))
+    ax.grid(True, which="major", alpha=0.3)
+
+
+def _figure(rng, curves, bw_unit, notes):
+    fig, (ax_rtt, ax_bw) = plt.subplots(2, 1, figsize=(8.5, 8), sharex=True)
+    scale = 1000.0 if bw_unit == "GB/s" else 1.0
+    for label, color, data in curves:
+        for ax, metric, div in ((ax_rtt, "rtt", 1.0), (ax_bw, "bandwidth", scale)):
+            d = data.get(metric)
+            if d is None:
+                continue
+            x = d.index.to_numpy()
+            ls = "-" if len(x) > 40 else "-o"
+            ax.plot(x, d["median"] / div, ls, color=color, lw=1.1, ms=3, label=label)
+            ax.fill_between(x, d["p25"] / div, d["p75"] / div, color=color, alpha=0.25, lw=0)
+    ax_rtt.set_ylabel("round-trip time RTT (µs)")
+    ax_bw.set_ylabel(f"bandwidth 2·size/RTT ({bw_unit})")
+    if rng.log:
+        ax_rtt.set_yscale("log")
+        ax_bw.set_yscale("log")
+    _size_axis(ax_rtt, rng.log)
+    _size_axis(ax_bw, rng.log)
+    ax_rtt.tick_params(labelbottom=True)
+    ax_rtt.legend(fontsize=8, loc="best")
+    fig.suptitle(f"Ping-pong: {rng.title} (median, p25–p75 band)")
+    if notes:
+        fig.text(0.01, 0.005, "Caveats: " + "; ".join(notes), color="firebrick",
+                 fontsize=8, ha="left", va="bottom", wrap=True)
+    fig.tight_layout(rect=(0, 0.03 if notes else 0, 1, 1))
+    return fig
+
+
+def build(runs) -> list:
+    runs = [r for r in runs if not r.points.empty]
+    if not runs:
+        return []
+    labels = _labels(runs)
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    per_run = [series(r) for r in runs]
+    all_sizes = set()
+    for r in runs:
+        all_sizes.update(int(s) for s in r.points["size"].dropna())
+    figures = []
+    for rng in RANGES:
+        if sum(map(rng.dense, all_sizes)) < rng.min_dense:
+            continue
+        curves, notes, peak = [], [], 0.0
+        for i, (run, label, ser) in enumerate(zip(runs, labels, per_run)):
+            drawn = False
+            for j, (mode, data) in enumerate(ser.items()):
+                cut = {m: d[[rng.keep(int(s)) for s in d.index]] for m, d in data.items()}
+                if max((len(d) for d in cut.values()), default=0) < 2:
+                    continue
+                if "bandwidth" in cut and len(cut["bandwidth"]):
+                    peak = max(peak, float(cut["bandwidth"]["median"].max()))
+                name = label if mode == "pingpong" else f"{label}, {mode}"
+                curves.append((name, colors[(i + j) % len(colors)], cut))
+                drawn = True
+            if drawn and caveats(run):
+                notes.append(f"{label}: {', '.join(caveats(run))}")
+        if not curves:
+            continue
+        unit = "GB/s" if peak >= 1000 else "MB/s"
+        fig = _figure(rng, curves, unit, notes)
+        sizes = sorted(s for s in all_sizes if rng.keep(s))
+        caption = (f"Round-trip time and bandwidth 2·size/RTT, {rng.title}: "
+                   f"{len(sizes)} sizes from {human(sizes[0])} to {human(sizes[-1])} B; "
+                   f"{len(curves)} curve(s). Line: median; band: p25–p75.")
+        figures.append(Figure(f"pingpong-{rng.id}", f"Ping-pong, {rng.title}", caption, fig))
+    return figures

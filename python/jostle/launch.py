@@ -1,0 +1,319 @@
+"""Find jostle-bench, build the launcher command line, run it under a time-out.
+
+Every launcher gets "no binding" from the launcher itself: jostle-bench binds
+each of its threads and buffers through hwloc and records what it obtained, and
+a launcher binding would fight with it (or silently confine it to one core).
+"""
+
+import json
+import math
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from collections import deque
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+from .errors import Interrupted, JostleError, UsageError
+
+LAUNCHERS = ("openmpi", "mpich", "srun", "smpirun", "generic", "custom")
+# Executables tried for each launcher kind, most specific first: on Debian the bare
+# `mpirun`/`mpiexec` are alternatives that may point at either MPI.
+EXECUTABLES = {
+    "openmpi": ("mpirun.openmpi", "mpiexec.openmpi", "mpirun"),
+    "mpich": ("mpiexec.mpich", "mpiexec.hydra", "mpiexec"),
+    "srun": ("srun",),
+    "smpirun": ("smpirun",),
+    "generic": ("mpiexec", "mpirun"),
+}
+_PROGRESS_PREFIX = "progress "
+
+
+# ---------------------------------------------------------------- the binary
+
+def repo_root() -> Optional[Path]:
+    """The checkout this package lives in (python/jostle/launch.py -> repo), if any."""
+    root = Path(__file__).resolve().parents[2]
+    return root if (root / "CMakeLists.txt").exists() else None
+
+
+def find_bench(mpi: str = "auto", explicit: Optional[str] = None, env=os.environ) -> Path:
+    """The jostle-bench to run: explicit, $JOSTLE_BENCH, build/<mpi>/, then PATH."""
+    if explicit or env.get("JOSTLE_BENCH"):
+        p = Path(explicit or env["JOSTLE_BENCH"])
+        if not (p.is_file() and os.access(p, os.X_OK)):
+            src = "--bench" if explicit else "JOSTLE_BENCH"
+            raise UsageError(f"{src} '{p}' is not an executable file")
+        return p
+    flavors = ("openmpi", "mpich") if mpi == "auto" else (mpi,)
+    tried = []
+    for base in dict.fromkeys(x for x in (repo_root(), Path.cwd()) if x):
+        for flavor in flavors:
+            p = base / "build" / flavor / "jostle-bench"
+            tried.append(str(p))
+            if p.is_file() and os.access(p, os.X_OK):
+                return p
+    on_path = shutil.which("jostle-bench")
+    if on_path and mpi == "auto":
+        return Path(on_path)
+    raise JostleError("cannot find jostle-bench (tried $JOSTLE_BENCH, " + ", ".join(tried)
+                      + (", PATH" if mpi == "auto" else "") + "); build it first (see README) "
+                      "or pass --bench PATH")
+
+
+def _query(bench: Path, *args) -> dict:
+    try:
+        out = subprocess.run([str(bench), *args], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise JostleError(f"'{bench} {' '.join(args)}' failed: {e}") from None
+    if out.returncode != 0:
+        raise JostleError(f"'{bench} {' '.join(args)}' exited {out.returncode}: "
+                          f"{out.stderr.strip()[-500:]}")
+    try:
+        return json.loads(out.stdout)
+    except ValueError:
+        raise JostleError(f"'{bench} {' '.join(args)}' did not print JSON: "
+                          f"{out.stdout.strip()[:200]!r}") from None
+
+
+def bench_version(bench: Path) -> dict:
+    """{"version", "git", "mpi_library", "mpi_flavor"} without an MPI launch."""
+    return _query(bench, "--version")
+
+
+def bench_machine(bench: Path, topology: Optional[str] = None) -> dict:
+    return _query(bench, "--machine", *(["--topology", topology] if topology else []))
+
+
+# ---------------------------------------------------------------- the host
+
+def host_cores() -> int:
+    """Physical cores of this host: Open MPI counts slots in cores, not hardware threads."""
+    cores = set()
+    for topo in Path("/sys/devices/system/cpu").glob("cpu[0-9]*/topology"):
+        try:
+            cores.add(((topo / "physical_package_id").read_text().strip(),
+                       (topo / "core_id").read_text().strip()))
+        except OSError:
+            pass
+    return len(cores) or os.cpu_count() or 1
+
+
+def _is_local(host: str) -> bool:
+    import socket
+    return host in ("localhost", "127.0.0.1", socket.gethostname(), socket.getfqdn())
+
+
+# ---------------------------------------------------------------- command lines
+
+@dataclass
+class LaunchPlan:
+    argv: list
+    launcher: str
+    ranks: int
+    hosts: list = field(default_factory=list)
+    oversubscribe: Optional[bool] = None   # None: not known (custom launcher, remote hosts)
+    reason: str = ""                      # why oversubscribe is what it is
+
+    @property
+    def line(self) -> str:
+        return shlex.join(self.argv)
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "command": self.line}
+
+
+def choose_launcher(flavor: str, env=os.environ, which=shutil.which) -> tuple:
+    """(kind, executable) for a binary of MPI FLAVOR; srun wins inside a SLURM job."""
+    if env.get("SLURM_JOB_ID") and which("srun"):
+        return "srun", which("srun")
+    kind = flavor if flavor in ("openmpi", "mpich") else "generic"
+    for exe in EXECUTABLES[kind]:
+        if which(exe):
+            return kind, exe
+    raise JostleError(f"no launcher found for a {flavor} jostle-bench (looked for "
+                      + ", ".join(EXECUTABLES[kind]) + " on PATH); pass --launcher \"…\"")
+
+
+def _host_list(hosts, ranks):
+    """a,b for one rank per host, a:2,b:2 when ranks must share hosts."""
+    per = math.ceil(ranks / len(hosts))
+    return ",".join(f"{h}:{per}" if per > 1 else h for h in hosts), per
+
+
+def _oversubscription(ranks, hosts, cores, policy):
+    if policy in (True, False):
+        return policy, "forced by the caller"
+    per_host = math.ceil(ranks / len(hosts)) if hosts else ranks
+    if hosts and not all(_is_local(h) for h in hosts):
+        return False, "remote hosts: their core counts are not known here"
+    if per_host > cores:
+        return True, f"{per_host} rank(s) on a host with {cores} core(s)"
+    return False, f"{per_host} rank(s) fit on {cores} core(s)"
+
+
+def build_command(kind: str, bench, args, ranks: int, hosts=None, *, exe: Optional[str] = None,
+                  euid: Optional[int] = None, cores: Optional[int] = None,
+                  oversubscribe="auto", prefix: Optional[str] = None,
+                  platform: Optional[str] = None, hostfile: Optional[str] = None) -> LaunchPlan:
+    """The full command line that starts RANKS ranks of BENCH ARGS with launcher KIND."""
+    if kind not in LAUNCHERS:
+        raise UsageError(f"unknown launcher '{kind}': expected one of {', '.join(LAUNCHERS)}")
+    hosts = list(hosts or [])
+    euid = os.geteuid() if euid is None else euid
+    cores = host_cores() if cores is None else cores
+    tail = [str(bench), *map(str, args)]
+    exe = exe or EXECUTABLES.get(kind, ("",))[0]
+    plan = LaunchPlan([], kind, ranks, hosts)
+
+    if kind == "custom":
+        plan.argv = shlex.split(prefix or "") + tail
+        plan.reason = "custom launcher: used verbatim"
+        return plan
+
+    over, plan.reason = _oversubscription(ranks, hosts, cores, oversubscribe)
+    plan.oversubscribe = over
+    if kind == "openmpi":
+        argv = [exe]
+        if euid == 0:
+            argv.append("--allow-run-as-root")
+        if over:
+            argv.append("--oversubscribe")
+        argv += ["--bind-to", "none", "-np", str(ranks)]
+        if hosts:
+            argv += ["--host", _host_list(hosts, ranks)[0]]
+            if len(hosts) > 1:
+                argv += ["--map-by", "node"]
+    elif kind == "mpich":
+        # Hydra neither refuses root nor counts cores; nothing to allow.
+        argv = [exe, "-n", str(ranks)]
+        if hosts:
+            argv += ["-hosts", _host_list(hosts, ranks)[0]]
+        argv += ["-bind-to", "none"]
+    elif kind == "srun":
+        argv = [exe, "-n", str(ranks), "--cpu-bind=none"]
+        if hosts:
+            per = _host_list(hosts, ranks)[1]
+            argv += ["-N", str(len(hosts)), f"--ntasks-per-node={per}",
+                     f"--nodelist={','.join(hosts)}"]
+        else:
+            argv += ["-N", "1"]   # no hosts named: an intra-node run
+    elif kind == "smpirun":
+        if not platform:
+            raise UsageError("smpirun needs a SimGrid platform file (--platform FILE.xml)")
+        argv = [exe, "-np", str(ranks), "-platform", str(platform)]
+        if hostfile:
+            argv += ["-hostfile", str(hostfile)]
+    else:  # generic MPI: the standard's mpiexec -n
+        argv = [exe, "-n", str(ranks)]
+    plan.argv = argv + tail
+    return plan
+
+
+# ---------------------------------------------------------------- running
+
+@dataclass
+class Outcome:
+    status: str            # ok | failed | timeout | interrupted
+    returncode: Optional[int]
+    elapsed_s: float
+    stderr_tail: str = ""
+
+
+class RunInterrupted(Interrupted):
+    """Ctrl-C during a run; carries what the stopped run left (its Outcome)."""
+
+    def __init__(self, outcome):
+        super().__init__("interrupted by Ctrl-C")
+        self.outcome = outcome
+
+
+def estimate_timeout(sizes, min_reps=100, max_time=None, warmup=10, slow_gbps=0.5) -> float:
+    """A generous time-out for a sweep: each point at a pessimistic bandwidth, doubled.
+
+    A point takes at least min_reps round trips and at most about max_time more,
+    so time it at SLOW_GBPS (slower than any real link) and double it; add a
+    minute for MPI start-up. Hangs still end; slow-but-working runs do not.
+    """
+    per_rtt = [2 * s / (slow_gbps * 1e9) + 50e-6 for s in sizes]
+    cap = 1.0 if max_time is None else float(max_time)
+    total = sum((min_reps + warmup) * t + cap for t in per_rtt)
+    return round(60 + 2 * total)
+
+
+def _pump(stream, handle):
+    for line in iter(stream.readline, ""):
+        handle(line.rstrip("\n"))
+    stream.close()
+
+
+def _stop(proc, sig, grace):
+    """Send SIG to the run's process group, then SIGKILL it if it outlives GRACE."""
+    for s, wait in ((sig, grace), (signal.SIGKILL, 5)):
+        try:
+            os.killpg(proc.pid, s)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def execute(argv, *, timeout: Optional[float], on_stdout: Callable = print,
+            on_stderr: Optional[Callable] = None, on_progress: Optional[Callable] = None,
+            env=None, grace: float = 10.0) -> Outcome:
+    """Run ARGV in its own process group; stream its output; stop it at TIMEOUT.
+
+    stdout lines go to ON_STDOUT; stderr lines `progress D T` to ON_PROGRESS(D, T),
+    the others to ON_STDERR. Ctrl-C is forwarded to the group as SIGINT so that
+    jostle-bench can close its file, then Interrupted is raised.
+    """
+    tail = deque(maxlen=30)
+
+    def err_line(line):
+        if on_progress and line.startswith(_PROGRESS_PREFIX):
+            parts = line.split()
+            if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
+                on_progress(int(parts[1]), int(parts[2]))
+                return
+        tail.append(line)
+        if on_stderr:
+            on_stderr(line)
+
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, errors="replace",
+                                bufsize=1, start_new_session=True, env=env)
+    except OSError as e:
+        raise JostleError(f"cannot start '{argv[0]}': {e.strerror}") from None
+    pumps = [threading.Thread(target=_pump, args=(proc.stdout, on_stdout), daemon=True),
+             threading.Thread(target=_pump, args=(proc.stderr, err_line), daemon=True)]
+    for t in pumps:
+        t.start()
+    status = None
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        status = "timeout"
+        _stop(proc, signal.SIGTERM, grace)
+    except KeyboardInterrupt:
+        status = "interrupted"
+        try:
+            _stop(proc, signal.SIGINT, grace)
+        except KeyboardInterrupt:  # a second Ctrl-C: no more patience
+            _stop(proc, signal.SIGKILL, 1)
+    for t in pumps:
+        t.join(5)
+    out = Outcome(status or ("ok" if proc.returncode == 0 else "failed"), proc.returncode,
+                  time.monotonic() - t0, "\n".join(tail))
+    if status == "interrupted":
+        raise RunInterrupted(out)
+    return out

@@ -1,0 +1,15 @@
+/* The benchmarks jostle-bench knows: one file each in src/bench/, listed in registry.c. */
+#ifndef JT_BENCH_H
+#define JT_BENCH_H
+
+#include "core/harness.h"
+
+extern const jt_bench jt_bench_pingpong;
+
+/* NULL-terminated. */
+extern const jt_bench *const jt_benches[];
+
+/* Bytes this host can give each of its ranks (MemAvailable / local ranks), for size checks. */
+size_t jt_bench_memory_per_rank(const jt_ctx *ctx);
+
+#endif

@@ -1,0 +1,110 @@
+/* jostle-bench: the dispatcher.  `jostle-bench NAME [options]` under an MPI launcher;
+ * `--version`, `--machine` and `--list` answer without MPI. */
+#include "bench/bench.h"
+
+#include "core/errors.h"
+#include "jostle_buildinfo.h"
+#include "topo/topo.h"
+
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f, "Usage: jostle-bench BENCHMARK [options]   (under mpirun, mpiexec or srun)\n"
+               "       jostle-bench --list | --version | --machine [--topology FILE.xml]\n\n"
+               "Benchmarks:\n");
+    for (int i = 0; jt_benches[i]; i++)
+        fprintf(f, "  %-12s %.*s\n", jt_benches[i]->name,
+                (int)strcspn(jt_benches[i]->summary, ":\n"), jt_benches[i]->summary);
+    fprintf(f, "\n`jostle-bench BENCHMARK --help` lists its options.  Results: --output FILE.jsonl "
+               "(docs/records.md).\n");
+}
+
+static const char *flavor(const char *lib)
+{
+    if (strstr(lib, "Open MPI"))
+        return "openmpi";
+    if (strstr(lib, "MPICH"))
+        return "mpich";
+    if (strstr(lib, "SMPI") || strstr(lib, "SimGrid"))
+        return "simgrid";
+    return "other";
+}
+
+static int version(void)
+{
+    /* MPI_Get_library_version may be called before MPI_Init (MPI-3.0, 8.1.1). */
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    MPI_Get_library_version(lib, &len);
+    jt_json j;
+    jt_json_init(&j);
+    jt_json_object(&j);
+    jt_json_kstr(&j, "version", JT_VERSION);
+    jt_json_kstr(&j, "git", JT_GIT);
+    char first[256];
+    snprintf(first, sizeof first, "%.*s", (int)strcspn(lib, "\n"), lib);
+    jt_json_kstr(&j, "mpi_library", first);
+    jt_json_kstr(&j, "mpi_flavor", flavor(lib));
+    jt_json_kstr(&j, "compiler", JT_C_COMPILER);
+    jt_json_key(&j, "benchmarks");
+    jt_json_array(&j);
+    for (int i = 0; jt_benches[i]; i++)
+        jt_json_str(&j, jt_benches[i]->name);
+    jt_json_end(&j);
+    jt_json_end(&j);
+    puts(j.buf);
+    jt_json_free(&j);
+    return 0;
+}
+
+static int machine(int argc, char **argv)
+{
+    const char *xml = NULL;
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--topology") == 0 && i + 1 < argc)
+            xml = argv[++i];
+        else
+            jt_usage_error("--machine takes only --topology FILE.xml, not '%s'", argv[i]);
+    }
+    jt_topo tp;
+    char err[1024];
+    if (jt_topo_load(&tp, xml, err, sizeof err))
+        jt_usage_error("%s", err);
+    jt_json j;
+    jt_json_init(&j);
+    jt_topo_machine_json(&tp, &j);
+    puts(j.buf);
+    jt_json_free(&j);
+    jt_topo_destroy(&tp);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? JT_EXIT_USAGE : 0;
+    }
+    if (strcmp(argv[1], "--version") == 0)
+        return version();
+    if (strcmp(argv[1], "--machine") == 0)
+        return machine(argc, argv);
+    if (strcmp(argv[1], "--list") == 0) {
+        for (int i = 0; jt_benches[i]; i++)
+            printf("%-12s %.*s\n", jt_benches[i]->name,
+                   (int)strcspn(jt_benches[i]->summary, ":\n"), jt_benches[i]->summary);
+        return 0;
+    }
+    for (int i = 0; jt_benches[i]; i++)
+        if (strcmp(argv[1], jt_benches[i]->name) == 0)
+            return jt_harness_main(jt_benches[i], argc, argv);
+    char names[512] = "";
+    for (int i = 0; jt_benches[i]; i++)
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
+                 jt_benches[i]->name);
+    jt_usage_error("unknown benchmark '%s': expected one of %s (or --list, --version, --machine)",
+                   argv[1], names);
+}

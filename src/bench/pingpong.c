@@ -1,0 +1,157 @@
+/* pingpong: latency and bandwidth between ranks 0 and 1 (Zahn 2021: RTT per message size,
+ * latency RTT/2, bandwidth 2D/RTT), plus osu_bw-like streaming and bidirectional modes. */
+#include "bench/bench.h"
+
+#include "comm/p2p.h"
+#include "core/errors.h"
+#include "core/sizes.h"
+#include "topo/bind.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static const jt_opt_spec options[] = {
+    {"mode", "MODE", "pingpong", "pingpong (round trips), stream (window of Isend, osu_bw) or "
+                                 "bidir (both ways at once, osu_bibw)"},
+    {"window", "N", "64", "messages in flight per sample in stream and bidir modes (reduced "
+                          "for sizes where window x size exceeds 256 MiB)"},
+    {"check", NULL, NULL, "verify every payload (filled and checked outside the timed interval)"},
+    {"cold", NULL, NULL, "rotate through buffers twice the last-level cache so bytes are never hot"},
+    {NULL, NULL, NULL, NULL},
+};
+
+typedef struct state {
+    uint64_t *sizes;
+    size_t nsizes;
+    jt_p2p_mode mode;
+    int window;
+    jt_buffer buf;
+    jt_p2p p2p;
+} state;
+
+static double us_half(double s, const jt_point *p) { (void)p; return s * 0.5e6; }
+static double us(double s, const jt_point *p) { (void)p; return s * 1e6; }
+/* x = bytes per message, y = messages per sample and direction, times the directions. */
+static double mbps(double s, const jt_point *p) { return p->x * p->y / s / 1e6; }
+static double msgrate(double s, const jt_point *p) { return p->y / s; }
+
+static const jt_metric pingpong_metrics[] = {
+    {"latency", "us", "Latency(us)", 0, us_half},
+    {"bandwidth", "MB/s", "Bandwidth(MB/s)", 0, mbps},
+    {"rtt", "us", "RTT(us)", 0, us},
+};
+static const jt_metric stream_metrics[] = {
+    {"bandwidth", "MB/s", "Bandwidth(MB/s)", 0, mbps},
+    {"message_rate", "msg/s", "Rate(msg/s)", 0, msgrate},
+    {"window_time", "us", "Window(us)", 0, us},
+};
+
+static void *setup(jt_ctx *ctx)
+{
+    state *s = calloc(1, sizeof *s);
+    char err[512];
+    const char *spec = jt_opt_str(&ctx->opts, "sizes");
+    if (jt_sizes_parse(spec ? spec : "0:4M", &s->sizes, &s->nsizes, err, sizeof err))
+        jt_usage_error("--sizes: %s", err);
+    for (size_t i = 0; i < s->nsizes; i++)
+        if (s->sizes[i] > (uint64_t)INT_MAX) {
+            char b[32];
+            jt_format_bytes(s->sizes[i], b, sizeof b);
+            jt_usage_error("--sizes: size '%s' is not allowed: one MPI message holds at most %d "
+                           "bytes (count of MPI_BYTE)", b, INT_MAX);
+        }
+    s->mode = (jt_p2p_mode)jt_opt_choice(&ctx->opts, "mode", jt_p2p_mode_names);
+    s->window = (int)jt_opt_long(&ctx->opts, "window", 1, 4096);
+    int cold = jt_opt_flag(&ctx->opts, "cold");
+
+    int me = ctx->rank < 2 ? ctx->rank : -1;
+    if (ctx->rank == 0 && ctx->size > 2)
+        jt_warn(ctx, "ranks 2 to %d take no part in pingpong and wait idle", ctx->size - 1);
+
+    long llc = 0;
+    hwloc_obj_t o = NULL;
+    for (int d = 0; d < hwloc_topology_get_depth(ctx->topo.t) && !llc; d++)
+        if ((o = hwloc_get_obj_by_depth(ctx->topo.t, d, 0)) && hwloc_obj_type_is_dcache(o->type))
+            llc = (long)o->attr->cache.size;
+    size_t frames = 1;
+    size_t arena = jt_p2p_arena_bytes(s->mode, s->window, s->sizes, s->nsizes, cold,
+                                      (size_t)llc, &frames);
+    size_t avail = jt_bench_memory_per_rank(ctx);
+    char msg[512];
+    snprintf(msg, sizeof msg, "--sizes '%s' is too large for host %s: the buffers of %s mode "
+             "need %zu MiB per rank and the host has %zu MiB available per rank",
+             spec ? spec : "0:4M", ctx->host, jt_p2p_mode_names[s->mode], arena >> 20, avail >> 20);
+    jt_check_all(ctx, me >= 0 && arena > avail * 8 / 10 ? msg : NULL);
+
+    if (me >= 0) {
+        jt_binding b;
+        jt_bind_thread(&ctx->topo, ctx->comm_core, &b);
+        jt_buffer_alloc(&ctx->topo, &s->buf, arena, ctx->comm_mem);
+        jt_ctx_bound_comm(ctx, &b, &s->buf);
+    }
+    jt_p2p_init(&s->p2p, ctx->comm, me, me >= 0 ? 1 - me : -1, s->mode, s->window,
+                jt_opt_flag(&ctx->opts, "check"), s->buf.p, s->buf.bytes, frames);
+    return s;
+}
+
+static size_t npoints(void *st) { return ((state *)st)->nsizes; }
+
+static void point(void *st, size_t i, jt_point *p)
+{
+    state *s = st;
+    uint64_t b = s->sizes[i];
+    int w = jt_p2p_window_for(s->mode, s->window, b);
+    snprintf(p->label, sizeof p->label, "%llu", (unsigned long long)b);
+    p->x = (double)b;
+    if (s->mode == JT_P2P_PINGPONG) {
+        p->y = 2; /* D each way per round trip: bandwidth 2D/RTT */
+        p->metrics = pingpong_metrics;
+        p->nmetrics = 3;
+        snprintf(p->params, sizeof p->params, "{\"size\":%llu,\"mode\":\"pingpong\"}",
+                 (unsigned long long)b);
+    } else {
+        p->y = (double)w * (s->mode == JT_P2P_BIDIR ? 2 : 1);
+        p->metrics = stream_metrics;
+        p->nmetrics = 3;
+        snprintf(p->params, sizeof p->params, "{\"size\":%llu,\"mode\":\"%s\",\"window\":%d}",
+                 (unsigned long long)b, jt_p2p_mode_names[s->mode], w);
+    }
+}
+
+static void run(jt_ctx *ctx, void *st, size_t i, jt_series *ser, size_t n)
+{
+    state *s = st;
+    (void)ctx;
+    for (size_t k = 0; k < n; k++) {
+        double dt = jt_p2p_sample(&s->p2p, s->sizes[i]);
+        if (s->p2p.me == 0)
+            jt_series_push(&ser[0], dt);
+    }
+}
+
+static void teardown(jt_ctx *ctx, void *st)
+{
+    state *s = st;
+    jt_p2p_free(&s->p2p);
+    jt_buffer_free(&ctx->topo, &s->buf);
+    free(s->sizes);
+    free(s);
+}
+
+const jt_bench jt_bench_pingpong = {
+    .name = "pingpong",
+    .summary = "Point-to-point latency and bandwidth between ranks 0 and 1, per message size: "
+               "round-trip time (latency = RTT/2, bandwidth = 2D/RTT), or a window of\n"
+               "non-blocking sends one way (stream) or both ways (bidir).",
+    .options = options,
+    .thread_level = MPI_THREAD_SINGLE,
+    .min_ranks = 2,
+    .nseries = 1,
+    .label_head = "Size",
+    .setup = setup,
+    .npoints = npoints,
+    .point = point,
+    .run = run,
+    .teardown = teardown,
+};

@@ -1,0 +1,115 @@
+/* The harness: one driver for every benchmark.  A benchmark is a table entry (jt_bench) with
+ * callbacks; the harness owns MPI start-up, options, topology, warm-up, repetition, timing
+ * decisions, statistics, the run file and the stdout table.  Benchmarks never print or decide
+ * when to stop. */
+#ifndef JT_HARNESS_H
+#define JT_HARNESS_H
+
+#include "core/json.h"
+#include "core/options.h"
+#include "core/record.h"
+#include "topo/topo.h"
+
+#include <mpi.h>
+#include <stddef.h>
+
+/* A growing list of per-sample values. */
+typedef struct jt_series {
+    double *v;
+    size_t n, cap;
+} jt_series;
+
+void jt_series_push(jt_series *s, double x);
+void jt_series_clear(jt_series *s);
+void jt_series_free(jt_series *s);
+
+struct jt_point;
+
+/* One reported quantity, derived sample by sample from one series. */
+typedef struct jt_metric {
+    const char *name;   /* record key: "latency" */
+    const char *unit;   /* "us" */
+    const char *column; /* table heading: "Latency(us)" */
+    int series;         /* which series of the point it is computed from */
+    double (*derive)(double sample, const struct jt_point *p);
+} jt_metric;
+
+#define JT_POINT_PARAMS 1024
+
+/* A point of a sweep, as the benchmark describes it to the harness. */
+typedef struct jt_point {
+    char label[32];                /* first column of the table */
+    char params[JT_POINT_PARAMS];  /* JSON object text: what identifies the point */
+    double x, y;                   /* benchmark values the derive functions need (bytes, window) */
+    const jt_metric *metrics;
+    int nmetrics;
+} jt_point;
+
+#define JT_WARN_MAX 32
+
+typedef struct jt_ctx {
+    MPI_Comm comm;
+    int rank, size;
+    int local_rank, local_size; /* among the ranks of this host */
+    int thread_level;           /* granted */
+    char host[256];
+    int argc;
+    char **argv;
+    jt_opts opts;
+    jt_topo topo;
+    struct {
+        long min_reps, max_reps, warmup;
+        double precision, max_time;
+    } cfg;
+    int comm_core;             /* resolved for this rank by --comm-core */
+    int comm_mem;              /* resolved for this rank by --comm-mem (node or JT_MEM_*) */
+    jt_json bind_comm;         /* this rank's bindings, registered by the benchmark's setup */
+    jt_json bind_compute;
+    int bound[1024];           /* cores bound by this rank's threads, for oversubscription */
+    int nbound;
+    char warn[JT_WARN_MAX][256];
+    int nwarn;
+    jt_record rec;             /* rank 0 writes it */
+    int writing, progress, quiet;
+} jt_ctx;
+
+typedef struct jt_bench {
+    const char *name;
+    const char *summary;
+    const jt_opt_spec *options; /* the benchmark's own, after the common ones */
+    int thread_level;           /* MPI_THREAD_* it needs */
+    int min_ranks;
+    int nseries;
+    const char *label_head;     /* heading of the first column: "Size" */
+    /* Reads its options, allocates and binds; registers what it obtained (jt_ctx_bound_*). */
+    void *(*setup)(jt_ctx *ctx);
+    size_t (*npoints)(void *state);
+    void (*point)(void *state, size_t i, jt_point *p);
+    /* Measures n samples of point i, appending to series[0..nseries-1].  Called by every rank
+     * with the same i and n; rank 0's series are the ones reported. */
+    void (*run)(jt_ctx *ctx, void *state, size_t i, jt_series *series, size_t n);
+    void (*teardown)(jt_ctx *ctx, void *state);
+} jt_bench;
+
+/* Runs one benchmark from the command line (argv after the benchmark's name); returns the
+ * exit status. */
+int jt_harness_main(const jt_bench *b, int argc, char **argv);
+
+struct jt_binding;
+struct jt_buffer;
+/* What a benchmark's setup obtained, for the metadata: the communicating thread (once) and
+ * each compute thread (in order), with the buffer each one uses (or NULL). */
+void jt_ctx_bound_comm(jt_ctx *ctx, const struct jt_binding *b, const struct jt_buffer *buf);
+void jt_ctx_bound_compute(jt_ctx *ctx, const struct jt_binding *b, const struct jt_buffer *buf);
+
+/* Input only some ranks can judge (their host): the lowest rank with an error message says it,
+ * and every rank exits with status 2.  Collective. */
+void jt_check_all(jt_ctx *ctx, const char *err);
+
+/* A warning for the run metadata (and stderr on rank 0), e.g. oversubscription. */
+void jt_warn(jt_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The options every benchmark takes (documented in --help). */
+extern const jt_opt_spec jt_common_options[];
+
+#endif

@@ -1,0 +1,152 @@
+#include "core/record.h"
+
+#include "core/errors.h"
+#include "core/json.h"
+#include "core/timer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int jt_record_open(jt_record *r, const char *path, char *err, size_t errlen)
+{
+    memset(r, 0, sizeof *r);
+    r->fd = -1;
+    if (strlen(path) >= sizeof r->path) {
+        snprintf(err, errlen, "output path '%s' is too long", path);
+        return -1;
+    }
+    snprintf(r->path, sizeof r->path, "%s", path);
+    snprintf(r->partial, sizeof r->partial, "%s.partial", path);
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    const char *d = dirname(dir);
+    struct stat st;
+    if (stat(d, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "output directory '%s' does not exist: create it first", d);
+        return -1;
+    }
+    r->fd = open(r->partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (r->fd < 0) {
+        snprintf(err, errlen, "cannot write output file '%s': %s (the directory must be writable)",
+                 r->partial, strerror(errno));
+        return -1;
+    }
+    r->t0 = jt_now();
+    return 0;
+}
+
+static void write_all(int fd, const char *s, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, s, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            jt_fatal("writing the run file failed: %s", strerror(errno));
+        s += w;
+        n -= (size_t)w;
+    }
+}
+
+void jt_record_line(jt_record *r, const jt_json *j)
+{
+    if (r->fd < 0)
+        return;
+    /* One write for the line and its newline: a signal cannot split it. */
+    char *line = j->buf;
+    line[j->len] = '\n';
+    write_all(r->fd, line, j->len + 1);
+    line[j->len] = '\0';
+}
+
+void jt_record_point(jt_record *r, const jt_json *j)
+{
+    jt_record_line(r, j);
+    r->points++;
+}
+
+void jt_record_close(jt_record *r, const char *status, const char *message)
+{
+    if (r->fd < 0)
+        return;
+    jt_record_unguard();
+    jt_json j;
+    jt_json_init(&j);
+    jt_json_object(&j);
+    jt_json_kstr(&j, "type", "end");
+    jt_json_kstr(&j, "status", status);
+    jt_json_kint(&j, "points", r->points);
+    jt_json_knum(&j, "elapsed_s", jt_now() - r->t0);
+    if (message)
+        jt_json_kstr(&j, "message", message);
+    jt_json_end(&j);
+    jt_record_line(r, &j);
+    jt_json_free(&j);
+    fsync(r->fd);
+    close(r->fd);
+    r->fd = -1;
+    if (strcmp(status, "ok") == 0 && rename(r->partial, r->path) != 0)
+        jt_fatal("cannot rename '%s' to '%s': %s", r->partial, r->path, strerror(errno));
+}
+
+/* Signals are process-wide, so the record they close must be reachable from the handler. */
+static jt_record *volatile guarded;
+
+static size_t fmt_long(char *b, long v)
+{
+    char t[24];
+    size_t n = 0, k = 0;
+    if (v < 0)
+        v = 0;
+    do
+        t[n++] = (char)('0' + v % 10);
+    while ((v /= 10) > 0);
+    while (n)
+        b[k++] = t[--n];
+    return k;
+}
+
+static void on_signal(int sig)
+{
+    jt_record *r = guarded;
+    if (r && r->fd >= 0) {
+        /* Only async-signal-safe calls here: write(2), no stdio. */
+        char line[160] = "{\"type\":\"end\",\"status\":\"interrupted\",\"points\":";
+        size_t n = strlen(line);
+        n += fmt_long(line + n, r->points);
+        const char *mid = ",\"signal\":";
+        memcpy(line + n, mid, strlen(mid));
+        n += strlen(mid);
+        n += fmt_long(line + n, sig);
+        line[n++] = '}';
+        line[n++] = '\n';
+        if (write(r->fd, line, n) < 0) { /* nothing more can be done in a handler */
+        }
+        r->fd = -1;
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void jt_record_guard(jt_record *r)
+{
+    guarded = r;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
+void jt_record_unguard(void)
+{
+    guarded = NULL;
+}

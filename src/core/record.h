@@ -1,0 +1,31 @@
+/* The run file: JSON Lines written to <path>.partial, one write(2) per line so that a
+ * signal never leaves half a line, renamed to <path> when the run ends well. */
+#ifndef JT_RECORD_H
+#define JT_RECORD_H
+
+#include <stddef.h>
+
+struct jt_json;
+
+typedef struct jt_record {
+    int fd;             /* -1 when closed or not writing */
+    char path[4096];    /* final name */
+    char partial[4110]; /* name while running */
+    long points;        /* point lines written */
+    double t0;
+} jt_record;
+
+/* Opens <path>.partial for writing; refuses a directory that does not exist or is not
+ * writable, with a message in err naming it.  Returns 0 or -1. */
+int jt_record_open(jt_record *r, const char *path, char *err, size_t errlen);
+void jt_record_line(jt_record *r, const struct jt_json *j);
+void jt_record_point(jt_record *r, const struct jt_json *j); /* a line that counts as a point */
+/* Writes the end line; renames to the final name only when status is "ok". */
+void jt_record_close(jt_record *r, const char *status, const char *message);
+
+/* On SIGINT, SIGTERM or SIGHUP: append an "interrupted" end line, keep the .partial file,
+ * and die of the signal.  Only one record can be guarded at a time (signals are global). */
+void jt_record_guard(jt_record *r);
+void jt_record_unguard(void);
+
+#endif

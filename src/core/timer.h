@@ -1,0 +1,18 @@
+/* The clock of every sample: CLOCK_MONOTONIC through the vDSO (tens of ns per read, no
+ * system call), as in the reference loop of Zahn 2021, listing 1. */
+#ifndef JT_TIMER_H
+#define JT_TIMER_H
+
+#include <time.h>
+
+static inline double jt_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Smallest step of the clock, measured: the run metadata records it. */
+double jt_timer_resolution(void);
+
+#endif

@@ -1,0 +1,41 @@
+/* Binding of threads to cores and of buffers to NUMA nodes, and reading back what the OS
+ * actually gave: the records report the binding obtained, not the one asked for. */
+#ifndef JT_BIND_H
+#define JT_BIND_H
+
+#include "topo/topo.h"
+
+struct jt_json;
+
+#define JT_MEM_ANY (-1)        /* no policy: first touch by the allocating thread */
+#define JT_MEM_INTERLEAVE (-2) /* pages spread round-robin over every NUMA node */
+
+typedef struct jt_binding {
+    int requested_core; /* -1: not asked */
+    int core;           /* logical core obtained, -1 when not bound */
+    int pu_os;          /* OS index of the PU the thread runs on */
+    int ok;
+    char note[160];     /* why not, when not */
+} jt_binding;
+
+typedef struct jt_buffer {
+    void *p;
+    size_t bytes;
+    int requested_numa; /* node, JT_MEM_ANY or JT_MEM_INTERLEAVE */
+    int numa;           /* node holding the pages, read back; -1 unknown, -2 several */
+    int hwloc_alloc;    /* freed with hwloc_free */
+    char note[160];
+} jt_buffer;
+
+/* Binds the calling thread to one core (all its PUs). */
+void jt_bind_thread(const jt_topo *tp, int core, jt_binding *b);
+/* Allocates, binds, touches every page (so it really lands), and reads the location back. */
+void jt_buffer_alloc(const jt_topo *tp, jt_buffer *buf, size_t bytes, int numa);
+void jt_buffer_free(const jt_topo *tp, jt_buffer *buf);
+/* NUMA node holding the pages of [p, p+bytes): logical index, -1 unknown, -2 several. */
+int jt_mem_location(const jt_topo *tp, const void *p, size_t bytes);
+
+void jt_binding_json(const jt_binding *b, struct jt_json *j);  /* core, pu_os, requested, note */
+void jt_buffer_json(const jt_buffer *buf, struct jt_json *j);  /* mem_numa, requested, note */
+
+#endif
