@@ -6,7 +6,6 @@ crash, a time-out or Ctrl-C re-does only what is missing.
 """
 
 import json
-import os
 import time
 import warnings
 from dataclasses import asdict, dataclass, field
@@ -16,7 +15,7 @@ from typing import Optional
 from . import launch
 from .errors import Interrupted, JostleError, UsageError
 from .progress import Progress
-from .results import IncompleteRunWarning, JostleError as _JE, load_run, sidecar_path
+from .results import IncompleteRunWarning, load_run, sidecar_path
 
 MANIFEST = "campaign.json"
 
@@ -58,7 +57,7 @@ def _count_points(path: Path) -> int:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", IncompleteRunWarning)
             return len(load_run(path, allow_incomplete=True).points)
-    except _JE:
+    except JostleError:
         try:
             return sum('"point"' in line for line in path.open(errors="replace"))
         except OSError:
@@ -87,7 +86,7 @@ class Campaign:
             return False
         try:
             load_run(out)
-        except _JE as e:
+        except JostleError as e:
             raise JostleError(f"{out} exists but is not a complete run ({e}); "
                               "move it away to run it again") from None
         return True
@@ -152,10 +151,12 @@ class Campaign:
         except launch.RunInterrupted as e:
             self._close(side, record, e.outcome)
             progress.finish("interrupted")
-            raise Interrupted(
-                f"interrupted: run '{spec.name}' is incomplete; the {_count_points(partial)} "
-                f"point(s) it measured are in {partial}. Run the same command again to resume "
-                "(completed runs are kept).") from None
+            err = Interrupted(
+                f"{e}: run '{spec.name}' is incomplete; the {_count_points(partial)} "
+                f"point line(s) it measured are in {partial}. Run the same command again to resume "
+                "(completed runs are kept).")
+            err.exit_status = e.exit_status
+            raise err from None
         self._close(side, record, outcome)
         progress.finish(outcome.status)
 
@@ -163,12 +164,12 @@ class Campaign:
             raise JostleError(
                 f"run '{spec.name}' exceeded its time-out of {spec.timeout:.0f} s (it hung, or is "
                 f"much slower than expected) and was stopped; the points measured so far are in "
-                f"{partial} ({_count_points(partial)} points). Raise --timeout or shrink --sizes.")
+                f"{partial} ({_count_points(partial)} point lines). Raise --timeout or shrink --sizes.")
         if outcome.status != "ok":
             msg = (f"run '{spec.name}' failed (exit status {outcome.returncode})"
                    + (f":\n{outcome.stderr_tail}" if outcome.stderr_tail else ""))
             if partial.exists():
-                msg += f"\nthe points measured so far are in {partial} ({_count_points(partial)} points)"
+                msg += f"\nthe points measured so far are in {partial} ({_count_points(partial)} point lines)"
             # jostle-bench exits 2 when it rejects its arguments: a usage error for us too.
             raise (UsageError if outcome.returncode == 2 else JostleError)(msg)
         if not out.exists():

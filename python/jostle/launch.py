@@ -49,7 +49,7 @@ def find_bench(mpi: str = "auto", explicit: Optional[str] = None, env=os.environ
         if not (p.is_file() and os.access(p, os.X_OK)):
             src = "--bench" if explicit else "JOSTLE_BENCH"
             raise UsageError(f"{src} '{p}' is not an executable file")
-        return p
+        return p.absolute()  # the launcher may start it from another directory
     flavors = ("openmpi", "mpich") if mpi == "auto" else (mpi,)
     tried = []
     for base in dict.fromkeys(x for x in (repo_root(), Path.cwd()) if x):
@@ -131,7 +131,7 @@ class LaunchPlan:
 def choose_launcher(flavor: str, env=os.environ, which=shutil.which) -> tuple:
     """(kind, executable) for a binary of MPI FLAVOR; srun wins inside a SLURM job."""
     if env.get("SLURM_JOB_ID") and which("srun"):
-        return "srun", which("srun")
+        return "srun", "srun"
     kind = flavor if flavor in ("openmpi", "mpich") else "generic"
     for exe in EXECUTABLES[kind]:
         if which(exe):
@@ -226,11 +226,12 @@ class Outcome:
 
 
 class RunInterrupted(Interrupted):
-    """Ctrl-C during a run; carries what the stopped run left (its Outcome)."""
+    """Ctrl-C (or SIGTERM/SIGHUP) during a run; carries what the stopped run left."""
 
-    def __init__(self, outcome):
-        super().__init__("interrupted by Ctrl-C")
+    def __init__(self, outcome, signum=signal.SIGINT):
+        super().__init__(f"interrupted by {signal.Signals(signum).name}")
         self.outcome = outcome
+        self.exit_status = 128 + int(signum)  # 130 for Ctrl-C, as a shell reports it
 
 
 def estimate_timeout(sizes, min_reps=100, max_time=None, warmup=10, slow_gbps=0.5) -> float:
@@ -241,7 +242,7 @@ def estimate_timeout(sizes, min_reps=100, max_time=None, warmup=10, slow_gbps=0.
     minute for MPI start-up. Hangs still end; slow-but-working runs do not.
     """
     per_rtt = [2 * s / (slow_gbps * 1e9) + 50e-6 for s in sizes]
-    cap = 1.0 if max_time is None else float(max_time)
+    cap = 2.0 if max_time is None else float(max_time)  # jostle-bench's --max-time default
     total = sum((min_reps + warmup) * t + cap for t in per_rtt)
     return round(60 + 2 * total)
 
@@ -272,8 +273,9 @@ def execute(argv, *, timeout: Optional[float], on_stdout: Callable = print,
     """Run ARGV in its own process group; stream its output; stop it at TIMEOUT.
 
     stdout lines go to ON_STDOUT; stderr lines `progress D T` to ON_PROGRESS(D, T),
-    the others to ON_STDERR. Ctrl-C is forwarded to the group as SIGINT so that
-    jostle-bench can close its file, then Interrupted is raised.
+    the others to ON_STDERR. Ctrl-C is forwarded to the group as SIGINT (SIGTERM and
+    SIGHUP as themselves) so that jostle-bench can close its file, then
+    RunInterrupted is raised.
     """
     tail = deque(maxlen=30)
 
@@ -298,22 +300,46 @@ def execute(argv, *, timeout: Optional[float], on_stdout: Callable = print,
              threading.Thread(target=_pump, args=(proc.stderr, err_line), daemon=True)]
     for t in pumps:
         t.start()
-    status = None
+    status, sig = None, signal.SIGINT
+    saved = _trap_termination()
     try:
         proc.wait(timeout)
     except subprocess.TimeoutExpired:
         status = "timeout"
         _stop(proc, signal.SIGTERM, grace)
-    except KeyboardInterrupt:
-        status = "interrupted"
+    except (KeyboardInterrupt, _Terminated) as e:
+        status, sig = "interrupted", getattr(e, "signum", signal.SIGINT)
         try:
-            _stop(proc, signal.SIGINT, grace)
-        except KeyboardInterrupt:  # a second Ctrl-C: no more patience
+            _stop(proc, sig, grace)
+        except (KeyboardInterrupt, _Terminated):  # a second signal: no more patience
             _stop(proc, signal.SIGKILL, 1)
+    finally:
+        _restore(saved)
     for t in pumps:
         t.join(5)
     out = Outcome(status or ("ok" if proc.returncode == 0 else "failed"), proc.returncode,
                   time.monotonic() - t0, "\n".join(tail))
     if status == "interrupted":
-        raise RunInterrupted(out)
+        raise RunInterrupted(out, sig)
     return out
+
+
+class _Terminated(Exception):
+    def __init__(self, signum):
+        self.signum = signum
+
+
+def _trap_termination():
+    """SIGTERM/SIGHUP to jostle (a batch system's time limit, a closed terminal) must
+    reach the run too: it is in its own session, so it would otherwise be orphaned."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+
+    def handler(signum, frame):
+        raise _Terminated(signum)
+    return {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGHUP)}
+
+
+def _restore(saved):
+    for s, h in saved.items():
+        signal.signal(s, h)

@@ -311,7 +311,7 @@ def asymmetric_pairs(matrix, tol: float | None = None,
                      rel_tol: float = DEFAULT_REL_TOL) -> list[tuple[int, int, float, float]]:
     """Pairs i < j with |m[i][j] - m[j][i]| > tol, on the overheads.
 
-    tol defaults to ``rel_tol`` times the link cost (about 8.5 ns on
+    tol defaults to ``rel_tol`` times the link cost (about 9 ns on
     Hagrid).  Returns [(i, j, d[i][j], d[j][i]), ...]."""
     d = _overhead_ns(matrix)
     if tol is None:

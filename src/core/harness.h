@@ -13,7 +13,7 @@
 #include <mpi.h>
 #include <stddef.h>
 
-/* A growing list of per-sample values. */
+/* A growing list of per-sample durations in seconds (each one timed with jt_now). */
 typedef struct jt_series {
     double *v;
     size_t n, cap;
@@ -61,6 +61,7 @@ typedef struct jt_ctx {
         long min_reps, max_reps, warmup;
         double precision, max_time;
     } cfg;
+    double timer_overhead;     /* subtracted from every sample (jt_timer_overhead) */
     int comm_core;             /* resolved for this rank by --comm-core */
     int comm_mem;              /* resolved for this rank by --comm-mem (node or JT_MEM_*) */
     jt_json bind_comm;         /* this rank's bindings, registered by the benchmark's setup */

@@ -1,3 +1,4 @@
+#include "core/stats.h"
 #include "core/timer.h"
 
 double jt_timer_resolution(void)
@@ -11,4 +12,17 @@ double jt_timer_resolution(void)
             best = t1 - t0;
     }
     return best;
+}
+
+double jt_timer_overhead(void)
+{
+    enum { N = 20001 };
+    static double d[N];
+    for (int i = 0; i < N; i++) {
+        double t0 = jt_now();
+        d[i] = jt_now() - t0;
+    }
+    jt_stats s;
+    jt_stats_compute(d, N, &s);
+    return s.median;
 }

@@ -45,9 +45,10 @@ def comm_core_type(text):
 
 
 def comm_mem_type(text):
-    if text == "auto" or text.isdigit():
+    if text in ("auto", "interleave") or all(i.isdigit() for i in text.split(",")):
         return text
-    raise argparse.ArgumentTypeError(f"'{text}' is not allowed; expected 'auto' or a NUMA node number")
+    raise argparse.ArgumentTypeError(f"'{text}' is not allowed; expected 'auto', 'interleave' "
+                                     "or NUMA node numbers N[,N…] (one per rank)")
 
 
 def precision_type(text):
@@ -79,7 +80,8 @@ def register(sub):
                    help="hosts, one rank each in turn (default: this host only, intra-node)")
     g.add_argument("--comm-core", type=comm_core_type, metavar="N[,N…]|auto",
                    help="core of each rank's communicating thread")
-    g.add_argument("--comm-mem", type=comm_mem_type, metavar="NODE|auto", help="NUMA node of the buffers")
+    g.add_argument("--comm-mem", type=comm_mem_type, metavar="N[,N…]|auto|interleave",
+                   help="NUMA node of the buffers")
     g.add_argument("--topology", metavar="FILE.xml", help="hwloc XML topology instead of this machine")
     h = p.add_argument_group("repetitions")
     h.add_argument("--min-reps", type=c.positive_int, metavar="N", help="at least N round trips per size (100)")

@@ -14,7 +14,7 @@ from typing import Callable
 
 import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.ticker import FuncFormatter
+from matplotlib.ticker import FuncFormatter, MultipleLocator
 
 from ..sizes import human
 from . import Figure
@@ -34,13 +34,14 @@ class Range:
     dense: Callable       # size -> bool: the sizes whose presence calls for the figure
     min_dense: int
     log: bool
+    tick: int = 0         # linear axes: a tick every TICK bytes, labelled 128, 2K, …
 
 
 RANGES = (
     Range("bytes", "every size up to 1 KiB", lambda s: s <= KIB,
-          lambda s: s <= KIB and not _pow2(s), 8, False),
+          lambda s: s <= KIB and not _pow2(s), 8, False, 128),
     Range("fine", "up to 20 KiB", lambda s: s <= 20 * KIB,
-          lambda s: KIB < s <= 20 * KIB and not _pow2(s), 8, False),
+          lambda s: KIB < s <= 20 * KIB and not _pow2(s), 8, False, 2 * KIB),
     Range("pow2", "powers of two", _pow2, _pow2, 3, True),
 )
 
@@ -108,12 +109,14 @@ def _labels(runs):
     return [f"{b} [{r.name}]" if base.count(b) > 1 else b for b, r in zip(base, runs)]
 
 
-def _size_axis(ax, log):
-    ax.set_xlabel("message size (bytes)")
-    if log:
+def _size_axis(ax, rng):
+    ax.set_xlabel("message size (bytes; K = 1024)")
+    if rng.log:
         ax.set_xscale("log", base=2)
-        ax.xaxis.set_major_formatter(FuncFormatter(
-            lambda v, _: human(int(round(v))) if v >= 1 else ""))
+    elif rng.tick:
+        ax.xaxis.set_major_locator(MultipleLocator(rng.tick))
+    ax.xaxis.set_major_formatter(FuncFormatter(
+        lambda v, _: human(int(round(v))) if v >= 1 or (v == 0 and not rng.log) else ""))
     ax.grid(True, which="major", alpha=0.3)
 
 
@@ -134,8 +137,8 @@ def _figure(rng, curves, bw_unit, notes):
     if rng.log:
         ax_rtt.set_yscale("log")
         ax_bw.set_yscale("log")
-    _size_axis(ax_rtt, rng.log)
-    _size_axis(ax_bw, rng.log)
+    _size_axis(ax_rtt, rng)
+    _size_axis(ax_bw, rng)
     ax_rtt.tick_params(labelbottom=True)
     ax_rtt.legend(fontsize=8, loc="best")
     fig.suptitle(f"Ping-pong: {rng.title} (median, p25–p75 band)")

@@ -1,0 +1,90 @@
+/* Options: values, defaults, and bad input leaving with status 2 and the value named. */
+#include "check.h"
+#include "core/options.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const jt_opt_spec table[] = {
+    {"reps", "N", "100", "repetitions"},
+    {"mode", "M", "pingpong", "mode"},
+    {"precision", "F", "0.01", "precision"},
+    {"check", NULL, NULL, "flag"},
+    {"out", "FILE", NULL, "no default"},
+    {NULL, NULL, NULL, NULL},
+};
+static const char *const modes[] = {"pingpong", "stream", NULL};
+
+/* Runs fn in a child with stderr captured; returns the exit status and the message. */
+static int in_child(void (*fn)(char **), char **argv, char *msg, size_t len)
+{
+    int fd[2];
+    if (pipe(fd))
+        return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fd[1], 2);
+        fn(argv);
+        _exit(0);
+    }
+    close(fd[1]);
+    ssize_t n = read(fd[0], msg, len - 1);
+    msg[n > 0 ? n : 0] = '\0';
+    close(fd[0]);
+    int st;
+    waitpid(pid, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void parse_and_read(char **argv)
+{
+    jt_opts o = {0};
+    jt_opts_add(&o, table);
+    int argc = 0;
+    while (argv[argc])
+        argc++;
+    jt_opts_parse(&o, argc, argv);
+    jt_opt_long(&o, "reps", 1, 1000);
+    jt_opt_choice(&o, "mode", modes);
+    jt_opt_double(&o, "precision", 1e-6, 1);
+}
+
+static void expect_usage(const char **args, const char *must_contain)
+{
+    char msg[1024];
+    int rc = in_child(parse_and_read, (char **)args, msg, sizeof msg);
+    CHECK(rc == 2);
+    if (!strstr(msg, must_contain)) {
+        fprintf(stderr, "message lacks '%s': %s\n", must_contain, msg);
+        jt_test_failures++;
+    }
+}
+
+int main(void)
+{
+    jt_opts o = {0};
+    jt_opts_add(&o, table);
+    char *argv[] = {"--reps", "7", "--mode=stream", "--check", NULL};
+    CHECK(jt_opts_parse(&o, 4, argv) == 0);
+    CHECK(jt_opt_long(&o, "reps", 1, 1000) == 7);
+    CHECK(jt_opt_choice(&o, "mode", modes) == 1);
+    CHECK(jt_opt_flag(&o, "check"));
+    CHECK(jt_opt_given(&o, "reps") && !jt_opt_given(&o, "precision"));
+    CHECK_NEAR(jt_opt_double(&o, "precision", 0, 1), 0.01, 1e-15);
+    CHECK(jt_opt_str(&o, "out") == NULL);
+    char *help[] = {"--help", NULL};
+    CHECK(jt_opts_parse(&o, 1, help) == 1);
+
+    expect_usage((const char *[]){"--reps", "-5", NULL}, "'-5'");
+    expect_usage((const char *[]){"--reps", "ten", NULL}, "'ten'");
+    expect_usage((const char *[]){"--mode", "pong", NULL}, "pingpong, stream");
+    expect_usage((const char *[]){"--precision", "2", NULL}, "'2'");
+    expect_usage((const char *[]){"--bogus", NULL}, "--bogus");
+    expect_usage((const char *[]){"--reps", NULL}, "needs a value");
+    expect_usage((const char *[]){"--check=1", NULL}, "flag");
+    TEST_END();
+}

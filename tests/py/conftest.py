@@ -1,0 +1,36 @@
+"""Shared fixtures: the hand-made run files in data/ and a fake jostle-bench."""
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE / "data"
+FAKE_BENCH = HERE / "fake_bench.py"
+REPO = HERE.parents[1]
+sys.path.insert(0, str(REPO / "python"))  # usable without `pip install -e` too
+
+
+@pytest.fixture
+def data():
+    return DATA
+
+
+@pytest.fixture
+def fake_bench(monkeypatch):
+    """jostle-bench replaced by tests/py/fake_bench.py (no MPI needed)."""
+    monkeypatch.setenv("JOSTLE_BENCH", str(FAKE_BENCH))
+    monkeypatch.setenv("PYTHON", sys.executable)
+    return FAKE_BENCH
+
+
+@pytest.fixture
+def campaign_dir(tmp_path, data):
+    """A campaign directory with an intra-node and an inter-node run."""
+    d = tmp_path / "results" / "c1"
+    d.mkdir(parents=True)
+    for name in ("pingpong_intra.jsonl", "pingpong_inter.jsonl"):
+        shutil.copy(data / name, d / name)
+    return d

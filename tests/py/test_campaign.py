@@ -1,0 +1,108 @@
+import json
+
+import pytest
+
+from jostle.campaign import Campaign, LaunchConfig, RunSpec
+from jostle.errors import Interrupted, JostleError, UsageError
+from jostle.progress import Progress
+from jostle.results import load_run
+
+
+def config(bench):
+    return LaunchConfig(bench, "custom", prefix="")  # the fake needs no MPI launcher
+
+
+def quiet_progress(tmp_path):
+    return Progress(stream=open(tmp_path / "progress.log", "w"), live=False)
+
+
+def test_runs_write_results_sidecar_and_manifest(tmp_path, fake_bench, capsys):
+    camp = Campaign(tmp_path / "c", [RunSpec("a", "pingpong", ["--sizes", "0:64"], timeout=60)])
+    assert camp.run(config(fake_bench), quiet_progress(tmp_path)) == [(camp.runs[0], "ok")]
+    run = load_run(tmp_path / "c" / "a.jsonl")
+    assert sorted(run.points["size"].unique()) == [0, 1, 2, 4, 8, 16, 32, 64]
+    side = json.loads((tmp_path / "c" / "a.launch.json").read_text())
+    assert side["status"] == "ok" and side["launcher"] == "custom" and "--progress" in side["argv"]
+    assert run.launch["command"] == side["command"]
+    assert json.loads((tmp_path / "c" / "campaign.json").read_text())["runs"][0]["name"] == "a"
+    out = capsys.readouterr().out
+    assert "# Size" in out and "\n64 " in out  # the child's table streamed to stdout
+    log = (tmp_path / "progress.log").read_text()
+    assert "run 1/1 a: ok, 8/8 points" in log
+
+
+def test_complete_runs_are_never_run_again(tmp_path, fake_bench):
+    specs = [RunSpec("a", "pingpong", ["--sizes", "0:4"]), RunSpec("b", "pingpong", ["--sizes", "8"])]
+    camp = Campaign(tmp_path, specs)
+    camp.run(config(fake_bench), quiet_progress(tmp_path), quiet=True)
+    before = (tmp_path / "a.jsonl").stat().st_mtime_ns
+    (tmp_path / "b.jsonl").unlink()
+    result = camp.run(config(fake_bench), quiet_progress(tmp_path), quiet=True)
+    assert [s for _, s in result] == ["skipped", "ok"]
+    assert (tmp_path / "a.jsonl").stat().st_mtime_ns == before
+
+
+def test_a_corrupt_complete_file_is_not_overwritten(tmp_path, fake_bench, data):
+    (tmp_path / "a.jsonl").write_text((data / "noend.jsonl").read_text())
+    with pytest.raises(JostleError, match="move it away"):
+        Campaign(tmp_path, [RunSpec("a", "pingpong")]).run(config(fake_bench), quiet_progress(tmp_path))
+
+
+def test_timeout_names_the_partial_file_and_its_points(tmp_path, fake_bench, monkeypatch):
+    monkeypatch.setenv("FAKE_BENCH_DELAY", "0.3")
+    camp = Campaign(tmp_path, [RunSpec("slow", "pingpong", ["--sizes", "0:1M"], timeout=1.5)])
+    with pytest.raises(JostleError) as e:
+        camp.run(config(fake_bench), quiet_progress(tmp_path), quiet=True)
+    msg = str(e.value)
+    assert "exceeded its time-out of 2 s" in msg or "exceeded its time-out of 1 s" in msg
+    assert "slow.jsonl.partial" in msg and "point lines)" in msg
+    assert json.loads((tmp_path / "slow.launch.json").read_text())["status"] == "timeout"
+    # The fake closes its file on SIGTERM as jostle-bench does: an interrupted, loadable partial.
+    with pytest.warns(UserWarning):
+        run = load_run(tmp_path / "slow.jsonl.partial", allow_incomplete=True)
+    assert run.end["status"] == "interrupted" and 0 < len(run.points) < 3 * 22
+
+
+def test_crash_reports_status_and_stderr(tmp_path, fake_bench, monkeypatch):
+    monkeypatch.setenv("FAKE_BENCH_EXIT", "3")
+    with pytest.raises(JostleError) as e:
+        Campaign(tmp_path, [RunSpec("x", "pingpong")]).run(config(fake_bench), quiet_progress(tmp_path))
+    assert "exit status 3" in str(e.value) and "cannot bind" in str(e.value)
+    assert "x.jsonl.partial (0 point lines)" in str(e.value)
+
+
+def test_bench_rejecting_its_arguments_is_a_usage_error(tmp_path, fake_bench):
+    with pytest.raises(UsageError, match="unknown arguments"):
+        Campaign(tmp_path, [RunSpec("x", "nosuchbench")]).run(config(fake_bench), quiet_progress(tmp_path))
+
+
+def test_interrupted_run_says_how_to_resume(tmp_path, fake_bench, monkeypatch):
+    import jostle.launch as launch
+
+    def fake_execute(argv, **kw):
+        raise launch.RunInterrupted(launch.Outcome("interrupted", -2, 0.1))
+    monkeypatch.setattr(launch, "execute", fake_execute)
+    with pytest.raises(Interrupted) as e:
+        Campaign(tmp_path, [RunSpec("x", "pingpong")]).run(config(fake_bench), quiet_progress(tmp_path))
+    assert e.value.exit_status == 130 and "x.jsonl.partial" in str(e.value) and "resume" in str(e.value)
+    assert json.loads((tmp_path / "x.launch.json").read_text())["status"] == "interrupted"
+
+
+def test_duplicate_names_and_unwritable_directory(tmp_path):
+    with pytest.raises(UsageError, match="appear twice"):
+        Campaign(tmp_path, [RunSpec("a", "pingpong"), RunSpec("a", "pingpong")])
+    (tmp_path / "file").write_text("")
+    with pytest.raises(UsageError, match="not writable"):
+        Campaign(tmp_path / "file" / "c", []).prepare()
+
+
+def test_progress_bar_renders_and_clears():
+    import io
+    buf = io.StringIO()
+    p = Progress(stream=buf, live=True, width=10)
+    p.start(2, 5, "intra")
+    p.update(5, 10)
+    assert "run 2/5 intra [#####.....] 5/10  50%" in p.render()
+    out = io.StringIO()
+    p.echo("a table line", out)
+    assert out.getvalue() == "a table line\n" and "\r\x1b[K" in buf.getvalue()

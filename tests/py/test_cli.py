@@ -1,0 +1,118 @@
+import shutil
+
+import pytest
+
+from jostle.cli import build_parser, main
+
+
+def run_cli(capsys, *argv):
+    try:
+        rc = main(list(argv))
+    except SystemExit as e:  # argparse's own errors
+        rc = e.code
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+@pytest.mark.parametrize("argv,named", [
+    (["pingpong", "--sizes", "-4"], "'-4'"),
+    (["pingpong", "--sizes", "abc"], "'abc'"),
+    (["pingpong", "--sizes", "0:1K:0"], "STEP"),
+    (["pingpong", "--sizes", "900G"], "900G"),                 # more than this host's memory
+    (["pingpong", "--ranks", "1"], "'1'"),
+    (["pingpong", "--ranks", "two"], "'two'"),
+    (["pingpong", "--precision", "2"], "'2'"),
+    (["pingpong", "--min-reps", "0"], "'0'"),
+    (["pingpong", "--comm-core", "x,1"], "'x,1'"),
+    (["pingpong", "--mode", "sideways"], "'sideways'"),
+    (["pingpong", "--hosts", "a,,b"], "'a,,b'"),
+    (["pingpong", "--name", "../x"], "'../x'"),
+    (["pingpong", "--hosts", "a,b,c"], "3 hosts"),
+    (["plot", "/nonexistent/x.jsonl"], "/nonexistent/x.jsonl"),
+    (["plot", "--format", "gif", "."], "'gif'"),
+    (["report", "/nonexistent/dir"], "/nonexistent/dir"),
+    (["run", "--steps", "machine,bogus"], "'bogus'"),
+    (["nosuchcommand"], "nosuchcommand"),
+])
+def test_bad_input_exits_2_naming_the_value(capsys, fake_bench, tmp_path, argv, named):
+    rc, out, err = run_cli(capsys, *argv, *(["--output-dir", str(tmp_path)] if argv[0] in ("pingpong", "run") else []))
+    assert rc == 2, err
+    assert named in err
+
+
+def test_too_large_size_says_what_is_allowed(capsys, fake_bench):
+    rc, _, err = run_cli(capsys, "pingpong", "--sizes", "0:900G")
+    assert rc == 2 and "exceeds this host's memory" in err and "allowed: sizes up to" in err
+
+
+def test_unwritable_output_dir_exits_2(capsys, fake_bench, tmp_path):
+    (tmp_path / "f").write_text("")
+    rc, _, err = run_cli(capsys, "pingpong", "--sizes", "4", "--launcher", "", "--output-dir",
+                         str(tmp_path / "f"))
+    assert rc == 2 and "not writable" in err and str(tmp_path / "f") in err
+
+
+def test_dry_run_prints_the_launcher_line(capsys, fake_bench, tmp_path):
+    rc, out, _ = run_cli(capsys, "pingpong", "--sizes", "0:1K", "--launcher", "mpirun -np 2",
+                         "--output-dir", str(tmp_path), "--name", "n", "--min-reps", "20", "--dry-run")
+    assert rc == 0
+    assert out.strip() == (f"mpirun -np 2 {fake_bench} pingpong --sizes 0:1K --mode pingpong "
+                           f"--min-reps 20 --output {tmp_path}/adhoc/n.jsonl --progress")
+    assert not (tmp_path / "adhoc").exists()
+
+
+def test_preset_maps_to_the_study_sweeps(capsys, fake_bench, tmp_path):
+    rc, out, _ = run_cli(capsys, "pingpong", "--preset", "fine", "--launcher", "", "--dry-run",
+                         "--output-dir", str(tmp_path))
+    assert rc == 0 and "--sizes 16:20K:16" in out
+
+
+def test_pingpong_end_to_end_with_the_fake_bench(capsys, fake_bench, tmp_path):
+    args = ["pingpong", "--sizes", "0:256", "--launcher", "", "--output-dir", str(tmp_path),
+            "--campaign", "c", "--name", "r"]
+    rc, out, err = run_cli(capsys, *args)
+    assert rc == 0, err
+    assert "# Size" in out and (tmp_path / "c" / "r.jsonl").exists()
+    rc, out, err = run_cli(capsys, *args)
+    assert rc == 0 and "already complete" in err
+
+
+def test_plot_refuses_incomplete_then_allows_it(capsys, data, tmp_path):
+    shutil.copy(data / "interrupted.jsonl.partial", tmp_path / "i.jsonl.partial")
+    rc, _, err = run_cli(capsys, "plot", str(tmp_path))
+    assert rc == 1 and "i.jsonl.partial is incomplete" in err and "--allow-incomplete" in err
+    rc, out, err = run_cli(capsys, "plot", "--allow-incomplete", str(tmp_path), "-o", str(tmp_path / "f"))
+    assert rc == 0 and "warning" in err and "incomplete" in err
+    assert (tmp_path / "f" / "pingpong-pow2.png").exists()
+
+
+def test_plot_and_report_commands(capsys, campaign_dir):
+    rc, out, _ = run_cli(capsys, "plot", str(campaign_dir))
+    assert rc == 0 and out.split() == [str(campaign_dir / "figures" / f"pingpong-{r}.{e}")
+                                       for r in ("bytes", "fine", "pow2") for e in ("png", "svg")]
+    rc, out, _ = run_cli(capsys, "report", str(campaign_dir))
+    assert rc == 0 and out.strip() == str(campaign_dir / "report.html")
+
+
+def test_malformed_data_exits_1_with_file_line(capsys, data):
+    rc, _, err = run_cli(capsys, "plot", str(data / "malformed.jsonl"))
+    assert rc == 1 and "malformed.jsonl:3:" in err
+
+
+def test_run_does_every_step_and_says_where_the_report_is(capsys, fake_bench, tmp_path):
+    rc, out, err = run_cli(capsys, "run", "--launcher", "", "--output-dir", str(tmp_path),
+                           "--campaign", "v0", "--quiet")
+    camp = tmp_path / "v0"
+    assert rc == 0, err
+    assert "CPU       Fake CPU @ 2.5GHz" in err and f"report: {camp / 'report.html'}" in err
+    assert (camp / "machine.json").exists() and (camp / "pingpong-intra.jsonl").exists()
+    assert (camp / "figures" / "pingpong-fine.svg").exists()
+    assert '<section id="figures">' in (camp / "report.html").read_text()
+
+
+def test_every_subcommand_has_help_with_examples():
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    assert {"run", "machine", "pingpong", "plot", "report"} <= set(sub.choices)
+    for name in ("run", "pingpong", "plot", "report"):
+        assert "examples:" in sub.choices[name].format_help()

@@ -1,0 +1,80 @@
+import json
+import warnings
+
+import pytest
+
+from jostle import figures
+from jostle.figures import pingpong
+from jostle.results import load, load_run
+
+
+def test_three_ranges_from_the_fixtures(data):
+    runs = load([data / "pingpong_intra.jsonl", data / "pingpong_inter.jsonl"])
+    figs = figures.build(runs)
+    try:
+        assert [f.id for f in figs] == ["pingpong-bytes", "pingpong-fine", "pingpong-pow2"]
+        pow2 = figs[2].fig
+        rtt_ax, bw_ax = pow2.axes
+        assert rtt_ax.get_xscale() == "log" and rtt_ax.get_yscale() == "log"
+        assert figs[0].fig.axes[0].get_xscale() == "linear"
+        labels = [t.get_text() for t in rtt_ax.get_legend().get_texts()]
+        assert labels == ["intra-node (nodeA), Open MPI v4.1.4", "inter-node (nodeA,nodeB), MPICH 4.0.2"]
+        assert "GB/s" in bw_ax.get_ylabel()  # the fixtures peak at 4 and 10 GB/s
+        # median lines: the last pow2 point of the intra run is its 16 MiB median
+        x, y = rtt_ax.get_lines()[0].get_data()
+        assert x[-1] == 1 << 24
+        df = runs[0].points
+        assert y[-1] == pytest.approx(df[(df["size"] == 1 << 24) & (df.metric == "rtt")]["median"].iloc[0])
+        texts = " ".join(t.get_text() for t in pow2.texts)
+        assert "oversubscribed" in texts and "one NUMA node" in texts and "nodeB" not in texts
+    finally:
+        figures.close(figs)
+
+
+def test_saved_png_and_svg_are_real_images(tmp_path, data):
+    figs = figures.build(load([data / "pingpong_intra.jsonl"]))
+    paths = figures.save(figs, tmp_path)
+    figures.close(figs)
+    assert len(paths) == 6
+    for p in paths:
+        head = p.read_bytes()[:8]
+        if p.suffix == ".png":
+            assert head == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 20_000
+        else:
+            assert b"<svg" in p.read_bytes()[:2000]
+
+
+def test_only_powers_of_two_gives_one_log_log_figure(tmp_path, data):
+    lines = (data / "pingpong_inter.jsonl").read_text().splitlines()
+    keep = [l for l in lines[1:-1] if json.loads(l)["params"]["size"] in (1 << k for k in range(10, 25))]
+    end = json.loads(lines[-1])
+    end["points"] = len(keep)
+    p = tmp_path / "p.jsonl"
+    p.write_text("\n".join([lines[0], *keep, json.dumps(end)]) + "\n")
+    figs = figures.build([load_run(p)])
+    assert [f.id for f in figs] == ["pingpong-pow2"]
+    figures.close(figs)
+
+
+def test_caveats_come_from_the_metadata(data):
+    intra, inter = load([data / "pingpong_intra.jsonl", data / "pingpong_inter.jsonl"])
+    assert pingpong.caveats(intra) == ["oversubscribed", "one NUMA node"]
+    assert pingpong.caveats(inter) == []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        part = load_run(data / "partial.jsonl.partial", allow_incomplete=True)
+    assert pingpong.caveats(part)[-1] == "INCOMPLETE (30 points)"
+
+
+def test_same_labels_are_told_apart(tmp_path, data):
+    for n in ("x", "y"):
+        (tmp_path / f"{n}.jsonl").write_text((data / "pingpong_intra.jsonl").read_text())
+    runs = load([tmp_path])
+    assert pingpong._labels(runs) == ["intra-node (nodeA), Open MPI v4.1.4 [x]",
+                                      "intra-node (nodeA), Open MPI v4.1.4 [y]"]
+
+
+def test_benchmark_without_figure_module_gives_no_figure(data):
+    run = load_run(data / "pingpong_intra.jsonl")
+    run.meta = dict(run.meta, benchmark="nosuch")
+    assert figures.build([run]) == []

@@ -1,0 +1,42 @@
+import base64
+import re
+import shutil
+
+from jostle import report
+
+
+def test_report_is_self_contained_with_all_sections(campaign_dir, data, tmp_path):
+    shutil.copy(data / "partial.jsonl.partial", campaign_dir / "cut.jsonl.partial")
+    (campaign_dir / "campaign.json").write_text('{"runs": [{"name": "never"}, {"name": "pingpong_intra"}]}')
+    out = report.write([campaign_dir], tmp_path / "r.html", figures_dir=tmp_path / "figs")
+    html = out.read_text()
+    for section in ("warnings", "runs", "machine", "figures", "results"):
+        assert f'<section id="{section}">' in html
+    # no external asset of any kind
+    assert not re.search(r'(src|href)="(?!data:)', html) and "<link" not in html
+    imgs = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', html)
+    assert len(imgs) == 3 and all(base64.b64decode(i)[:4] == b"\x89PNG" for i in imgs)
+    # warnings first and prominent: the C side's, the incomplete run, the missing run
+    warn = html[html.index('id="warnings"'):html.index('id="runs"')]
+    assert "oversubscribed: 2 ranks bound on 1 core" in warn
+    assert "cut: incomplete run" in warn and "never: planned in the campaign" in warn
+    assert "INCOMPLETE" in html and "(incomplete)" in html
+    # machine metadata and the tables of medians/quartiles/CI
+    assert "Fake CPU @ 2.5GHz" in html and "mlx5_0" in html and "MPICH Version: 4.0.2" in html
+    results = html[html.index('id="results"'):]
+    assert "<th>ci95_lo</th>" in results and "<th>p75</th>" in results
+    assert results.count("<details>") == 3
+    assert sorted(p.name for p in (tmp_path / "figs").iterdir())[0] == "pingpong-bytes.png"
+
+
+def test_report_escapes_metadata(campaign_dir, tmp_path):
+    p = campaign_dir / "pingpong_intra.jsonl"
+    p.write_text(p.read_text().replace("Fake CPU @ 2.5GHz", "<script>alert(1)</script>"))
+    html = report.write([campaign_dir], tmp_path / "r.html").read_text()
+    assert "<script>" not in html and "&lt;script&gt;" in html
+
+
+def test_clean_runs_say_no_warnings(tmp_path, data):
+    shutil.copy(data / "pingpong_inter.jsonl", tmp_path / "x.jsonl")
+    html = report.write([tmp_path], tmp_path / "r.html").read_text()
+    assert "No warnings recorded." in html
