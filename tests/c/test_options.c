@@ -32,8 +32,11 @@ static int in_child(void (*fn)(char **), char **argv, char *msg, size_t len)
         _exit(0);
     }
     close(fd[1]);
-    ssize_t n = read(fd[0], msg, len - 1);
-    msg[n > 0 ? n : 0] = '\0';
+    size_t got = 0; /* stderr is unbuffered: the message comes in pieces, read to the end */
+    ssize_t n;
+    while (got < len - 1 && (n = read(fd[0], msg + got, len - 1 - got)) > 0)
+        got += (size_t)n;
+    msg[got] = '\0';
     close(fd[0]);
     int st;
     waitpid(pid, &st, 0);

@@ -1,0 +1,213 @@
+#!/usr/bin/env bash
+# netns-hosts.sh: two "hosts" on one machine, for inter-host MPI tests without a cluster.
+#
+# Two network namespaces joined by a veth pair, each with its own hostname (a UTS namespace
+# entered on every `exec`), so that Open MPI sees two nodes and talks TCP between them
+# (btl tcp,self), never shared memory. Needs root (CAP_SYS_ADMIN + CAP_NET_ADMIN).
+#
+#   netns-hosts.sh up                 create the namespaces, veth pair, addresses (idempotent)
+#   netns-hosts.sh down               remove them (idempotent; never fails if absent)
+#   netns-hosts.sh status             exit 0 when up and wired, 1 otherwise
+#   netns-hosts.sh check              exit 0 when namespaces can be made here, else 1 + reason
+#   netns-hosts.sh exec A|B CMD…      run CMD in host A or B (its netns + its hostname)
+#   netns-hosts.sh agent              print the path of the rsh agent (generated under /tmp)
+#   netns-hosts.sh rsh HOST CMD…      the rsh agent itself: run CMD on HOST (name or IP)
+#   netns-hosts.sh mpirun ARGS…       Open MPI's mpirun inside A, ranks over A and B by TCP
+#
+# `mpirun` adds, unless ARGS already name them: -np 2, --host <A's IP>,<B's IP> (one rank each,
+# rank 0 on A), --bind-to none. It always adds --allow-run-as-root, the rsh agent, btl tcp,self
+# and the interface restrictions. When the namespaces are not up it brings them up for this one
+# command and takes them down afterwards (also on failure or Ctrl-C), so it works as a
+# `jostle --launcher` prefix on its own.
+#
+# Only addresses made here are used: $JOSTLE_NETNS_NET.1 (A) and .2 (B), /24 on the veth pair,
+# plus lo in each namespace. Settings (environment): JOSTLE_NETNS_A / _B (namespace and host
+# names, default jostleA / jostleB), JOSTLE_NETNS_NET (first three octets, default 10.253.7).
+set -euo pipefail
+
+NS_A=${JOSTLE_NETNS_A:-jostleA}
+NS_B=${JOSTLE_NETNS_B:-jostleB}
+NET=${JOSTLE_NETNS_NET:-10.253.7}
+IP_A=$NET.1
+IP_B=$NET.2
+SUBNET=$NET.0/24
+VETH_A=veth-$NS_A      # the end in A; interface names are at most 15 characters
+VETH_B=veth-$NS_B
+AGENT_DIR=${JOSTLE_NETNS_TMP:-/tmp/jostle-netns}
+SELF=$(readlink -f "${BASH_SOURCE[0]}")
+MPIRUN=${JOSTLE_MPIRUN:-$(command -v mpirun.openmpi || command -v mpirun || echo mpirun)}
+
+die() { echo "netns-hosts: $*" >&2; exit 1; }
+
+# Which namespace is host $1 (a namespace name, letter, hostname or IP)? Prints A or B.
+which_host() {
+    case "$1" in
+        A|a|"$NS_A"|"$IP_A") echo A ;;
+        B|b|"$NS_B"|"$IP_B") echo B ;;
+        *) return 1 ;;
+    esac
+}
+
+# Can this process create namespaces? Prints the reason when not.
+check() {
+    [ "$(id -u)" = 0 ] || { echo "not root (ip netns needs CAP_SYS_ADMIN)"; return 1; }
+    command -v ip >/dev/null || { echo "iproute2 'ip' not found"; return 1; }
+    command -v unshare >/dev/null || { echo "util-linux 'unshare' not found"; return 1; }
+    local probe=jostle-probe-$$ err
+    if ! err=$(ip netns add "$probe" 2>&1); then
+        echo "cannot create a network namespace: ${err:-ip netns add failed}"; return 1
+    fi
+    if ! err=$(ip netns exec "$probe" unshare --uts sh -c 'hostname jostle-probe' 2>&1); then
+        ip netns del "$probe" 2>/dev/null || true
+        echo "cannot set a hostname in a UTS namespace: ${err:-unshare --uts failed}"; return 1
+    fi
+    ip netns del "$probe" 2>/dev/null || true
+}
+
+down() {
+    local ns
+    for ns in "$NS_A" "$NS_B"; do
+        if ip netns pids "$ns" >/dev/null 2>&1; then
+            # whatever is still running there (a hung rank) would keep it alive
+            local pids; pids=$(ip netns pids "$ns" 2>/dev/null || true)
+            [ -z "$pids" ] || kill -KILL $pids 2>/dev/null || true
+        fi
+        ip netns del "$ns" 2>/dev/null || true
+    done
+    ip link del "$VETH_A" 2>/dev/null || true   # only if an old run left it in the root namespace
+}
+
+status() {  # no `| grep -q`: with pipefail, grep quitting early can fail the pipeline
+    local a b
+    a=$(ip netns exec "$NS_A" ip -o addr show dev "$VETH_A" 2>/dev/null) || return 1
+    b=$(ip netns exec "$NS_B" ip -o addr show dev "$VETH_B" 2>/dev/null) || return 1
+    [[ $a == *"inet $IP_A/24"* && $b == *"inet $IP_B/24"* ]] || return 1
+    a=$(ip netns exec "$NS_A" ip link show dev "$VETH_A" 2>/dev/null) || return 1
+    [[ $a == *"state UP"* ]]
+}
+
+up() {
+    local reason
+    reason=$(check) || die "namespaces unavailable: $reason"
+    down
+    trap 'down; trap - ERR' ERR
+    ip netns add "$NS_A"
+    ip netns add "$NS_B"
+    ip link add "$VETH_A" netns "$NS_A" type veth peer name "$VETH_B" netns "$NS_B"
+    ip -n "$NS_A" link set lo up
+    ip -n "$NS_B" link set lo up
+    ip -n "$NS_A" addr add "$IP_A/24" dev "$VETH_A"
+    ip -n "$NS_B" addr add "$IP_B/24" dev "$VETH_B"
+    ip -n "$NS_A" link set "$VETH_A" up
+    ip -n "$NS_B" link set "$VETH_B" up
+    # The link is up when both ends are; wait for it (and for DAD to settle) before use.
+    local i
+    for i in $(seq 50); do status && break; sleep 0.1; done
+    status || { down; die "veth link between $NS_A and $NS_B did not come up"; }
+    trap - ERR
+}
+
+# exec_in A|B CMD…: CMD in that namespace, with that hostname, replacing this shell.
+exec_in() {
+    local h; h=$(which_host "$1") || die "unknown host '$1' (expected A, B, $NS_A, $NS_B, $IP_A or $IP_B)"
+    shift
+    [ $# -gt 0 ] || die "exec: no command"
+    local ns name
+    if [ "$h" = A ]; then ns=$NS_A; else ns=$NS_B; fi
+    name=$ns
+    exec ip netns exec "$ns" unshare --uts -- /bin/sh -c 'hostname "$0" && exec "$@"' "$name" "$@"
+}
+
+# The rsh agent, as Open MPI calls it: AGENT HOST CMD-STRING… where CMD-STRING is shell
+# text (`PATH=…; export PATH; … orted …`). Like ssh, start from a clean environment.
+rsh() {
+    [ $# -ge 2 ] || die "rsh: usage: rsh HOST COMMAND…"
+    local host=$1; shift
+    which_host "$host" >/dev/null || die "rsh: unknown host '$host'"
+    local keep=(PATH="${PATH:-/usr/local/bin:/usr/bin:/bin}" HOME="${HOME:-/root}" SHELL=/bin/sh)
+    [ -z "${LD_LIBRARY_PATH:-}" ] || keep+=(LD_LIBRARY_PATH="$LD_LIBRARY_PATH")
+    local v
+    for v in OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM TMPDIR; do
+        [ -z "${!v:-}" ] || keep+=("$v=${!v}")
+    done
+    exec_in "$host" env -i "${keep[@]}" /bin/sh -c "$*"
+}
+
+agent() {
+    mkdir -p "$AGENT_DIR"
+    local f=$AGENT_DIR/rsh-agent tmp
+    tmp=$(mktemp "$AGENT_DIR/.rsh-agent.XXXXXX")
+    printf '#!/bin/sh\n# generated by %s\nexec %q rsh "$@"\n' "$SELF" "$SELF" > "$tmp"
+    chmod 755 "$tmp"
+    mv -f "$tmp" "$f"
+    echo "$f"
+}
+
+has_opt() {  # has_opt NAME… -- ARGS…: does ARGS contain one of the options NAME?
+    local names=() a
+    while [ "$1" != -- ]; do names+=("$1"); shift; done
+    shift
+    for a in "$@"; do
+        local n
+        for n in "${names[@]}"; do
+            [ "$a" = "$n" ] && return 0
+            case "$a" in "$n"=*) return 0 ;; esac
+        done
+    done
+    return 1
+}
+
+mpirun_cmd() {
+    local started=0 rc=0
+    if ! status; then
+        up
+        started=1
+        trap 'down' EXIT
+    fi
+    # A signal (Ctrl-C, jostle's time-out) reaches mpirun too (same process group); pass
+    # it on anyway and wait for mpirun to stop its ranks, then take the namespaces down.
+    local pid=""
+    trap '[ -z "$pid" ] || kill -INT "$pid" 2>/dev/null || true' INT
+    trap '[ -z "$pid" ] || kill -TERM "$pid" 2>/dev/null || true' TERM HUP
+    local ag; ag=$(agent)
+    local args=(--allow-run-as-root
+                --mca plm_rsh_agent "$ag"
+                --mca plm_rsh_no_tree_spawn 1
+                --mca btl tcp,self
+                --mca btl_tcp_if_include "$SUBNET"
+                --mca oob_tcp_if_include "$SUBNET")
+    has_opt -np -n --np -c -- "$@" || args+=(-np 2)
+    has_opt --host -H --hostfile -hostfile --machinefile -machinefile -- "$@" ||
+        args+=(--host "$IP_A,$IP_B")
+    has_opt --bind-to -bind-to -- "$@" || args+=(--bind-to none)
+    has_opt --map-by -map-by -- "$@" || args+=(--map-by node)
+    # Not exec: the EXIT trap must run afterwards.
+    ip netns exec "$NS_A" unshare --uts -- /bin/sh -c 'hostname "$0" && exec "$@"' "$NS_A" \
+        env SHELL=/bin/sh "$MPIRUN" "${args[@]}" "$@" &
+    pid=$!
+    wait "$pid" || rc=$?
+    # a signal interrupted `wait`: let mpirun finish (it stops its ranks), then report
+    while kill -0 "$pid" 2>/dev/null; do wait "$pid" || rc=$?; done
+    return "$rc"
+}
+
+main() {
+    local cmd=${1:-}
+    [ $# -gt 0 ] && shift
+    case "$cmd" in
+        up) up; echo "up: $NS_A ($IP_A, $VETH_A) <-> $NS_B ($IP_B, $VETH_B)" ;;
+        down) down ;;
+        status) status ;;
+        check) local r; if r=$(check); then echo ok; else echo "$r"; exit 1; fi ;;
+        exec) [ $# -ge 2 ] || die "usage: exec A|B CMD…"
+              status || die "namespaces are not up (run: $0 up)"
+              exec_in "$@" ;;
+        agent) agent ;;
+        rsh) rsh "$@" ;;
+        mpirun) mpirun_cmd "$@" ;;
+        ""|-h|--help|help) sed -n '2,/^set -euo/p' "$SELF" | sed '$d; s/^# \{0,1\}//' ;;
+        *) die "unknown subcommand '$cmd' (try: $0 help)" ;;
+    esac
+}
+
+main "$@"

@@ -1,0 +1,142 @@
+"""Integration: jostle-bench with 2 real ranks (Open MPI and MPICH), tiny sizes, and the records
+it leaves: complete runs, bad input (exit 2, no file that looks complete), interruption."""
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from jostle.results import IncompleteRunError, load_run
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILDS = {"openmpi": ROOT / "build/openmpi/jostle-bench", "mpich": ROOT / "build/mpich/jostle-bench"}
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_rmaps_base_oversubscribe="1")
+
+
+def launch(flavor, n=2):
+    if flavor == "mpich":
+        return ["mpiexec.mpich", "-n", str(n)]
+    return ["mpirun.openmpi", "-np", str(n), "--oversubscribe", "--bind-to", "none"]
+
+
+def bench(flavor):
+    exe = BUILDS[flavor]
+    if not exe.exists():
+        pytest.skip(f"{exe} is not built (make build)")
+    return str(exe)
+
+
+def run(flavor, *args, n=2, timeout=120):
+    return subprocess.run(launch(flavor, n) + [bench(flavor), "pingpong", *args], env=ENV,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.parametrize("flavor", ["openmpi", "mpich"])
+@pytest.mark.parametrize("mode", ["pingpong", "stream", "bidir"])
+def test_complete_run_records(tmp_path, flavor, mode):
+    out = tmp_path / "r.jsonl"
+    p = run(flavor, "--sizes", "0,1,4K", "--mode", mode, "--window", "4", "--min-reps", "20",
+            "--max-time", "0.2", "--check", "--output", str(out))
+    assert p.returncode == 0, p.stderr
+    assert out.exists() and not Path(str(out) + ".partial").exists()
+    r = load_run(out)
+    assert r.meta["benchmark"] == "pingpong" and r.meta["mpi"]["ranks"] == 2
+    assert r.meta["mpi"]["library"].startswith("Open MPI" if flavor == "openmpi" else "MPICH")
+    # The binding obtained, read back, one core per rank and never the same on one host.
+    cores = [r.meta["binding"][k]["comm"]["core"] for k in ("0", "1")]
+    assert all(isinstance(c, int) for c in cores) and cores[0] != cores[1]
+    assert r.end["status"] == "ok"
+    df = r.points
+    assert sorted(df["size"].unique()) == [0, 1, 4096]
+    metrics = set(df["metric"])
+    assert metrics == ({"latency", "bandwidth", "rtt"} if mode == "pingpong"
+                       else {"bandwidth", "message_rate", "window_time"})
+    assert (df["n"] >= 20).all()
+    assert (df["p25"] <= df["median"]).all() and (df["median"] <= df["p75"]).all()
+    assert (df["min"] <= df["p25"]).all() and (df["p75"] <= df["p99"]).all()
+    if mode == "pingpong":  # latency = RTT / 2, bandwidth = 2 D / RTT, sample by sample
+        for size, g in df.groupby("size"):
+            m = g.set_index("metric")["median"]
+            assert m["latency"] == pytest.approx(m["rtt"] / 2, rel=1e-6)
+            if size:  # medians interpolate between two samples: 1/x of it differs slightly
+                assert m["bandwidth"] == pytest.approx(2 * size / m["rtt"], rel=2e-2)
+    # The stdout table is OSU-style: comment lines, then size and latency columns.
+    rows = [l.split() for l in p.stdout.splitlines() if l and not l.startswith("#")]
+    assert [int(r_[0]) for r_ in rows] == [0, 1, 4096]
+    assert any(l.startswith("# Size") for l in p.stdout.splitlines())
+
+
+def test_cold_buffers_and_idle_rank(tmp_path):
+    out = tmp_path / "c.jsonl"
+    p = run("openmpi", "--sizes", "64", "--cold", "--check", "--min-reps", "50", "--output",
+            str(out), n=3)
+    assert p.returncode == 0, p.stderr
+    r = load_run(out)
+    assert any("ranks 2 to 2 take no part" in w for w in r.meta["warnings"])
+    assert any("oversubscribed" in w for w in r.meta["warnings"]) == (os.cpu_count() < 3)
+
+
+def test_topology_file_is_not_this_system(tmp_path):
+    out = tmp_path / "t.jsonl"
+    p = run("openmpi", "--sizes", "4", "--min-reps", "10", "--topology",
+            str(ROOT / "share/topologies/henri.xml"), "--output", str(out))
+    assert p.returncode == 0, p.stderr
+    r = load_run(out)
+    assert r.meta["machine"]["cores"] == 36 and r.meta["machine"]["numa_nodes"] == 4
+    assert r.meta["binding"]["0"]["comm"]["core"] is None
+    assert any("not this system" in w for w in r.meta["warnings"])
+
+
+@pytest.mark.parametrize("flavor", ["openmpi", "mpich"])
+@pytest.mark.parametrize("args,needle", [
+    (["--sizes", "-4"], "'-4'"),
+    (["--sizes", "abc"], "'abc'"),
+    (["--sizes", "3G"], "3G"),
+    (["--comm-core", "64"], "'64'"),
+    (["--comm-mem", "7"], "'7'"),
+    (["--min-reps", "0"], "'0'"),
+    (["--mode", "sideways"], "'sideways'"),
+    (["--output", "/nonexistent-dir/x.jsonl"], "/nonexistent-dir"),
+])
+def test_bad_input_exit_2(tmp_path, flavor, args, needle):
+    p = run(flavor, "--min-reps", "5", *args)
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    assert needle in p.stderr
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("flavor", ["openmpi", "mpich"])
+def test_one_rank_is_refused(flavor):
+    p = run(flavor, "--sizes", "4", n=1)
+    assert p.returncode == 2
+    assert "at least 2 MPI ranks" in p.stderr
+
+
+@pytest.mark.parametrize("flavor", ["openmpi", "mpich"])
+def test_interrupt_keeps_points_marked_incomplete(tmp_path, flavor):
+    out = tmp_path / "i.jsonl"
+    proc = subprocess.Popen(launch(flavor) + [bench(flavor), "pingpong", "--sizes", "1:100000:1",
+                            "--min-reps", "50", "--output", str(out), "--progress"], env=ENV,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    partial = Path(str(out) + ".partial")
+    deadline = time.time() + 60
+    while time.time() < deadline:  # wait until a few points are on disk
+        if partial.exists() and partial.read_text().count('"type":"point"') >= 6:
+            break
+        time.sleep(0.1)
+    os.killpg(proc.pid, signal.SIGINT)
+    proc.wait(timeout=60)
+    assert not out.exists() and partial.exists()
+    lines = partial.read_text().splitlines()
+    assert json.loads(lines[0])["type"] == "meta"
+    assert sum('"type":"point"' in l for l in lines) >= 6
+    with pytest.raises(IncompleteRunError) as e:
+        load_run(partial)
+    assert "incomplete" in str(e.value).lower() or "partial" in str(e.value).lower()
+    kept = load_run(partial, allow_incomplete=True)
+    assert len(kept.points) >= 6
