@@ -15,7 +15,8 @@
 #   netns-hosts.sh mpirun ARGS…       Open MPI's mpirun inside A, ranks over A and B by TCP
 #
 # `mpirun` adds, unless ARGS already name them: -np 2, --host <A's IP>,<B's IP> (one rank each,
-# rank 0 on A), --bind-to none. It always adds --allow-run-as-root, the rsh agent, btl tcp,self
+# rank 0 on A), --bind-to none, --map-by node, --mca mpi_yield_when_idle 1 (the two "hosts"
+# share the same cores; JOSTLE_NETNS_YIELD=0 leaves it out). It always adds --allow-run-as-root, the rsh agent, btl tcp,self
 # and the interface restrictions. When the namespaces are not up it brings them up for this one
 # command and takes them down afterwards (also on failure or Ctrl-C), so it works as a
 # `jostle --launcher` prefix on its own.
@@ -181,6 +182,13 @@ mpirun_cmd() {
         args+=(--host "$IP_A,$IP_B")
     has_opt --bind-to -bind-to -- "$@" || args+=(--bind-to none)
     has_opt --map-by -map-by -- "$@" || args+=(--map-by node)
+    # Both "hosts" share this machine's cores, and each believes it has them all: a rank that
+    # spins without yielding holds a core its peer (or orted) needs, and a round trip then waits
+    # for a scheduler tick (4 ms medians were seen on a busy 2-core VM). Yielding when idle
+    # makes the numbers those of the TCP path. Keep spinning with JOSTLE_NETNS_YIELD=0.
+    if [ "${JOSTLE_NETNS_YIELD:-1}" != 0 ] && ! has_opt mpi_yield_when_idle -- "$@"; then
+        args+=(--mca mpi_yield_when_idle 1)
+    fi
     # Not exec: the EXIT trap must run afterwards.
     ip netns exec "$NS_A" unshare --uts -- /bin/sh -c 'hostname "$0" && exec "$@"' "$NS_A" \
         env SHELL=/bin/sh "$MPIRUN" "${args[@]}" "$@" &

@@ -50,7 +50,8 @@ def find_bench(mpi: str = "auto", explicit: Optional[str] = None, env=os.environ
             src = "--bench" if explicit else "JOSTLE_BENCH"
             raise UsageError(f"{src} '{p}' is not an executable file")
         return p.absolute()  # the launcher may start it from another directory
-    flavors = ("openmpi", "mpich") if mpi == "auto" else (mpi,)
+    # build/mpi is the build against the MPI found in PATH (clusters: see the Makefile).
+    flavors = ("openmpi", "mpich", "mpi") if mpi == "auto" else (mpi,)
     tried = []
     for base in dict.fromkeys(x for x in (repo_root(), Path.cwd()) if x):
         for flavor in flavors:

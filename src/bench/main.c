@@ -6,14 +6,18 @@
 #include "jostle_buildinfo.h"
 #include "topo/topo.h"
 
+#include "core/sizes.h"
+
 #include <mpi.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void usage(FILE *f)
 {
     fprintf(f, "Usage: jostle-bench BENCHMARK [options]   (under mpirun, mpiexec or srun)\n"
-               "       jostle-bench --list | --version | --machine [--topology FILE.xml]\n\n"
+               "       jostle-bench --list | --version | --machine [--topology FILE.xml]\n"
+               "       jostle-bench --parse-sizes SPEC   (the sizes as a JSON list)\n\n"
                "Benchmarks:\n");
     for (int i = 0; jt_benches[i]; i++)
         fprintf(f, "  %-12s %.*s\n", jt_benches[i]->name,
@@ -82,6 +86,24 @@ static int machine(int argc, char **argv)
     return 0;
 }
 
+/* The one parser of --sizes, for the Python side too (it validates before launching). */
+static int parse_sizes(int argc, char **argv)
+{
+    if (argc != 3)
+        jt_usage_error("--parse-sizes takes one SPEC");
+    uint64_t *v;
+    size_t n;
+    char err[512];
+    if (jt_sizes_parse(argv[2], &v, &n, err, sizeof err))
+        jt_usage_error("--sizes: %s", err);
+    fputc('[', stdout);
+    for (size_t i = 0; i < n; i++)
+        printf("%s%llu", i ? "," : "", (unsigned long long)v[i]);
+    puts("]");
+    free(v);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
@@ -90,6 +112,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "--version") == 0)
         return version();
+    if (strcmp(argv[1], "--parse-sizes") == 0)
+        return parse_sizes(argc, argv);
     if (strcmp(argv[1], "--machine") == 0)
         return machine(argc, argv);
     if (strcmp(argv[1], "--list") == 0) {

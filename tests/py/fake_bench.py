@@ -14,6 +14,7 @@ import json
 import math
 import os
 import signal
+import subprocess
 import sys
 import time
 
@@ -62,10 +63,21 @@ def points(size, base_us=0.6, gbps=4.0, mode="pingpong"):
     return out
 
 
+def real_bench():
+    """The built jostle-bench: its size parser is the only one (the fake does not copy it)."""
+    for flavor in ("openmpi", "mpich", "mpi"):
+        p = os.path.join(HERE, "..", "..", "build", flavor, "jostle-bench")
+        if os.access(p, os.X_OK):
+            return p
+    sys.exit("fake_bench: no built jostle-bench to parse sizes (make build)")
+
+
 def expand(spec):
-    sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
-    from jostle.sizes import parse_sizes
-    return parse_sizes(spec)
+    out = subprocess.run([real_bench(), "--parse-sizes", spec], capture_output=True, text=True)
+    if out.returncode:
+        sys.stderr.write(out.stderr)
+        sys.exit(out.returncode)
+    return json.loads(out.stdout)
 
 
 def dumps(rec):
@@ -127,6 +139,8 @@ def main(argv):
                           "mpi_flavor": os.environ.get("FAKE_BENCH_FLAVOR", "openmpi")}))
     elif argv[:1] == ["--machine"]:
         print(json.dumps(meta(["fakehost"])["machine"]))
+    elif argv[:1] == ["--parse-sizes"]:
+        print(json.dumps(expand(argv[1])))
     elif argv[:1] == ["--list"]:
         print("pingpong  round-trip time and bandwidth between two ranks")
     elif argv[:1] == ["pingpong"]:
