@@ -15,9 +15,10 @@
 #   netns-hosts.sh mpirun ARGS…       Open MPI's mpirun inside A, ranks over A and B by TCP
 #
 # `mpirun` adds, unless ARGS already name them: -np 2, --host <A's IP>,<B's IP> (one rank each,
-# rank 0 on A), --bind-to none, --map-by node, --mca mpi_yield_when_idle 1 (the two "hosts"
-# share the same cores; JOSTLE_NETNS_YIELD=0 leaves it out). It always adds --allow-run-as-root, the rsh agent, btl tcp,self
-# and the interface restrictions. When the namespaces are not up it brings them up for this one
+# rank 0 on A), --bind-to none, --map-by node (and --mca mpi_yield_when_idle 1 when
+# JOSTLE_NETNS_YIELD=1). Give jostle-bench --comm-core 0,1: both "hosts" share this machine's
+# cores, and each rank, alone on its host, would otherwise be bound to core 0. It always adds
+# --allow-run-as-root, the rsh agent, btl tcp,self and the interface restrictions. When the namespaces are not up it brings them up for this one
 # command and takes them down afterwards (also on failure or Ctrl-C), so it works as a
 # `jostle --launcher` prefix on its own.
 #
@@ -159,10 +160,9 @@ has_opt() {  # has_opt NAME… -- ARGS…: does ARGS contain one of the options 
 }
 
 mpirun_cmd() {
-    local started=0 rc=0
+    local rc=0
     if ! status; then
         up
-        started=1
         trap 'down' EXIT
     fi
     # A signal (Ctrl-C, jostle's time-out) reaches mpirun too (same process group); pass
@@ -182,12 +182,18 @@ mpirun_cmd() {
         args+=(--host "$IP_A,$IP_B")
     has_opt --bind-to -bind-to -- "$@" || args+=(--bind-to none)
     has_opt --map-by -map-by -- "$@" || args+=(--map-by node)
-    # Both "hosts" share this machine's cores, and each believes it has them all: a rank that
-    # spins without yielding holds a core its peer (or orted) needs, and a round trip then waits
-    # for a scheduler tick (4 ms medians were seen on a busy 2-core VM). Yielding when idle
-    # makes the numbers those of the TCP path. Keep spinning with JOSTLE_NETNS_YIELD=0.
-    if [ "${JOSTLE_NETNS_YIELD:-1}" != 0 ] && ! has_opt mpi_yield_when_idle -- "$@"; then
+    # Both "hosts" share this machine's cores and each believes it has them all, so each rank
+    # is local rank 0 and jostle-bench binds both to core 0, where two spinning ranks take
+    # turns at scheduler ticks (4 ms medians). Pass --comm-core 0,1 to jostle-bench; or set
+    # JOSTLE_NETNS_YIELD=1 to make idle ranks yield (less faithful, but survives a shared core).
+    if [ "${JOSTLE_NETNS_YIELD:-0}" != 0 ] && ! has_opt mpi_yield_when_idle -- "$@"; then
         args+=(--mca mpi_yield_when_idle 1)
+    fi
+    local a is_bench=0
+    for a in "$@"; do case "$a" in */jostle-bench|jostle-bench) is_bench=1 ;; esac; done
+    if [ "$is_bench" = 1 ] && ! has_opt --comm-core -- "$@" && ! has_opt mpi_yield_when_idle -- "${args[@]}" "$@"; then
+        echo "netns-hosts: warning: no --comm-core: both ranks will be bound to core 0 (each" \
+             "is alone on its \"host\"); pass --comm-core 0,1 for meaningful numbers" >&2
     fi
     # Not exec: the EXIT trap must run afterwards.
     ip netns exec "$NS_A" unshare --uts -- /bin/sh -c 'hostname "$0" && exec "$@"' "$NS_A" \

@@ -5,6 +5,7 @@
 #include "core/harness.h"
 
 extern const jt_bench jt_bench_pingpong;
+extern const jt_bench jt_bench_contention;
 
 /* NULL-terminated. */
 extern const jt_bench *const jt_benches[];

@@ -32,9 +32,9 @@ typedef struct state {
 
 static double us_half(double s, const jt_point *p) { (void)p; return s * 0.5e6; }
 static double us(double s, const jt_point *p) { (void)p; return s * 1e6; }
-/* x = bytes per message, y = messages per sample and direction, times the directions. */
-static double mbps(double s, const jt_point *p) { return p->x * p->y / s / 1e6; }
-static double msgrate(double s, const jt_point *p) { return p->y / s; }
+/* arg[0] = bytes per message, arg[1] = messages per sample (both directions counted). */
+static double mbps(double s, const jt_point *p) { return p->arg[0] * p->arg[1] / s / 1e6; }
+static double msgrate(double s, const jt_point *p) { return p->arg[1] / s; }
 
 static const jt_metric pingpong_metrics[] = {
     {"latency", "us", "Latency(us)", 0, us_half},
@@ -103,15 +103,15 @@ static void point(void *st, size_t i, jt_point *p)
     uint64_t b = s->sizes[i];
     int w = jt_p2p_window_for(s->mode, s->window, b);
     snprintf(p->label, sizeof p->label, "%llu", (unsigned long long)b);
-    p->x = (double)b;
+    p->arg[0] = (double)b;
     if (s->mode == JT_P2P_PINGPONG) {
-        p->y = 2; /* D each way per round trip: bandwidth 2D/RTT */
+        p->arg[1] = 2; /* D each way per round trip: bandwidth 2D/RTT */
         p->metrics = pingpong_metrics;
         p->nmetrics = 3;
         snprintf(p->params, sizeof p->params, "{\"size\":%llu,\"mode\":\"pingpong\"}",
                  (unsigned long long)b);
     } else {
-        p->y = (double)w * (s->mode == JT_P2P_BIDIR ? 2 : 1);
+        p->arg[1] = (double)w * (s->mode == JT_P2P_BIDIR ? 2 : 1);
         p->metrics = stream_metrics;
         p->nmetrics = 3;
         snprintf(p->params, sizeof p->params, "{\"size\":%llu,\"mode\":\"%s\",\"window\":%d}",

@@ -6,6 +6,7 @@
 
 const jt_bench *const jt_benches[] = {
     &jt_bench_pingpong,
+    &jt_bench_contention,
     NULL,
 };
 

@@ -24,8 +24,11 @@ const jt_opt_spec jt_common_options[] = {
     {"max-time", "S", "2", "seconds per point after --min-reps (the interval may not be reached)"},
     {"warmup", "N", "10", "untimed samples before each point"},
     {"output", "FILE", NULL, "JSON Lines run file (written as FILE.partial until complete)"},
-    {"comm-core", "LIST", NULL, "core of the communicating thread: N, one N per rank, or auto (near the NIC)"},
-    {"comm-mem", "LIST", NULL, "NUMA node of its buffers: N, one N per rank, auto, or interleave"},
+    {"comm-core", "LIST", NULL, "core of the communicating thread: N, one N per rank, near or "
+                                "auto (the NIC's node), far (the node farthest from it)"},
+    {"comm-mem", "LIST", NULL, "NUMA node of its buffers: N, one N per rank, near/auto, far, "
+                               "interleave"},
+    {"nic", "NAME", NULL, "the NIC that near and far refer to [the first of known locality]"},
     {"topology", "FILE", NULL, "hwloc XML topology to use instead of this machine (no binding then)"},
     {"progress", NULL, NULL, "rank 0 writes 'progress DONE TOTAL' lines to stderr"},
     {"quiet", NULL, NULL, "no table on stdout"},
@@ -155,50 +158,78 @@ static int parse_index(const char *s, int *v)
     return 0;
 }
 
+/* A NUMA node option value: N, near/auto, far, interleave; -3 when not one of them. */
+static int numa_value(jt_ctx *ctx, const char *v)
+{
+    int n;
+    if (strcmp(v, "near") == 0 || strcmp(v, "auto") == 0)
+        return ctx->nic_numa >= 0 ? ctx->nic_numa : JT_MEM_ANY;
+    if (strcmp(v, "far") == 0)
+        return ctx->nic_numa >= 0 ? ctx->far_numa : JT_MEM_ANY;
+    if (strcmp(v, "interleave") == 0)
+        return JT_MEM_INTERLEAVE;
+    if (parse_index(v, &n) == 0 && n < jt_topo_nnuma(&ctx->topo))
+        return n;
+    return -3;
+}
+
+int jt_numa_option(jt_ctx *ctx, const char *name, const char *v)
+{
+    int n = numa_value(ctx, v);
+    char err[512] = "";
+    if (n == -3)
+        snprintf(err, sizeof err, "--%s '%s' is not allowed on %s: NUMA nodes are 0 to %d, or "
+                 "near, far, interleave", name, v, ctx->host, jt_topo_nnuma(&ctx->topo) - 1);
+    jt_check_all(ctx, err[0] ? err : NULL);
+    return n;
+}
+
 static void resolve_placement(jt_ctx *ctx)
 {
-    char err[512] = "", val[64];
-    const char *bad = NULL;
-    int ncores = jt_topo_ncores(&ctx->topo), nnuma = jt_topo_nnuma(&ctx->topo);
-    int auto_core = 0, auto_mem = JT_MEM_ANY;
-    char why[256];
-    int placed = jt_place_comm(&ctx->topo, ctx->local_rank, &auto_core, &auto_mem, why, sizeof why);
+    char err[512] = "", val[64], nicerr[256] = "";
+    int ncores = jt_topo_ncores(&ctx->topo);
+    const char *nicname = jt_opt_str(&ctx->opts, "nic");
+    jt_nic nic;
+    ctx->nic_numa = ctx->far_numa = -1;
+    if (jt_place_nic(&ctx->topo, nicname, &nic, nicerr, sizeof nicerr) == 0) {
+        ctx->nic_numa = nic.numa;
+        ctx->far_numa = jt_place_far_numa(&ctx->topo, nic.numa);
+    }
+    jt_check_all(ctx, nicname && ctx->nic_numa < 0 ? nicerr : NULL);
 
     ctx->comm_core = ncores > 0 ? ctx->local_rank % ncores : 0;
     ctx->comm_mem = JT_MEM_ANY;
     const char *cc = jt_opt_str(&ctx->opts, "comm-core");
+    const char *cm = jt_opt_str(&ctx->opts, "comm-mem");
+    int relative = (cc && (strstr(cc, "near") || strstr(cc, "far") || strstr(cc, "auto"))) ||
+                   (cm && (strstr(cm, "near") || strstr(cm, "far") || strstr(cm, "auto")));
+    if (relative && ctx->nic_numa < 0)
+        jt_warn(ctx, "rank %d: near/far/auto placement: %s; the default placement is used",
+                ctx->rank, nicerr);
+    else if (relative && ctx->rank == 0 && ctx->far_numa == ctx->nic_numa)
+        jt_warn(ctx, "one NUMA node: near and far are the same node");
     if (cc && list_entry(ctx, "comm-core", cc, err, sizeof err) == 0) {
         snprintf(val, sizeof val, "%s", err);
         err[0] = '\0';
-        if (strcmp(val, "auto") == 0) {
-            ctx->comm_core = auto_core;
-            if (placed != 0)
-                jt_warn(ctx, "rank %d: --comm-core auto: %s", ctx->rank, why);
+        if (strcmp(val, "near") == 0 || strcmp(val, "auto") == 0 || strcmp(val, "far") == 0) {
+            /* Near: the first cores of the NIC's node; far: the last cores of the farthest node
+             * (the seed binds the communication thread to the last core of another node). */
+            int far = val[0] == 'f';
+            if (ctx->nic_numa >= 0)
+                ctx->comm_core = jt_place_core_of_numa(&ctx->topo, far ? ctx->far_numa
+                                                       : ctx->nic_numa, ctx->local_rank, far);
         } else if (parse_index(val, &ctx->comm_core) != 0 || ctx->comm_core >= ncores) {
             snprintf(err, sizeof err, "--comm-core '%s' is not allowed on %s: expected a core from "
-                     "0 to %d, a list of them, or auto", val, ctx->host, ncores - 1);
+                     "0 to %d, a list of them, near, far or auto", val, ctx->host, ncores - 1);
         }
     }
-    bad = err[0] ? err : NULL;
-    jt_check_all(ctx, bad);
-
-    const char *cm = jt_opt_str(&ctx->opts, "comm-mem");
+    jt_check_all(ctx, err[0] ? err : NULL);
     if (cm && list_entry(ctx, "comm-mem", cm, err, sizeof err) == 0) {
         snprintf(val, sizeof val, "%s", err);
         err[0] = '\0';
-        if (strcmp(val, "auto") == 0) {
-            ctx->comm_mem = auto_mem;
-            if (placed != 0)
-                jt_warn(ctx, "rank %d: --comm-mem auto: %s", ctx->rank, why);
-        } else if (strcmp(val, "interleave") == 0) {
-            ctx->comm_mem = JT_MEM_INTERLEAVE;
-        } else if (parse_index(val, &ctx->comm_mem) != 0 || ctx->comm_mem >= nnuma) {
-            snprintf(err, sizeof err, "--comm-mem '%s' is not allowed on %s: NUMA nodes are 0 to "
-                     "%d (or auto, interleave)", val, ctx->host, nnuma - 1);
-        }
+        ctx->comm_mem = jt_numa_option(ctx, "comm-mem", val);
     }
-    bad = err[0] ? err : NULL;
-    jt_check_all(ctx, bad);
+    jt_check_all(ctx, err[0] ? err : NULL);
 }
 
 /* ---- bindings ------------------------------------------------------------------------- */
@@ -279,7 +310,7 @@ static void check_oversubscription(jt_ctx *ctx, char **hosts, char **cores)
     }
 }
 
-static void write_meta(jt_ctx *ctx, const jt_bench *b, char **hosts, char **binds)
+static void write_meta(jt_ctx *ctx, const jt_bench *b, void *st, char **hosts, char **binds)
 {
     jt_json j;
     jt_json_init(&j);
@@ -352,6 +383,8 @@ static void write_meta(jt_ctx *ctx, const jt_bench *b, char **hosts, char **bind
         jt_json_raw(&j, binds[r][0] ? binds[r] : "{}");
     }
     jt_json_end(&j);
+    if (b->meta)
+        b->meta(ctx, st, &j);
     jt_json_key(&j, "warnings");
     jt_json_array(&j);
     for (int i = 0; i < ctx->nwarn; i++)
@@ -363,7 +396,7 @@ static void write_meta(jt_ctx *ctx, const jt_bench *b, char **hosts, char **bind
 }
 
 /* Every rank's warnings, binding and bound cores reach rank 0 and the meta line. */
-static void gather_meta(jt_ctx *ctx, const jt_bench *b, const char *cores)
+static void gather_meta(jt_ctx *ctx, const jt_bench *b, void *st, const char *cores)
 {
     char **hosts = gather_text(ctx, ctx->host);
     jt_json bj;
@@ -402,7 +435,7 @@ static void gather_meta(jt_ctx *ctx, const jt_bench *b, const char *cores)
         if (!ctx->quiet)
             for (int i = 0; i < ctx->nwarn; i++)
                 fprintf(stderr, "jostle-bench: warning: %s\n", ctx->warn[i]);
-        write_meta(ctx, b, hosts, binds);
+        write_meta(ctx, b, st, hosts, binds);
     }
     free_text(ctx, hosts);
     free_text(ctx, binds);
@@ -441,7 +474,7 @@ static point_result measure(jt_ctx *ctx, const jt_bench *b, void *st, size_t i,
         total += (size_t)decision[1];
         /* Each sample holds one clock reading's cost besides the work: take it out. */
         for (int k = 0; k < b->nseries; k++) {
-            for (size_t q = done[k]; q < ser[k].n; q++)
+            for (size_t q = done[k]; !(b->ratio_series >> k & 1) && q < ser[k].n; q++)
                 ser[k].v[q] = fmax(ser[k].v[q] - ctx->timer_overhead, 1e-9);
             done[k] = ser[k].n;
         }
@@ -456,10 +489,12 @@ static point_result measure(jt_ctx *ctx, const jt_bench *b, void *st, size_t i,
             jt_stats st_;
             jt_stats_compute(tmp, s->n, &st_);
             int conv = s->n > 0 && jt_stats_rel_halfwidth(&st_) <= ctx->cfg.precision;
-            decision[0] = conv || el >= ctx->cfg.max_time || (long)total >= ctx->cfg.max_reps;
+            decision[0] = el >= p->min_time &&
+                          (conv || el >= fmax(ctx->cfg.max_time, p->min_time) ||
+                           (long)total >= ctx->cfg.max_reps);
             /* Grow geometrically, within what the time left allows. */
             double per = el / (double)total;
-            double left = (ctx->cfg.max_time - el) / (per > 0 ? per : 1e-9);
+            double left = (fmax(ctx->cfg.max_time, p->min_time) - el) / (per > 0 ? per : 1e-9);
             double next = fmin(fmax((double)total / 2.0, 1.0), fmax(left, 1.0));
             next = fmin(next, (double)(ctx->cfg.max_reps - (long)total));
             decision[1] = next < 1 ? 1 : (long)next;
@@ -620,7 +655,7 @@ int jt_harness_main(const jt_bench *b, int argc, char **argv)
     for (int k = 0; k < ctx->nbound; k++)
         snprintf(cores + strlen(cores), sizeof cores - strlen(cores), "%s%d", k ? "," : "",
                  ctx->bound[k]);
-    gather_meta(ctx, b, cores);
+    gather_meta(ctx, b, st, cores);
     if (ctx->writing)
         jt_record_guard(&ctx->rec);
 

@@ -40,7 +40,8 @@ typedef struct jt_metric {
 typedef struct jt_point {
     char label[32];                /* first column of the table */
     char params[JT_POINT_PARAMS];  /* JSON object text: what identifies the point */
-    double x, y;                   /* benchmark values the derive functions need (bytes, window) */
+    double arg[4];                 /* values the derive functions need (bytes, messages, ...) */
+    double min_time;               /* measure at least this long (a phase's duration), seconds */
     const jt_metric *metrics;
     int nmetrics;
 } jt_point;
@@ -64,6 +65,8 @@ typedef struct jt_ctx {
     double timer_overhead;     /* subtracted from every sample (jt_timer_overhead) */
     int comm_core;             /* resolved for this rank by --comm-core */
     int comm_mem;              /* resolved for this rank by --comm-mem (node or JT_MEM_*) */
+    int nic_numa;              /* NUMA node of the NIC near/far refer to, -1 unknown */
+    int far_numa;              /* the node farthest from it */
     jt_json bind_comm;         /* this rank's bindings, registered by the benchmark's setup */
     jt_json bind_compute;
     int bound[1024];           /* cores bound by this rank's threads, for oversubscription */
@@ -81,6 +84,7 @@ typedef struct jt_bench {
     int thread_level;           /* MPI_THREAD_* it needs */
     int min_ranks;
     int nseries;
+    unsigned ratio_series;      /* bit k: series k holds ratios, not durations (no clock correction) */
     const char *label_head;     /* heading of the first column: "Size" */
     /* Reads its options, allocates and binds; registers what it obtained (jt_ctx_bound_*). */
     void *(*setup)(jt_ctx *ctx);
@@ -90,6 +94,8 @@ typedef struct jt_bench {
      * with the same i and n; rank 0's series are the ones reported. */
     void (*run)(jt_ctx *ctx, void *state, size_t i, jt_series *series, size_t n);
     void (*teardown)(jt_ctx *ctx, void *state);
+    /* Optional: adds benchmark keys to the meta object (rank 0), e.g. what a kernel counts. */
+    void (*meta)(jt_ctx *ctx, void *state, jt_json *j);
 } jt_bench;
 
 /* Runs one benchmark from the command line (argv after the benchmark's name); returns the
@@ -106,6 +112,10 @@ void jt_ctx_bound_compute(jt_ctx *ctx, const struct jt_binding *b, const struct 
 /* Input only some ranks can judge (their host): the lowest rank with an error message says it,
  * and every rank exits with status 2.  Collective. */
 void jt_check_all(jt_ctx *ctx, const char *err);
+
+/* A NUMA node option's value (N, near/auto, far, interleave) as a node or JT_MEM_*; a value
+ * that is none of them is a usage error naming it.  Collective. */
+int jt_numa_option(jt_ctx *ctx, const char *name, const char *value);
 
 /* A warning for the run metadata (and stderr on rank 0), e.g. oversubscription. */
 void jt_warn(jt_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

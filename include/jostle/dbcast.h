@@ -1,0 +1,136 @@
+/*
+ * jostle — dynamic broadcasts in the communication layer (jt_dbcast).
+ *
+ * A root posts ONE send with the list of its recipients; every recipient posts an
+ * ordinary receive keyed by (original source, tag), without knowing that the data
+ * comes from a broadcast, nor who else receives it. Routing is source routing: the
+ * header of every message carries the sub-list of ranks the receiver must forward
+ * to, and the forwarding is done by this layer's progress engine as soon as the
+ * data (or each segment of it) arrives, independently of the receiver's application.
+ *
+ * Design, message format, routing choice and guarantees: docs/dbcast.md.
+ *
+ * Thread safety: all calls on one context are serialized by an internal mutex; with
+ * JT_PROGRESS_THREAD, the application may call them from any thread (the MPI library
+ * must grant MPI_THREAD_MULTIPLE). Several contexts may coexist (each duplicates its
+ * communicator). No global mutable state.
+ */
+#ifndef JOSTLE_DBCAST_H
+#define JOSTLE_DBCAST_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <mpi.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Routing of a broadcast, chosen by the root and carried in every header. */
+typedef enum {
+    JT_ROUTE_AUTO = 0,        /* chosen per message from size and recipient count */
+    JT_ROUTE_FLAT,            /* the root sends to every recipient */
+    JT_ROUTE_BINOMIAL,        /* binomial tree: ceil(log2(n+1)) rounds, depth floor(log2(n+1)) */
+    JT_ROUTE_CHAIN,           /* root -> r0 -> r1 -> ... (whole message per hop) */
+    JT_ROUTE_PIPELINE_CHAIN,  /* chain, message split into segments forwarded as they arrive */
+    JT_ROUTE_PIPELINE_TREE,   /* binary tree, segmented, forwarded as they arrive */
+    JT_ROUTE_COUNT_
+} jt_dbcast_routing;
+
+typedef enum {
+    JT_PROGRESS_AUTO = 0,  /* thread if MPI_THREAD_MULTIPLE is granted (and not SimGrid), else poll */
+    JT_PROGRESS_THREAD,    /* a progress thread per context; needs MPI_THREAD_MULTIPLE */
+    JT_PROGRESS_POLL       /* no thread: the runtime calls jt_dbcast_progress() from its loop */
+} jt_dbcast_progress_mode;
+
+typedef struct {
+    jt_dbcast_routing routing;       /* default JT_ROUTE_AUTO */
+    size_t segment_bytes;            /* pipelined routings; 0 = automatic (default) */
+    size_t inline_bytes;             /* payloads up to this size travel inside the header
+                                        message (one message per hop); default 8192 */
+    jt_dbcast_progress_mode progress;/* default JT_PROGRESS_AUTO */
+    int quiet;                       /* 1: do not print error messages to stderr */
+} jt_dbcast_cfg;
+
+/* Wildcards for jt_dbcast_recv. */
+#define JT_DBCAST_ANY_SOURCE (-1)
+#define JT_DBCAST_ANY_TAG    (-1)
+
+/* Return codes (0 = success). */
+#define JT_DBCAST_OK        0
+#define JT_DBCAST_EINVAL   (-1)  /* bad argument (message printed unless cfg.quiet) */
+#define JT_DBCAST_ETRUNC   (-2)  /* incoming broadcast larger than the receive buffer */
+#define JT_DBCAST_EMPI     (-3)  /* an MPI call failed */
+#define JT_DBCAST_ENOMEM   (-4)
+#define JT_DBCAST_ESTATE   (-5)  /* e.g. finalize with requests still pending */
+
+typedef struct jt_dbcast_ctx jt_dbcast_ctx;
+typedef struct jt_dbcast_req jt_dbcast_req;
+
+typedef struct {
+    int source;                 /* original root of the broadcast (rank in the ctx comm) */
+    int tag;                    /* user tag */
+    size_t bytes;               /* size of the broadcast data */
+    int error;                  /* JT_DBCAST_OK or JT_DBCAST_ETRUNC */
+    jt_dbcast_routing routing;  /* routing the root used (resolved, never AUTO) */
+} jt_dbcast_status;
+
+typedef struct {
+    uint64_t sent_roots;        /* broadcasts started here as root */
+    uint64_t headers_received;  /* broadcast messages received (one per broadcast) */
+    uint64_t forwarded_msgs;    /* header messages forwarded to children */
+    uint64_t forwarded_bytes;   /* payload bytes forwarded */
+    uint64_t unexpected;        /* arrived before a matching receive was posted */
+    uint64_t reordered;         /* arrived before an earlier broadcast of the same root */
+} jt_dbcast_stats;
+
+void jt_dbcast_cfg_default(jt_dbcast_cfg *cfg);
+
+/* Collective over comm. Returns NULL (with a message on stderr) on bad cfg or
+ * if JT_PROGRESS_THREAD is requested without MPI_THREAD_MULTIPLE. cfg may be NULL. */
+jt_dbcast_ctx *jt_dbcast_init(MPI_Comm comm, const jt_dbcast_cfg *cfg);
+
+/* Collective. Call after every broadcast has been received (each matching receive
+ * completed) and every request waited for; drains forwarding, then frees. Reports
+ * (and drops) broadcasts that arrived and were never received. */
+int jt_dbcast_finalize(jt_dbcast_ctx *ctx);
+
+/* Root side: start a broadcast of bytes to recipients (ranks of the ctx comm, distinct,
+ * not the caller). tag >= 0. The request completes when buf may be reused. */
+int jt_dbcast_send(jt_dbcast_ctx *ctx, const void *buf, size_t bytes, int tag,
+                   const int *recipients, int nrecipients, jt_dbcast_req **req);
+/* Same with a routing for this message only (JT_ROUTE_AUTO = automatic). */
+int jt_dbcast_send_routed(jt_dbcast_ctx *ctx, const void *buf, size_t bytes, int tag,
+                          const int *recipients, int nrecipients,
+                          jt_dbcast_routing routing, jt_dbcast_req **req);
+
+/* Receiver side: an ordinary receive of up to bytes, from source (the original root,
+ * or JT_DBCAST_ANY_SOURCE) with tag (or JT_DBCAST_ANY_TAG). Completes when the data is
+ * in buf AND the forwarding that reads buf has completed, so that buf may be modified. */
+int jt_dbcast_recv(jt_dbcast_ctx *ctx, void *buf, size_t bytes, int source, int tag,
+                   jt_dbcast_req **req);
+
+/* *flag = 1 once complete; then *req is freed and set to NULL; status may be NULL.
+ * Returns the request's error (JT_DBCAST_ETRUNC) or JT_DBCAST_OK. */
+int jt_dbcast_test(jt_dbcast_ctx *ctx, jt_dbcast_req **req, int *flag, jt_dbcast_status *status);
+int jt_dbcast_wait(jt_dbcast_ctx *ctx, jt_dbcast_req **req, jt_dbcast_status *status);
+/* Receive side only: *flag = 1 once the data is in buf (read-only: forwards may still be
+ * reading it). Does not free the request. */
+int jt_dbcast_test_arrived(jt_dbcast_ctx *ctx, jt_dbcast_req *req, int *flag);
+
+/* Thread-free progress: call from the runtime's scheduling loop. Returns the number of
+ * events handled (>= 0), or a negative error. Harmless in thread mode. */
+int jt_dbcast_progress(jt_dbcast_ctx *ctx);
+
+jt_dbcast_progress_mode jt_dbcast_progress_mode_used(const jt_dbcast_ctx *ctx);
+void jt_dbcast_get_stats(jt_dbcast_ctx *ctx, jt_dbcast_stats *stats);
+const char *jt_dbcast_strerror(int err);
+
+/* "auto", "flat", "binomial", "chain", "pipeline-chain", "pipeline-tree" */
+const char *jt_dbcast_route_name(jt_dbcast_routing r);
+int jt_dbcast_route_parse(const char *name, jt_dbcast_routing *out); /* 0 ok, -1 unknown */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,82 @@
+"""Contention analysis: pair each measurement alone with the same one together, and say how much worse.
+
+A contention run (jostle-bench contention) measures every point in phases: `compute` (the
+kernel alone), `comm` (the ping-pongs alone) and `together`. A metric measured together is
+compared with the same metric, same params except the phase, same `rep`, measured alone:
+comm metrics with the `comm` phase, compute metrics with the `compute` phase. Each side of a
+pair is that point's median; the degradation is signed so that positive is always worse:
+
+    latency, rtt                      together / alone − 1      (Swartvagher 2021: "doubles")
+    bandwidth, compute_bandwidth,
+    compute_flops                     1 − together / alone      (compute slowdown)
+
+With --repeat K the K pairs are summarised by the median of their degradations (and the
+range), not by a ratio of averaged sides, so that one slow repetition cannot hide in a mean.
+"""
+
+import math
+
+import pandas as pd
+
+# metric -> (phase that measures it alone, +1 if higher is worse, -1 if lower is worse, 0: no sign)
+METRICS = {
+    "latency": ("comm", +1),
+    "rtt": ("comm", +1),
+    "bandwidth": ("comm", -1),
+    "compute_bandwidth": ("compute", -1),
+    "compute_flops": ("compute", -1),
+    "stalled_fraction": ("compute", 0),   # shown side by side; a fraction has no "slowdown"
+}
+COMM_METRICS = ("latency", "rtt", "bandwidth")
+# Params that identify what is compared; anything else a record adds also has to match.
+PHASE, REP = "phase", "rep"
+
+
+def degradation(metric: str, alone: float, together: float) -> float:
+    """Fraction by which TOGETHER is worse than ALONE (positive: worse); NaN when undefined."""
+    sign = METRICS.get(metric, (None, 0))[1]
+    if not sign or not (alone and math.isfinite(alone) and math.isfinite(together)):
+        return math.nan
+    ratio = together / alone
+    return ratio - 1 if sign > 0 else 1 - ratio
+
+
+def pairs(points: pd.DataFrame, params) -> pd.DataFrame:
+    """One row per metric measured both alone and together at the same params and rep.
+
+    POINTS is a run's points frame (results.Run.points), PARAMS its param names. Columns:
+    the params except the phase, metric, unit, alone, together, degradation."""
+    key = [p for p in params if p != PHASE]
+    if points.empty or PHASE not in points:
+        return pd.DataFrame(columns=[*key, "metric", "unit", "alone", "together", "degradation"])
+    df = points[points.metric.isin(list(METRICS))]
+    cols = [*key, "metric", "unit", "median"]
+    alone_phase = df.metric.map(lambda m: METRICS[m][0])
+    # One line per (params, metric, phase): a repeated line is a bad file, keep its last.
+    alone = df[df[PHASE] == alone_phase][cols].drop_duplicates([*key, "metric"], keep="last")
+    together = df[df[PHASE] == "together"][cols].drop_duplicates([*key, "metric"], keep="last")
+    out = alone.merge(together.drop(columns="unit"), on=[*key, "metric"],
+                      suffixes=("_alone", "_together"))
+    out = out.rename(columns={"median_alone": "alone", "median_together": "together"})
+    out["degradation"] = [degradation(m, a, t)
+                          for m, a, t in zip(out.metric, out.alone, out.together)]
+    return out.reset_index(drop=True)
+
+
+def run_pairs(runs) -> pd.DataFrame:
+    """pairs() of every run, with a 'run' column."""
+    parts = [pairs(r.points, r.param_names).assign(run=r.name) for r in runs]
+    parts = [p for p in parts if not p.empty]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+def summary(paired: pd.DataFrame) -> pd.DataFrame:
+    """Repetitions folded: median of each side and of the degradations, their range, the count."""
+    if paired.empty:
+        return paired
+    key = [c for c in paired.columns
+           if c not in (REP, "alone", "together", "degradation")]
+    g = paired.groupby(key, sort=False, dropna=False)   # a param absent from a run is NaN
+    return g.agg(alone=("alone", "median"), together=("together", "median"),
+                 degradation=("degradation", "median"), deg_min=("degradation", "min"),
+                 deg_max=("degradation", "max"), reps=("alone", "size")).reset_index()

@@ -1,0 +1,390 @@
+/* contention: one communicating thread doing ping-pongs while compute threads run a kernel,
+ * in phases (compute alone, communication alone, both together), as in Swartvagher, COMPAS
+ * 2021 (figures 1-4) and SIAM PP22 (CG and GEMM).  One run is one configuration; the sweeps
+ * over cores, sizes, intensity and placement are campaigns of runs (jostle contention). */
+#include "bench/bench.h"
+
+#include "comm/p2p.h"
+#include "core/errors.h"
+#include "core/sizes.h"
+#include "core/timer.h"
+#include "kernels/workers.h"
+#include "topo/place.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifdef JT_HAVE_OPENBLAS
+void openblas_set_num_threads(int);
+#endif
+
+static const jt_opt_spec options[] = {
+    {"kernel", "NAME", "triad", "compute kernel: copy, triad, cg, gemm or cpu"},
+    {"ai", "F", NULL, "triad's arithmetic intensity in flop/byte, from 1/12 (0.0833): the "
+                      "executed value is recorded"},
+    {"compute-cores", "N", NULL, "compute threads per rank [the free cores of the rank's share "
+                                 "of its host]"},
+    {"compute-on", "WHO", "both", "ranks that compute: both, sender (rank 0) or none"},
+    {"compute-mem", "NODE", "local", "NUMA node of the compute arrays: local (first touch), "
+                                     "near, far, interleave or N"},
+    {"array-bytes", "B", NULL, "bytes of arrays per compute thread [12 x last-level cache / "
+                               "threads, at least 24M]"},
+    {"phases", "LIST", "compute,comm,together", "phases in order (any of compute, comm, together)"},
+    {"repeat", "K", "1", "repeat the sequence of phases K times"},
+    {"phase-time", "S", "1", "seconds each phase lasts at least"},
+    {"oversubscribe", NULL, NULL, "allow more bound threads than cores (marked in the records)"},
+    {NULL, NULL, NULL, NULL},
+};
+
+enum { PH_COMPUTE, PH_COMM, PH_TOGETHER, NPHASES };
+static const char *const phase_names[] = {"compute", "comm", "together", NULL};
+enum { S_COMM, S_COMPUTE, S_STALL }; /* series */
+
+typedef struct state {
+    uint64_t *sizes;
+    size_t nsizes;
+    int phases[8], nphases, repeat;
+    double phase_time;
+    const jt_kernel *kernel;
+    int reps, ncompute, computing, compute_mem;
+    size_t array_bytes;
+    jt_pool pool;
+    jt_buffer buf;
+    jt_p2p p2p;
+    long active;       /* point whose phase is running, -1 none */
+    double since;      /* sweeps that start before this belong to an earlier point */
+    jt_metric comm_m[3], comp_m[3], both_m[6];
+    int ncomp_m;
+    char counters_reason[160];
+} state;
+
+static double us_half(double s, const jt_point *p) { (void)p; return s * 0.5e6; }
+static double us(double s, const jt_point *p) { (void)p; return s * 1e6; }
+static double mbps(double s, const jt_point *p) { return 2.0 * p->arg[0] / s / 1e6; }
+/* arg[2] = bytes per sweep (no write-allocate), arg[3] = flops per sweep */
+static double gbps(double s, const jt_point *p) { return p->arg[2] / s / 1e9; }
+static double gflops(double s, const jt_point *p) { return p->arg[3] / s / 1e9; }
+static double ratio(double s, const jt_point *p) { (void)p; return s; }
+
+static void parse_phases(state *s, const char *list)
+{
+    char *copy = strdup(list), *save = NULL;
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        int k = 0;
+        while (phase_names[k] && strcmp(phase_names[k], t) != 0)
+            k++;
+        if (!phase_names[k] || s->nphases == 8)
+            jt_usage_error("--phases '%s' is not allowed: expected a list of compute, comm, "
+                           "together (at most 8)", list);
+        s->phases[s->nphases++] = k;
+    }
+    free(copy);
+    if (s->nphases == 0)
+        jt_usage_error("--phases '%s' is empty: expected a list of compute, comm, together", list);
+}
+
+static size_t llc_total(const jt_topo *tp)
+{
+    for (int d = 0; d < hwloc_topology_get_depth(tp->t); d++) {
+        hwloc_obj_t o = hwloc_get_obj_by_depth(tp->t, d, 0);
+        if (o && hwloc_obj_type_is_dcache(o->type))
+            return (size_t)o->attr->cache.size * (size_t)hwloc_get_nbobjs_by_depth(tp->t, d);
+    }
+    return (size_t)32 << 20;
+}
+
+static void metrics(state *s)
+{
+    const jt_metric comm[3] = {
+        {"latency", "us", "Latency(us)", S_COMM, us_half},
+        {"bandwidth", "MB/s", "Bandwidth(MB/s)", S_COMM, mbps},
+        {"rtt", "us", "RTT(us)", S_COMM, us},
+    };
+    memcpy(s->comm_m, comm, sizeof comm);
+    int k = 0;
+    if (strcmp(s->kernel->name, "cpu") != 0)
+        s->comp_m[k++] = (jt_metric){"compute_bandwidth", "GB/s", "Compute(GB/s/core)", S_COMPUTE, gbps};
+    if (strcmp(s->kernel->name, "copy") != 0)
+        s->comp_m[k++] = (jt_metric){"compute_flops", "GFlop/s", "Compute(GF/s/core)", S_COMPUTE, gflops};
+    if (s->pool.counters && s->computing)
+        s->comp_m[k++] = (jt_metric){"stalled_fraction", "1", "Stalled", S_STALL, ratio};
+    s->ncomp_m = k;
+    memcpy(s->both_m, s->comm_m, sizeof s->comm_m);
+    memcpy(s->both_m + 3, s->comp_m, (size_t)k * sizeof *s->comp_m);
+}
+
+static void *setup(jt_ctx *ctx)
+{
+    state *s = calloc(1, sizeof *s);
+    char err[512];
+    const char *spec = jt_opt_str(&ctx->opts, "sizes");
+    if (jt_sizes_parse(spec ? spec : "4", &s->sizes, &s->nsizes, err, sizeof err))
+        jt_usage_error("--sizes: %s", err);
+    for (size_t i = 0; i < s->nsizes; i++)
+        if (s->sizes[i] > (uint64_t)INT_MAX)
+            jt_usage_error("--sizes: size %llu is not allowed: one MPI message holds at most %d "
+                           "bytes", (unsigned long long)s->sizes[i], INT_MAX);
+    const char *kname = jt_opt_str(&ctx->opts, "kernel");
+    if (!(s->kernel = jt_kernel_find(kname)))
+        jt_usage_error("--kernel '%s' is not allowed: expected one of copy, triad, cg, gemm, cpu",
+                       kname);
+#ifndef JT_HAVE_OPENBLAS
+    if (s->kernel->needs_blas)
+        jt_usage_error("--kernel gemm is not available: jostle-bench was built without OpenBLAS");
+#endif
+    s->reps = 1;
+    if (jt_opt_given(&ctx->opts, "ai")) {
+        if (strcmp(s->kernel->name, "triad") != 0)
+            jt_usage_error("--ai applies to --kernel triad only, not '%s'", kname);
+        double ai = jt_opt_double(&ctx->opts, "ai", 0.0, 1e6);
+        if (ai < 1.0 / 12.0 - 1e-9)
+            jt_usage_error("--ai '%s' is not allowed: triad moves 24 bytes per 2 flops, so the "
+                           "lowest intensity is 1/12 = 0.0833 flop/byte", jt_opt_str(&ctx->opts, "ai"));
+        s->reps = jt_triad_reps_for_ai(ai);
+    }
+    parse_phases(s, jt_opt_str(&ctx->opts, "phases"));
+    s->repeat = (int)jt_opt_long(&ctx->opts, "repeat", 1, 1000);
+    s->phase_time = jt_opt_double(&ctx->opts, "phase-time", 0.0, 3600.0);
+    static const char *const who[] = {"both", "sender", "none", NULL};
+    int on = jt_opt_choice(&ctx->opts, "compute-on", who);
+    s->computing = ctx->rank < 2 && (on == 0 || (on == 1 && ctx->rank == 0));
+
+    /* This rank's share of its host: the communicating thread and the compute threads. */
+    int ncores = jt_topo_ncores(&ctx->topo), first, count;
+    jt_place_share(ncores, ctx->local_rank, ctx->local_size, &first, &count);
+    int comm_in_share = ctx->comm_core >= first && ctx->comm_core < first + count;
+    int free_cores = count - (comm_in_share ? 1 : 0);
+    s->ncompute = jt_opt_given(&ctx->opts, "compute-cores")
+                      ? (int)jt_opt_long(&ctx->opts, "compute-cores", 0, 4096)
+                      : free_cores;
+    if (!s->computing)
+        s->ncompute = 0;
+    int oversub = jt_opt_flag(&ctx->opts, "oversubscribe");
+    snprintf(err, sizeof err, "--compute-cores %d is not allowed without --oversubscribe: rank %d "
+             "has %d free core(s) on %s (its share of %d cores for %d ranks, less the "
+             "communicating thread's)", s->ncompute, ctx->rank, free_cores, ctx->host, ncores,
+             ctx->local_size);
+    jt_check_all(ctx, s->ncompute > free_cores && !oversub ? err : NULL);
+    const char *cm = jt_opt_str(&ctx->opts, "compute-mem");
+    s->compute_mem = strcmp(cm, "local") == 0 ? JT_MEM_ANY : jt_numa_option(ctx, "compute-mem", cm);
+
+    size_t threads_host = (size_t)ctx->local_size * (size_t)(s->ncompute > 0 ? s->ncompute : 1);
+    size_t dflt = 12 * llc_total(&ctx->topo) / threads_host;
+    if (dflt < ((size_t)24 << 20))
+        dflt = (size_t)24 << 20;
+    s->array_bytes = dflt;
+    if (jt_opt_given(&ctx->opts, "array-bytes")) {
+        uint64_t v;
+        if (jt_parse_bytes(jt_opt_str(&ctx->opts, "array-bytes"), &v, err, sizeof err) || v < 4096)
+            jt_usage_error("--array-bytes '%s' is not allowed: expected a byte count of at least "
+                           "4K", jt_opt_str(&ctx->opts, "array-bytes"));
+        s->array_bytes = (size_t)v;
+    }
+
+    size_t frames;
+    size_t arena = jt_p2p_arena_bytes(JT_P2P_PINGPONG, 1, s->sizes, s->nsizes, 0, 0, &frames);
+    size_t need = arena + s->array_bytes * (size_t)s->ncompute;
+    size_t avail = jt_bench_memory_per_rank(ctx);
+    snprintf(err, sizeof err, "arrays and buffers need %zu MiB per rank on %s, which has %zu MiB "
+             "available per rank: lower --array-bytes, --compute-cores or --sizes", need >> 20,
+             ctx->host, avail >> 20);
+    jt_check_all(ctx, need > avail * 8 / 10 ? err : NULL);
+
+    int me = ctx->rank < 2 ? ctx->rank : -1;
+    if (ctx->rank == 0 && ctx->size > 2)
+        jt_warn(ctx, "ranks 2 to %d take no part in contention and wait idle", ctx->size - 1);
+    if (me >= 0) {
+        jt_binding b;
+        jt_bind_thread(&ctx->topo, ctx->comm_core, &b);
+        jt_buffer_alloc(&ctx->topo, &s->buf, arena, ctx->comm_mem);
+        jt_ctx_bound_comm(ctx, &b, &s->buf);
+    }
+    jt_p2p_init(&s->p2p, ctx->comm, me, me >= 0 ? 1 - me : -1, JT_P2P_PINGPONG, 1, 0, s->buf.p,
+                s->buf.bytes, frames);
+
+    /* Compute threads take the share's cores in order, skipping the communicating thread's
+     * core; past the free ones (with --oversubscribe) they wrap over the whole share. */
+    int *cores = calloc((size_t)(s->ncompute > 0 ? s->ncompute : 1), sizeof *cores);
+    for (int t = 0, c = 0; t < s->ncompute; t++) {
+        if (t < free_cores) {
+            while (first + c == ctx->comm_core)
+                c++;
+            cores[t] = first + c++;
+        } else {
+            cores[t] = first + (t - free_cores) % count;
+        }
+    }
+#ifdef JT_HAVE_OPENBLAS
+    openblas_set_num_threads(1); /* one BLAS thread per compute thread */
+#endif
+    jt_pool_create(&s->pool, &ctx->topo, s->kernel, s->ncompute, cores, s->array_bytes,
+                   s->compute_mem, s->reps);
+    free(cores);
+    for (int t = 0; t < s->ncompute; t++)
+        jt_ctx_bound_compute(ctx, &s->pool.w[t].bind, &s->pool.w[t].ws.buf[0]);
+    if (s->ncompute > 0 && !s->pool.counters)
+        snprintf(s->counters_reason, sizeof s->counters_reason, "%s", s->pool.w[0].ctr.reason);
+    else if (s->ncompute == 0)
+        snprintf(s->counters_reason, sizeof s->counters_reason, "no compute thread on this rank");
+    metrics(s);
+    s->active = -1;
+    return s;
+}
+
+static size_t npoints(void *st)
+{
+    state *s = st;
+    return (size_t)s->repeat * s->nsizes * (size_t)s->nphases;
+}
+
+static void decode(const state *s, size_t i, int *rep, size_t *size, int *phase)
+{
+    *phase = s->phases[i % (size_t)s->nphases];
+    *size = (i / (size_t)s->nphases) % s->nsizes;
+    *rep = (int)(i / ((size_t)s->nphases * s->nsizes));
+}
+
+/* What one sweep of one compute thread counts (the first thread's workspace: all are alike). */
+static void sweep_counts(const state *s, double *bytes, double *flops)
+{
+    *bytes = s->ncompute > 0 ? s->pool.w[0].ws.bytes : 0;
+    *flops = s->ncompute > 0 ? s->pool.w[0].ws.flops : 0;
+}
+
+static void point(void *st, size_t i, jt_point *p)
+{
+    state *s = st;
+    int rep, phase;
+    size_t k;
+    decode(s, i, &rep, &k, &phase);
+    snprintf(p->label, sizeof p->label, "%s/%llu", phase_names[phase],
+             (unsigned long long)s->sizes[k]);
+    p->arg[0] = (double)s->sizes[k];
+    sweep_counts(s, &p->arg[2], &p->arg[3]);
+    p->min_time = s->phase_time;
+    snprintf(p->params, sizeof p->params,
+             "{\"phase\":\"%s\",\"size\":%llu,\"kernel\":\"%s\",\"compute_cores\":%d,\"ai\":%.6g,"
+             "\"rep\":%d}",
+             phase_names[phase], (unsigned long long)s->sizes[k], s->kernel->name, s->ncompute,
+             p->arg[2] > 0 ? p->arg[3] / p->arg[2] : 0.0, rep);
+    if (phase == PH_COMM || s->ncomp_m == 0 || s->ncompute == 0) {
+        p->metrics = s->comm_m;
+        p->nmetrics = phase == PH_COMPUTE ? 0 : 3;
+    } else if (phase == PH_COMPUTE) {
+        p->metrics = s->comp_m;
+        p->nmetrics = s->ncomp_m;
+    } else {
+        p->metrics = s->both_m;
+        p->nmetrics = 3 + s->ncomp_m;
+    }
+}
+
+static void run(jt_ctx *ctx, void *st, size_t i, jt_series *ser, size_t n)
+{
+    state *s = st;
+    int rep, phase;
+    size_t k;
+    decode(s, i, &rep, &k, &phase);
+    if (s->active != (long)i) { /* a new phase: compute threads run only where they belong */
+        if (s->ncompute > 0)
+            jt_pool_stop(&s->pool);
+        s->active = (long)i;
+        s->since = jt_now();
+        if (s->ncompute > 0 && phase != PH_COMM)
+            jt_pool_start(&s->pool);
+    }
+    int sampling = ctx->rank == 0 && s->ncompute > 0;
+    if (phase == PH_COMPUTE) {
+        /* Rank 0 waits for n more sweeps; the other ranks compute meanwhile. */
+        size_t got = 0;
+        while (sampling && got < n) {
+            got += jt_pool_harvest(&s->pool, s->since, &ser[S_COMPUTE], &ser[S_STALL]);
+            if (got < n)
+                nanosleep(&(struct timespec){0, 200000}, NULL);
+        }
+        return;
+    }
+    for (size_t q = 0; q < n; q++) {
+        double dt = jt_p2p_sample(&s->p2p, s->sizes[k]);
+        if (s->p2p.me == 0)
+            jt_series_push(&ser[S_COMM], dt);
+    }
+    if (sampling && phase == PH_TOGETHER)
+        jt_pool_harvest(&s->pool, s->since, &ser[S_COMPUTE], &ser[S_STALL]);
+}
+
+static void teardown(jt_ctx *ctx, void *st)
+{
+    state *s = st;
+    if (s->ncompute > 0)
+        jt_pool_stop(&s->pool);
+    jt_pool_destroy(&s->pool);
+    jt_p2p_free(&s->p2p);
+    jt_buffer_free(&ctx->topo, &s->buf);
+    free(s->sizes);
+    free(s);
+}
+
+static void meta(jt_ctx *ctx, void *st, jt_json *j)
+{
+    state *s = st;
+    (void)ctx;
+    double bytes = 0, flops = 0;
+    sweep_counts(s, &bytes, &flops);
+    jt_json_key(j, "kernel");
+    jt_json_object(j);
+    jt_json_kstr(j, "name", s->kernel->name);
+    jt_json_kstr(j, "what", s->kernel->what);
+    jt_json_knum(j, "bytes_per_sweep", bytes);
+    jt_json_knum(j, "bytes_per_sweep_write_allocate",
+                 s->ncompute > 0 ? s->pool.w[0].ws.bytes_wa : 0);
+    jt_json_knum(j, "flops_per_sweep", flops);
+    jt_json_knum(j, "ai", bytes > 0 ? flops / bytes : 0);
+    jt_json_kint(j, "reps_per_element", s->reps);
+    jt_json_kint(j, "array_bytes", (long long)s->array_bytes);
+    jt_json_kint(j, "threads", s->ncompute);
+    jt_json_kbool(j, "write_allocate_counted", 0);
+    jt_json_kstr(j, "bandwidth", "bytes_per_sweep / sweep time, per compute thread (STREAM)");
+    jt_json_end(j);
+    jt_json_key(j, "counters");
+    jt_json_object(j);
+    int have = s->ncompute > 0 && s->pool.counters;
+    jt_json_kstr(j, "backend", have ? "perf" : "unavailable");
+    if (have) {
+        jt_json_key(j, "events");
+        jt_json_array(j);
+        jt_json_str(j, "cpu-cycles");
+        jt_json_str(j, "stalled-cycles-backend");
+        jt_json_end(j);
+    } else {
+        jt_json_kstr(j, "reason", s->counters_reason);
+    }
+    jt_json_end(j);
+    jt_json_key(j, "phases");
+    jt_json_array(j);
+    for (int k = 0; k < s->nphases; k++)
+        jt_json_str(j, phase_names[s->phases[k]]);
+    jt_json_end(j);
+    jt_json_knum(j, "phase_time_s", s->phase_time);
+}
+
+const jt_bench jt_bench_contention = {
+    .name = "contention",
+    .summary = "Communication and computation, alone and together: ping-pongs of a communicating "
+               "thread while compute threads run a kernel (Swartvagher 2021).",
+    .options = options,
+    .thread_level = MPI_THREAD_FUNNELED,
+    .min_ranks = 2,
+    .nseries = 3,
+    .ratio_series = 1u << S_STALL,
+    .label_head = "Phase/Size",
+    .setup = setup,
+    .npoints = npoints,
+    .point = point,
+    .run = run,
+    .teardown = teardown,
+    .meta = meta,
+};

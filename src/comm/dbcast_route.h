@@ -1,0 +1,73 @@
+/*
+ * jt_dbcast routing: pure functions, no MPI calls, no state.
+ *
+ * Source routing works on a LIST of recipients that excludes the caller. A routing
+ * splits a list of n recipients into the caller's children; each child gets a
+ * contiguous slice of the list (its subtree, which it must forward to) and applies
+ * the same routing to that slice. Everything is expressed in list indices, so the
+ * functions do not depend on rank numbers.
+ */
+#ifndef JT_COMM_DBCAST_ROUTE_H
+#define JT_COMM_DBCAST_ROUTE_H
+
+#include <stddef.h>
+#include "jostle/dbcast.h"
+
+typedef struct {
+    int child;    /* index in the list of the child to send to */
+    int sub_off;  /* its subtree: list[sub_off .. sub_off+sub_len-1] */
+    int sub_len;
+} jt_dbcast_route_child;
+
+/* Upper bound of the number of children for n recipients (>= the value returned by
+ * jt_dbcast_route_children). */
+int jt_dbcast_route_max_children(jt_dbcast_routing r, int n);
+
+/* Children of the caller for n recipients, first-to-send first (the largest subtree
+ * first for trees). out must hold jt_dbcast_route_max_children(r, n) entries.
+ * Returns the number of children, or -1 for AUTO/an unknown routing or n < 0. */
+int jt_dbcast_route_children(jt_dbcast_routing r, int n, jt_dbcast_route_child *out);
+
+/* Depth of the tree (hops from the root to the farthest recipient) in closed form:
+ * flat 1, chains n, binomial and binary trees floor(log2(n+1)). (A binomial broadcast
+ * takes ceil(log2(n+1)) ROUNDS of sends, since a node sends to its children one after
+ * the other.) */
+int jt_dbcast_route_depth(jt_dbcast_routing r, int n);
+
+int jt_dbcast_route_is_pipelined(jt_dbcast_routing r);
+
+/* Cost model used by the automatic choice (Hockney/LogP-like, in seconds):
+ * one message of m bytes over one hop costs latency + overhead + m / bandwidth, a
+ * sender pays overhead + m / bandwidth per message it injects, and every forwarding
+ * hop adds forward_delay (the progress engine noticing the arrival and re-posting). */
+typedef struct {
+    double latency;        /* s */
+    double overhead;       /* s per message injected */
+    double bandwidth;      /* bytes/s per link */
+    double forward_delay;  /* s per forwarding hop */
+} jt_dbcast_model;
+
+void jt_dbcast_model_default(jt_dbcast_model *m);
+
+/* Largest segment ever used (keeps every MPI count an int). */
+#define JT_DBCAST_MAX_SEGMENT ((size_t)1 << 30)
+#define JT_DBCAST_MIN_AUTO_SEGMENT ((size_t)16 << 10)
+#define JT_DBCAST_MAX_AUTO_SEGMENT ((size_t)1 << 20)
+
+/* Segment size for routing r: seg_cfg if nonzero (clamped to the maximum); otherwise
+ * the model optimum for pipelined routings, or the whole message for the others. */
+size_t jt_dbcast_route_segment(jt_dbcast_routing r, size_t bytes, int n, size_t seg_cfg,
+                               const jt_dbcast_model *m);
+
+/* Modelled completion time of a broadcast of bytes to n recipients with routing r and
+ * segment size seg (ignored by non-pipelined routings). */
+double jt_dbcast_route_cost(jt_dbcast_routing r, size_t bytes, int n, size_t seg,
+                            const jt_dbcast_model *m);
+
+/* The automatic choice: the routing among flat, binomial, pipeline-chain and
+ * pipeline-tree with the least modelled cost (ties: that order). n <= 1 gives flat.
+ * *seg_out (may be NULL) receives the segment size to use. */
+jt_dbcast_routing jt_dbcast_route_choose(size_t bytes, int n, size_t seg_cfg,
+                                         const jt_dbcast_model *m, size_t *seg_out);
+
+#endif
