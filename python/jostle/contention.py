@@ -80,3 +80,24 @@ def summary(paired: pd.DataFrame) -> pd.DataFrame:
     return g.agg(alone=("alone", "median"), together=("together", "median"),
                  degradation=("degradation", "median"), deg_min=("degradation", "min"),
                  deg_max=("degradation", "max"), reps=("alone", "size")).reset_index()
+
+
+def run_costs(runs) -> tuple:
+    """(start-up and teardown, measuring) in seconds, means over RUNS.
+
+    Measuring is the sum of the elapsed_s of a run's points (one per params: its metric lines
+    share it), else the run's own elapsed_s; start-up and teardown is the launcher's wall time
+    (NAME.launch.json) less that: MPI start, topology, allocation and first touch of arrays."""
+    startup, measuring = [], []
+    for r in runs:
+        df = r.points
+        m = math.nan
+        if not df.empty and "elapsed_s" in df and df.elapsed_s.notna().any():
+            m = float(df.groupby(r.param_names, dropna=False)["elapsed_s"].max().sum())
+        if not math.isfinite(m):
+            m = float((r.end or {}).get("elapsed_s") or 0.0)
+        wall = (r.launch or {}).get("elapsed_s")
+        measuring.append(m)
+        startup.append(max(0.0, float(wall) - m) if wall is not None else 0.0)
+    n = max(len(runs), 1)
+    return sum(startup) / n, sum(measuring) / n

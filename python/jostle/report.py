@@ -144,6 +144,18 @@ def _missing(dirs, runs) -> list:
     return [n for n in dict.fromkeys(names) if n not in have]
 
 
+def _benchmark_sections(runs) -> str:
+    """Sections a benchmark adds: the tables(runs) of its figure module, when it has one."""
+    parts = []
+    for bench in dict.fromkeys(r.benchmark for r in runs):
+        tables = getattr(figures.module_for(bench), "tables", None)
+        for t in tables([r for r in runs if r.benchmark == bench]) if tables else []:
+            parts.append(f'<section id="{_e(t["id"])}"><h2>{_e(t["title"])}</h2>'
+                         f'<p>{_e(t["caption"])}</p>'
+                         f'{_table(t["headers"], t["rows"], t.get("num_cols", ()))}</section>')
+    return "".join(parts)
+
+
 def render(runs, title="jostle report", missing=(), figures_dir=None) -> str:
     figs = figures.build(runs)
     try:
@@ -168,6 +180,7 @@ from {len(runs)} run(s).</p>
 <section id="runs"><h2>Runs</h2>{_runs_table(runs, missing)}</section>
 <section id="machine"><h2>Machine</h2>{_machines(runs)}</section>
 <section id="figures"><h2>Figures</h2>{fig_html or '<p>No figure for these benchmarks.</p>'}</section>
+{_benchmark_sections(runs)}
 <section id="results"><h2>Results</h2>{_results(runs)}</section>
 </body></html>
 """

@@ -643,14 +643,15 @@ int jt_harness_main(const jt_bench *b, int argc, char **argv)
     resolve_placement(ctx);
     ctx->timer_overhead = jt_timer_overhead();
 
+    jt_json_init(&ctx->bind_comm);
+    jt_json_init(&ctx->bind_compute);
+    void *st = b->setup(ctx);
+    /* The run file opens once every input has been judged (the benchmark's own options in
+     * setup too): bad input never leaves a file behind. */
     const char *out = jt_opt_str(&ctx->opts, "output");
     ctx->writing = ctx->rank == 0 && out;
     ctx->rec.fd = -1;
     jt_check_all(ctx, ctx->writing && jt_record_open(&ctx->rec, out, err, sizeof err) ? err : NULL);
-
-    jt_json_init(&ctx->bind_comm);
-    jt_json_init(&ctx->bind_compute);
-    void *st = b->setup(ctx);
     char cores[8192] = "";
     for (int k = 0; k < ctx->nbound; k++)
         snprintf(cores + strlen(cores), sizeof cores - strlen(cores), "%s%d", k ? "," : "",

@@ -1,0 +1,241 @@
+"""The contention figures of Swartvagher (COMPAS 2021, figures 1-4; SIAM PP22 use cases).
+
+Runs are grouped by study, read from the run names `jostle contention` gives them
+(fig1-…, fig2-…, …, with -quick for --quick); a run named otherwise is put where its
+data fits (AI varies: fig4; many sizes: fig3; else fig1). Each figure shows both sides:
+the communication metric and the compute bandwidth per core, alone (solid) and together
+(dashed), and the degradation in percent (jostle.contention: positive is worse).
+"""
+
+import re
+from collections import Counter
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.ticker import FuncFormatter
+
+from .. import contention
+from ..sizes import human
+from . import Figure
+from .pingpong import caveats
+
+STUDIES = {
+    "fig1": "Contention vs computing cores",
+    "fig2": "Contention vs computing cores: comm thread and data near/far the NIC",
+    "fig3": "Contention vs message size",
+    "fig4": "Contention vs arithmetic intensity of triad",
+    "usecases": "Contention of computational kernels",
+}
+X = {"fig1": "compute_cores", "fig2": "compute_cores", "fig3": "size", "fig4": "ai"}
+XLABEL = {"compute_cores": "computing cores per rank", "size": "message size (bytes; K = 1024)",
+          "ai": "arithmetic intensity (flop/byte, as executed)"}
+LATENCY_BELOW = 64 << 10      # a row of messages smaller than this shows latency, else bandwidth
+DEGRADATION = ("comm: latency_together/latency_alone − 1 or 1 − bw_together/bw_alone; compute "
+               "slowdown: 1 − computebw_together/computebw_alone; from the medians of each "
+               "alone/together pair, median over repetitions")
+
+
+def study_of(run) -> tuple:
+    """(study, quick) from the run's name, else from what varies in its points."""
+    m = re.match(r"(fig[1-4]|usecases)-", run.name)
+    quick = run.name.endswith("-quick")
+    if m:
+        return m.group(1), quick
+    df = run.points
+    if "ai" in df and df["ai"].nunique() > 1:
+        return "fig4", quick
+    if "size" in df and df["size"].nunique() > 2:
+        return "fig3", quick
+    return "fig1", quick
+
+
+def _argv_option(run, flag):
+    argv = run.meta.get("argv") or []
+    return argv[argv.index(flag) + 1] if flag in argv[:-1] else None
+
+
+def series_of(run, study) -> str:
+    if study == "fig2":
+        return (f"comm thread {_argv_option(run, '--comm-core') or '?'}, "
+                f"data {_argv_option(run, '--comm-mem') or '?'}")
+    kernels = run.points["kernel"].dropna().unique() if "kernel" in run.points else []
+    return ", ".join(map(str, kernels)) or "kernel ?"
+
+
+def _notes(runs) -> list:
+    """Caveats of the study's runs, each with how many runs it concerns (named when few)."""
+    seen = Counter()
+    names = {}
+    for r in runs:
+        for cav in caveats(r):
+            seen[cav] += 1
+            names.setdefault(cav, []).append(r.name)
+    out = []
+    for cav, k in seen.items():
+        who = ", ".join(names[cav][:3]) + (", …" if k > 3 else "")
+        out.append(f"{cav} ({k} of {len(runs)} runs: {who})")
+    return out
+
+
+def _finish(fig, title, notes):
+    fig.suptitle(f"{title}\nsolid: alone, dashed: together; degradation: positive is worse")
+    if notes:
+        fig.text(0.01, 0.005, "Caveats: " + "; ".join(notes), color="firebrick",
+                 fontsize=8, ha="left", va="bottom", wrap=True)
+    fig.tight_layout(rect=(0, 0.04 if notes else 0, 1, 1))
+    return fig
+
+
+def _x_axis(ax, x):
+    ax.set_xlabel(XLABEL[x])
+    if x == "size":
+        ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: human(int(v)) if v >= 1 else ""))
+    elif x == "ai":
+        ax.set_xscale("log")
+    ax.grid(True, alpha=0.3)
+
+
+def _rows(study, table):
+    """[(title, rows of TABLE, comm metric)]: one per size, or latency and bandwidth over sizes."""
+    if study == "fig3":
+        return [("latency", table, "latency"), ("bandwidth", table, "bandwidth")]
+    out = []
+    for size in sorted(table["size"].dropna().unique()):
+        metric = "latency" if size < LATENCY_BELOW else "bandwidth"
+        out.append((f"{human(int(size))} B messages", table[table["size"] == size], metric))
+    return out
+
+
+def _line(ax, d, col, color, style, label=None):
+    d = d.sort_values("xv")
+    ax.plot(d["xv"], d[col], style, color=color, ms=4, lw=1.2, label=label)
+
+
+def _versus(study, table, labels) -> plt.Figure:
+    x = X[study]
+    rows = _rows(study, table)
+    fig, axes = plt.subplots(len(rows), 3, figsize=(15, 4.2 * len(rows)), squeeze=False)
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for (title, part, comm), (ax_c, ax_k, ax_d) in zip(rows, axes):
+        part = part.assign(xv=part[x].astype(float))
+        for i, series in enumerate(labels):
+            color = colors[i % len(colors)]
+            s = part[part.series == series]
+            m = s[s.metric == comm]
+            k = s[s.metric == "compute_bandwidth"]
+            _line(ax_c, m, "alone", color, "-o", series)
+            _line(ax_c, m, "together", color, "--o")
+            _line(ax_k, k, "alone", color, "-s", series)
+            _line(ax_k, k, "together", color, "--s")
+            _line(ax_d, m.assign(pct=m.degradation * 100), "pct", color, "-o", f"{series}: comm")
+            _line(ax_d, k.assign(pct=k.degradation * 100), "pct", color, ":s", f"{series}: compute")
+        unit = part[part.metric == comm]["unit"]
+        ax_c.set_ylabel(f"{comm} ({unit.iloc[0] if len(unit) else '?'})")
+        ax_c.set_title(f"communication: {comm}, {title}" if study != "fig3" else f"communication: {comm}")
+        ax_k.set_ylabel("compute bandwidth per core (GB/s)")
+        ax_k.set_title(f"computation, {title}" if study != "fig3" else "computation")
+        ax_d.set_ylabel("degradation (%)")
+        ax_d.set_title(f"{comm} degradation (o, solid), compute slowdown (s, dotted)", fontsize=9)
+        ax_d.axhline(0, color="grey", lw=0.8)
+        for ax in (ax_c, ax_k, ax_d):
+            _x_axis(ax, x)
+        if study == "fig3":
+            ax_c.set_yscale("log")
+    axes[0][0].legend(fontsize=8, loc="best")
+    return fig
+
+
+def _usecases(table, counters) -> plt.Figure:
+    fig, (ax_b, ax_s) = plt.subplots(1, 2, figsize=(14, 5), gridspec_kw={"width_ratios": [3, 2]})
+    kernels = list(dict.fromkeys(table["kernel"].dropna()))
+    sizes = sorted(table["size"].dropna().unique())
+    bars = []
+    for size in sizes:
+        comm = "latency" if size < LATENCY_BELOW else "bandwidth"
+        bars.append((f"comm {comm} ({human(int(size))} B)", size, comm))
+        bars.append((f"compute slowdown ({human(int(size))} B)", size, "compute_bandwidth"))
+    width = 0.8 / max(len(bars), 1)
+    pos = np.arange(len(kernels))
+    for j, (label, size, metric) in enumerate(bars):
+        vals = []
+        for k in kernels:
+            v = table[(table.kernel == k) & (table["size"] == size) & (table.metric == metric)]
+            vals.append(float(v.degradation.iloc[0]) * 100 if len(v) else np.nan)
+        ax_b.bar(pos + (j - (len(bars) - 1) / 2) * width, vals, width, label=label,
+                 hatch="//" if metric == "compute_bandwidth" else None)
+    ax_b.set_xticks(pos, kernels)
+    ax_b.axhline(0, color="grey", lw=0.8)
+    ax_b.set_ylabel("degradation (%)")
+    ax_b.set_title("communication degradation and compute slowdown")
+    ax_b.legend(fontsize=8)
+    stalled = table[table.metric == "stalled_fraction"]
+    if stalled.empty:
+        why = "; ".join(sorted(counters)) or "no stalled_fraction in the records"
+        ax_s.text(0.5, 0.5, f"counters unavailable on this machine\n({why})", ha="center",
+                  va="center", wrap=True, transform=ax_s.transAxes)
+        ax_s.set_axis_off()
+    else:
+        big = stalled[stalled["size"] == stalled["size"].max()]
+        for j, side in enumerate(("alone", "together")):
+            vals = [float(big[big.kernel == k][side].median()) * 100 for k in kernels]
+            ax_s.bar(pos + (j - 0.5) * 0.4, vals, 0.4, label=side, hatch="//" if j else None)
+        ax_s.set_xticks(pos, kernels)
+        ax_s.set_ylabel("stalled cycles (% of cycles)")
+        ax_s.set_title(f"stalled cycles, {human(int(big['size'].iloc[0]))} B messages")
+        ax_s.legend(fontsize=8)
+    return fig
+
+
+def degradation_table(runs):
+    """The summary of every pair (jostle.contention.summary) with study and series columns."""
+    table = contention.summary(contention.run_pairs(runs))
+    if table.empty:
+        return table
+    info = {r.name: (*study_of(r), series_of(r, study_of(r)[0])) for r in runs}
+    table["study"] = [info[n][0] + ("-quick" if info[n][1] else "") for n in table.run]
+    table["series"] = [info[n][2] for n in table.run]
+    return table
+
+
+def build(runs) -> list:
+    runs = [r for r in runs if not r.points.empty]
+    table = degradation_table(runs)
+    if table.empty:
+        return []
+    figures = []
+    for study_id in dict.fromkeys(table.study):
+        study = study_id.removesuffix("-quick")
+        part = table[table.study == study_id]
+        group = [r for r in runs if r.name in set(part.run)]
+        notes = _notes(group)
+        title = STUDIES[study] + (" (--quick)" if study_id != study else "")
+        if study == "usecases":
+            counters = {f"{(r.meta.get('counters') or {}).get('backend', '?')}: "
+                        f"{(r.meta.get('counters') or {}).get('reason', '')}".rstrip(": ")
+                        for r in group}
+            fig = _usecases(part, counters)
+        else:
+            fig = _versus(study, part, list(dict.fromkeys(part.series)))
+        _finish(fig, title, notes)
+        caption = (f"{title}: {len(group)} run(s), {', '.join(sorted(set(part.series)))}. "
+                   f"Degradation — {DEGRADATION}.")
+        figures.append(Figure(f"contention-{study_id}", title, caption, fig))
+    return figures
+
+
+def tables(runs) -> list:
+    """For the report: the degradations of every study, one row per point and metric."""
+    table = degradation_table([r for r in runs if not r.points.empty])
+    if table.empty:
+        return []
+    table = table[table.metric.isin(("latency", "bandwidth", "compute_bandwidth",
+                                     "compute_flops", "stalled_fraction"))]
+    cols = ["study", "series", "run", *[c for c in ("kernel", "compute_cores", "size", "ai")
+                                         if c in table], "metric", "unit", "alone", "together"]
+    rows = [[*r[:-1], r[-1] * 100 if r[-1] == r[-1] else None]
+            for r in table[[*cols, "degradation"]].itertuples(index=False)]
+    return [{"id": "contention", "title": "Contention: degradations",
+             "caption": f"Medians alone and together, and the degradation in percent ({DEGRADATION}).",
+             "headers": [*cols, "degradation %"], "rows": rows,
+             "num_cols": ("alone", "together", "degradation %")}]

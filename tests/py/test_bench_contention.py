@@ -1,0 +1,116 @@
+"""Integration: jostle-bench contention with 2 real ranks, small arrays and short phases.  The
+assertions are about structure and arithmetic (phases present, bytes and flops per sweep, the
+intensity executed, metrics of each phase, oversubscription marked), never machine speeds."""
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from jostle.results import load_run
+
+ROOT = Path(__file__).resolve().parents[2]
+EXE = ROOT / "build/openmpi/jostle-bench"
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_rmaps_base_oversubscribe="1")
+QUICK = ["--min-reps", "5", "--max-time", "0.05", "--phase-time", "0.05", "--warmup", "2",
+         "--array-bytes", "3M", "--compute-cores", "1", "--oversubscribe"]
+
+
+def contention(tmp_path, *args, name="c.jsonl"):
+    if not EXE.exists():
+        pytest.skip(f"{EXE} is not built (make build)")
+    out = tmp_path / name
+    p = subprocess.run(["mpirun.openmpi", "-np", "2", "--oversubscribe", "--bind-to", "none",
+                        str(EXE), "contention", "--output", str(out), *args], env=ENV,
+                       capture_output=True, text=True, timeout=180)
+    return p, out
+
+
+def test_phases_metrics_and_triad_arithmetic(tmp_path):
+    p, out = contention(tmp_path, *QUICK, "--sizes", "4,64K")
+    assert p.returncode == 0, p.stderr
+    r = load_run(out)
+    k = r.meta["kernel"]
+    n = (3 << 20) // 3 // 8                       # elements per array
+    assert k["bytes_per_sweep"] == 24 * n         # read a, b; write c (STREAM convention)
+    assert k["bytes_per_sweep_write_allocate"] == 32 * n
+    assert k["flops_per_sweep"] == 2 * n and k["ai"] == pytest.approx(1 / 12)
+    assert r.meta["phases"] == ["compute", "comm", "together"]
+    df = r.points
+    assert set(df["phase"]) == {"compute", "comm", "together"}
+    by_phase = {ph: set(g["metric"]) for ph, g in df.groupby("phase")}
+    assert by_phase["compute"] == {"compute_bandwidth", "compute_flops"} | (
+        {"stalled_fraction"} if r.meta["counters"]["backend"] == "perf" else set())
+    assert by_phase["comm"] == {"latency", "bandwidth", "rtt"}
+    assert by_phase["together"] == by_phase["comm"] | by_phase["compute"]
+    assert sorted(df["size"].unique()) == [4, 65536]
+    # Flops and bytes come from the same sweeps: their ratio is the kernel's intensity.
+    for _, g in df[df["phase"] != "comm"].groupby(["phase", "size"]):
+        m = g.set_index("metric")["median"]
+        assert m["compute_flops"] / m["compute_bandwidth"] == pytest.approx(1 / 12, rel=1e-6)
+    # 2 ranks x (1 comm + 1 compute) on this machine's cores: marked.
+    assert any("oversubscribed" in w for w in r.meta["warnings"]) == (os.cpu_count() < 4)
+    assert len(r.meta["binding"]["0"]["compute"]) == 1
+    c = r.meta["counters"]
+    assert c["backend"] in ("perf", "unavailable") and (c["backend"] == "perf" or c["reason"])
+
+
+def test_intensity_is_the_one_executed(tmp_path):
+    p, out = contention(tmp_path, *QUICK, "--ai", "1", "--phases", "compute")
+    assert p.returncode == 0, p.stderr
+    k = load_run(out).meta["kernel"]
+    n = (3 << 20) // 3 // 8
+    assert k["reps_per_element"] == 12 and k["flops_per_sweep"] == 24 * n
+    assert k["ai"] == pytest.approx(1.0)
+    p, out = contention(tmp_path, *QUICK, "--ai", "0.3", "--phases", "compute", name="b.jsonl")
+    assert load_run(out).meta["kernel"]["ai"] == pytest.approx(4 / 12)  # 0.3*12 rounds to 4
+
+
+@pytest.mark.parametrize("kernel,flops", [("copy", False), ("cg", True), ("gemm", True),
+                                          ("cpu", True)])
+def test_other_kernels(tmp_path, kernel, flops):
+    p, out = contention(tmp_path, *QUICK, "--kernel", kernel, "--phases", "compute,together")
+    assert p.returncode == 0, p.stderr
+    r = load_run(out)
+    metrics = set(r.points[r.points["phase"] == "compute"]["metric"])
+    assert ("compute_flops" in metrics) == flops
+    assert ("compute_bandwidth" in metrics) == (kernel != "cpu")
+    k = r.meta["kernel"]
+    if kernel == "copy":
+        n = (3 << 20) // 2 // 8
+        assert k["bytes_per_sweep"] == 16 * n and k["flops_per_sweep"] == 0
+    if kernel == "gemm":
+        n = int(((3 << 20) / 24) ** 0.5)
+        assert k["flops_per_sweep"] == 2 * n ** 3
+
+
+def test_order_repeat_and_no_compute(tmp_path):
+    p, out = contention(tmp_path, *QUICK, "--phases", "together,comm", "--repeat", "2")
+    assert p.returncode == 0, p.stderr
+    df = load_run(out).points
+    seq = list(dict.fromkeys(zip(df["rep"], df["phase"])))
+    assert seq == [(0, "together"), (0, "comm"), (1, "together"), (1, "comm")]
+    p, out = contention(tmp_path, "--min-reps", "5", "--phase-time", "0.05", "--compute-on",
+                        "none", name="none.jsonl")
+    assert p.returncode == 0, p.stderr
+    df = load_run(out).points
+    assert set(df["metric"]) == {"latency", "bandwidth", "rtt"}
+    assert "compute" not in set(df["phase"])
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--kernel", "fft"], "'fft'"),
+    (["--ai", "0.05"], "'0.05'"),
+    (["--kernel", "copy", "--ai", "1"], "triad only"),
+    (["--compute-cores", "3"], "--oversubscribe"),
+    (["--compute-mem", "5"], "'5'"),
+    (["--nic", "mlx5_9"], "'mlx5_9'"),
+    (["--array-bytes", "1T", "--compute-cores", "1", "--oversubscribe"], "available"),
+    (["--phases", "compute,sleep"], "'compute,sleep'"),
+])
+def test_bad_input_exit_2(tmp_path, args, needle):
+    p, out = contention(tmp_path, "--phase-time", "0.05", *args)
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    assert needle in p.stderr
+    assert not list(tmp_path.iterdir())
