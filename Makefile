@@ -27,9 +27,9 @@ $(VENV)/.stamp: python/pyproject.toml | deps
 
 venv: $(VENV)/.stamp
 
-# The variables are read after `deps` has run, so they are re-evaluated in a sub-make.
+# Several builds at once in one tree would race: they take turns (flock).
 build: deps
-	@$(MAKE) --no-print-directory build-dirs
+	@mkdir -p build && flock build/.lock $(MAKE) --no-print-directory build-dirs
 
 build-dirs:
 	@set -e; \

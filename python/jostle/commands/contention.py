@@ -35,10 +35,12 @@ LATENCY_SIZE, BANDWIDTH_SIZE = 4, 64 << 20   # the paper's latency and bandwidth
 FIG3_SIZES = ",".join(str(4 ** k) for k in range(1, 14))      # 4 B, 16 B, … 64 MiB
 FIG4_AI = "1/12,1/6,1/3,2/3,4/3,8/3,16/3,32/3,16"               # ×2 steps, log-spaced
 USECASE_KERNELS = "cg,gemm,triad"
-# --quick divides the phase time and the repetitions by QUICK_FACTOR (defaults: 1 s, 100),
+# --quick divides the phase time, the repetitions and the time cap by QUICK_FACTOR (defaults:
+# 1 s, 100, 2 s),
 # so the default mode costs about QUICK_FACTOR × the measuring time of a quick run.
 QUICK_FACTOR = 5
-QUICK_ARGS = ["--phase-time", "0.2", "--min-reps", "20", "--array-bytes", str(8 << 20)]
+QUICK_ARGS = ["--phase-time", "0.2", "--min-reps", "20", "--max-time", "0.4",
+              "--array-bytes", str(8 << 20)]
 DEFAULT_PHASE_TIME, PHASES = 1.0, 3
 REFERENCE_NODE = {"cores": 36, "numa_nodes": 4}   # the paper's henri nodes, for estimates
 
