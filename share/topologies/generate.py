@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import os
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -351,16 +352,18 @@ def opteron_2node_distances():
 
 # Table 3.1 of Moreaud 2007: overhead in ns of an access from processor Ci
 # (row) to memory bank Mj (column) over the local access, machine Hagrid.
-HAGRID_TABLE_3_1_NS = [
-    [0, 37, 35, 67, 67, 133, 102, 100],
-    [37, 0, 67, 35, 134, 66, 97, 97],
-    [35, 69, 0, 36, 35, 101, 69, 67],
-    [69, 34, 35, 0, 102, 33, 66, 68],
-    [67, 101, 35, 67, 0, 69, 38, 37],
-    [100, 65, 66, 34, 71, 0, 35, 37],
-    [102, 115, 69, 83, 37, 35, 0, 35],
-    [115, 99, 83, 67, 37, 37, 35, 0],
-]
+def _read_table_3_1():
+    """The seed's table (share/topologies/hagrid-table-3.1.csv): rows of ints, labels dropped."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    rows = []
+    with open(os.path.join(here, "hagrid-table-3.1.csv"), encoding="utf-8") as f:
+        for line in f:
+            if line.strip() and not line.startswith("#") and not line.startswith(","):
+                rows.append([int(x) for x in line.strip().split(",")[1:]])
+    return rows
+
+
+HAGRID_TABLE_3_1_NS = _read_table_3_1()
 HAGRID_LINK_NS = 34   # "multiples of about 34 ns" (sec. 3.3.2)
 
 

@@ -144,6 +144,20 @@ static int complain(const jt_dbcast_ctx *ctx, int quiet, int code, const char *f
 
 #define BAD(ctx, fn, ...) complain((ctx), (ctx)->cfg.quiet, JT_DBCAST_EINVAL, (fn), __VA_ARGS__)
 
+/* What every call taking a buffer and returning a request checks first. */
+static int check_call(jt_dbcast_ctx *ctx, const char *fn, const void *buf, size_t bytes,
+                      jt_dbcast_req **reqp)
+{
+    if (!ctx)
+        return complain(NULL, 0, JT_DBCAST_EINVAL, fn, "context is NULL");
+    if (!reqp)
+        return BAD(ctx, fn, "request pointer is NULL");
+    *reqp = NULL;
+    if (!buf && bytes)
+        return BAD(ctx, fn, "buffer is NULL for %zu bytes", bytes);
+    return JT_DBCAST_OK;
+}
+
 static void fatal(jt_dbcast_ctx *ctx, const char *fmt, ...)
 {
     va_list ap;
@@ -722,13 +736,9 @@ int jt_dbcast_send_routed(jt_dbcast_ctx *ctx, const void *buf, size_t bytes, int
                           jt_dbcast_req **reqp)
 {
     const char *fn = "jt_dbcast_send";
-    if (!ctx)
-        return complain(NULL, 0, JT_DBCAST_EINVAL, fn, "context is NULL");
-    if (!reqp)
-        return BAD(ctx, fn, "request pointer is NULL");
-    *reqp = NULL;
-    if (!buf && bytes)
-        return BAD(ctx, fn, "buffer is NULL for %zu bytes", bytes);
+    int rc = check_call(ctx, fn, buf, bytes, reqp);
+    if (rc != JT_DBCAST_OK)
+        return rc;
     if (tag < 0)
         return BAD(ctx, fn, "tag %d is negative (tags are 0..INT_MAX)", tag);
     if (nrecipients < 0)
@@ -827,13 +837,9 @@ int jt_dbcast_recv(jt_dbcast_ctx *ctx, void *buf, size_t bytes, int source, int 
                    jt_dbcast_req **reqp)
 {
     const char *fn = "jt_dbcast_recv";
-    if (!ctx)
-        return complain(NULL, 0, JT_DBCAST_EINVAL, fn, "context is NULL");
-    if (!reqp)
-        return BAD(ctx, fn, "request pointer is NULL");
-    *reqp = NULL;
-    if (!buf && bytes)
-        return BAD(ctx, fn, "buffer is NULL for %zu bytes", bytes);
+    int rc = check_call(ctx, fn, buf, bytes, reqp);
+    if (rc != JT_DBCAST_OK)
+        return rc;
     if (source != JT_DBCAST_ANY_SOURCE && (source < 0 || source >= ctx->size))
         return BAD(ctx, fn, "source %d is out of range [0,%d) (or JT_DBCAST_ANY_SOURCE)",
                    source, ctx->size);

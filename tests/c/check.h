@@ -16,6 +16,17 @@ static int jt_test_failures;
         }                                                                                        \
     } while (0)
 
+/* CHECK with a printf-style explanation of what was expected. */
+#define CHECKF(cond, ...)                                                                        \
+    do {                                                                                         \
+        if (!(cond)) {                                                                           \
+            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);             \
+            fprintf(stderr, __VA_ARGS__);                                                        \
+            fputc('\n', stderr);                                                                 \
+            jt_test_failures++;                                                                  \
+        }                                                                                        \
+    } while (0)
+
 #define CHECK_NEAR(a, b, tol)                                                                    \
     do {                                                                                         \
         double a_ = (a), b_ = (b);                                                               \

@@ -7,18 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures;
-
-#define CHECK(cond, ...)                                              \
-    do {                                                              \
-        if (!(cond)) {                                                \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);      \
-            fprintf(stderr, __VA_ARGS__);                             \
-            fputc('\n', stderr);                                      \
-            if (++failures > 20)                                      \
-                exit(1);                                              \
-        }                                                             \
-    } while (0)
+#include "check.h"
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
 static uint64_t rnd(void) /* xorshift64*, deterministic */
@@ -68,7 +57,7 @@ static size_t build(const jt_dbcast_hdr *h, const jt_dbcast_hop *hops, unsigned 
     size_t pl = (h->flags & JT_DBCAST_HDR_INLINE) ? (size_t)h->total_bytes : 0;
     unsigned char *buf = malloc(hl + pl + 16);
     long rc = jt_dbcast_hdr_encode(h, hops, buf, hl + pl + 16);
-    CHECK(rc == (long)hl, "encode returned %ld, expected %zu", rc, hl);
+    CHECKF(rc == (long)hl, "encode returned %ld, expected %zu", rc, hl);
     for (size_t i = 0; i < pl; i++)
         buf[hl + i] = (unsigned char)(i * 31 + 7);
     *out = buf;
@@ -91,18 +80,18 @@ int main(void)
         size_t len = build(&h, hops, &msg);
         jt_dbcast_hdr d;
         int rc = jt_dbcast_hdr_decode(msg, len, &d);
-        CHECK(rc == JT_DBCAST_HDR_OK, "iteration %d: decode failed: %s", it, jt_dbcast_hdr_strerror(rc));
-        CHECK(same_hdr(&h, &d), "iteration %d: fields differ after a round trip", it);
+        CHECKF(rc == JT_DBCAST_HDR_OK, "iteration %d: decode failed: %s", it, jt_dbcast_hdr_strerror(rc));
+        CHECKF(same_hdr(&h, &d), "iteration %d: fields differ after a round trip", it);
         jt_dbcast_hop *back = malloc((nh ? nh : 1) * sizeof *back);
         jt_dbcast_hdr_hops(msg, d.nhops, back);
         for (uint32_t i = 0; i < nh; i++)
-            CHECK(back[i].rank == hops[i].rank && back[i].seq == hops[i].seq, "iteration %d: hop %u differs", it, i);
+            CHECKF(back[i].rank == hops[i].rank && back[i].seq == hops[i].seq, "iteration %d: hop %u differs", it, i);
         /* every shorter prefix is rejected (never read past len) */
         if (it < 200) {
             for (size_t cut = 0; cut < len; cut++) {
                 unsigned char *pre = malloc(cut ? cut : 1);
                 memcpy(pre, msg, cut);
-                CHECK(jt_dbcast_hdr_decode(pre, cut, &d) != JT_DBCAST_HDR_OK,
+                CHECKF(jt_dbcast_hdr_decode(pre, cut, &d) != JT_DBCAST_HDR_OK,
                       "iteration %d: prefix of %zu/%zu bytes accepted", it, cut, len);
                 free(pre);
             }
@@ -114,7 +103,7 @@ int main(void)
             unsigned char *more = malloc(len + 1);
             memcpy(more, msg, len);
             more[len] = 0;
-            CHECK(jt_dbcast_hdr_decode(more, len + 1, &d) == JT_DBCAST_HDR_ELENGTH,
+            CHECKF(jt_dbcast_hdr_decode(more, len + 1, &d) == JT_DBCAST_HDR_ELENGTH,
                   "iteration %d: trailing byte accepted", it);
             free(more);
         }
@@ -139,13 +128,13 @@ int main(void)
         h.nhops = 1;
         jt_dbcast_hop hop = {9, 10};
         unsigned char b[64];
-        CHECK(jt_dbcast_hdr_encode(&h, &hop, b, sizeof b) == 64, "layout: size");
-        CHECK(memcmp(b, "JTDB", 4) == 0, "layout: magic bytes");
-        CHECK(b[4] == JT_DBCAST_VERSION && b[5] == 0, "layout: version");
-        CHECK(b[6] == JT_ROUTE_BINOMIAL && b[7] == 0, "layout: routing/flags");
-        CHECK(b[8] == 4 && b[9] == 3 && b[10] == 2 && b[11] == 1, "layout: origin little-endian");
-        CHECK(b[24] == 0x88 && b[31] == 0x11, "layout: bcast id little-endian");
-        CHECK(b[48] == 1 && b[52] == 1 && b[56] == 9 && b[60] == 10, "layout: nseg, nhops, hop");
+        CHECKF(jt_dbcast_hdr_encode(&h, &hop, b, sizeof b) == 64, "layout: size");
+        CHECKF(memcmp(b, "JTDB", 4) == 0, "layout: magic bytes");
+        CHECKF(b[4] == JT_DBCAST_VERSION && b[5] == 0, "layout: version");
+        CHECKF(b[6] == JT_ROUTE_BINOMIAL && b[7] == 0, "layout: routing/flags");
+        CHECKF(b[8] == 4 && b[9] == 3 && b[10] == 2 && b[11] == 1, "layout: origin little-endian");
+        CHECKF(b[24] == 0x88 && b[31] == 0x11, "layout: bcast id little-endian");
+        CHECKF(b[48] == 1 && b[52] == 1 && b[56] == 9 && b[60] == 10, "layout: nseg, nhops, hop");
     }
 
     /* 3. malformed messages */
@@ -162,7 +151,7 @@ int main(void)
         memcpy(bad, msg, len);                                                           \
         bad[(off)] = (unsigned char)(val);                                               \
         int rc_ = jt_dbcast_hdr_decode(bad, len, &d);                                    \
-        CHECK(rc_ == (expect), "%s: got %d (%s)", what, rc_, jt_dbcast_hdr_strerror(rc_)); \
+        CHECKF(rc_ == (expect), "%s: got %d (%s)", what, rc_, jt_dbcast_hdr_strerror(rc_)); \
     } while (0)
 
         MUTATE(0, 'X', JT_DBCAST_HDR_EMAGIC, "bad magic");
@@ -184,29 +173,29 @@ int main(void)
         jt_dbcast_hdr hi = random_hdr(1, 0);
         hi.nseg = 1;
         unsigned char buf[128];
-        CHECK(jt_dbcast_hdr_encode(&hi, NULL, buf, sizeof buf) == JT_DBCAST_HDR_EFIELD, "inline with segments encoded");
+        CHECKF(jt_dbcast_hdr_encode(&hi, NULL, buf, sizeof buf) == JT_DBCAST_HDR_EFIELD, "inline with segments encoded");
         /* zero-byte non-inline message is refused (zero bytes always travel inline) */
         jt_dbcast_hdr hz = random_hdr(0, 0);
         hz.total_bytes = 0;
         hz.nseg = 0;
-        CHECK(jt_dbcast_hdr_encode(&hz, NULL, buf, sizeof buf) == JT_DBCAST_HDR_EFIELD, "empty non-inline encoded");
+        CHECKF(jt_dbcast_hdr_encode(&hz, NULL, buf, sizeof buf) == JT_DBCAST_HDR_EFIELD, "empty non-inline encoded");
         /* segments over 1 GiB are refused (MPI counts are int) */
         jt_dbcast_hdr hs = random_hdr(0, 0);
         hs.seg_bytes = ((uint64_t)1 << 30) + 1;
         hs.total_bytes = hs.seg_bytes;
         hs.nseg = 1;
-        CHECK(jt_dbcast_hdr_encode(&hs, NULL, buf, sizeof buf) == JT_DBCAST_HDR_EFIELD, "2^30+1 segment encoded");
+        CHECKF(jt_dbcast_hdr_encode(&hs, NULL, buf, sizeof buf) == JT_DBCAST_HDR_EFIELD, "2^30+1 segment encoded");
         /* too small an output buffer */
         jt_dbcast_hdr hc = random_hdr(0, 4);
         jt_dbcast_hop h4[4] = {{1, 1}, {2, 2}, {3, 3}, {4, 4}};
-        CHECK(jt_dbcast_hdr_encode(&hc, h4, buf, jt_dbcast_hdr_size(4) - 1) == JT_DBCAST_HDR_ECAP, "capacity not checked");
-        CHECK(jt_dbcast_hdr_decode(buf, 3, &d) == JT_DBCAST_HDR_ESHORT, "3-byte message accepted");
+        CHECKF(jt_dbcast_hdr_encode(&hc, h4, buf, jt_dbcast_hdr_size(4) - 1) == JT_DBCAST_HDR_ECAP, "capacity not checked");
+        CHECKF(jt_dbcast_hdr_decode(buf, 3, &d) == JT_DBCAST_HDR_ESHORT, "3-byte message accepted");
         for (int c = JT_DBCAST_HDR_ECAP; c <= 0; c++)
-            CHECK(strcmp(jt_dbcast_hdr_strerror(c), "unknown header error") != 0, "no message for code %d", c);
+            CHECKF(strcmp(jt_dbcast_hdr_strerror(c), "unknown header error") != 0, "no message for code %d", c);
     }
 
-    if (failures) {
-        fprintf(stderr, "test_dbcast_header: %d failure(s)\n", failures);
+    if (jt_test_failures) {
+        fprintf(stderr, "test_dbcast_header: %d failure(s)\n", jt_test_failures);
         return 1;
     }
     printf("test_dbcast_header: ok\n");

@@ -6,18 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures;
-
-#define CHECK(cond, ...)                                              \
-    do {                                                              \
-        if (!(cond)) {                                                \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);      \
-            fprintf(stderr, __VA_ARGS__);                             \
-            fputc('\n', stderr);                                      \
-            if (++failures > 20)                                      \
-                exit(1);                                              \
-        }                                                             \
-    } while (0)
+#include "check.h"
 
 typedef struct {
     int *reached;    /* per recipient index: times reached */
@@ -33,16 +22,16 @@ static void walk(jt_dbcast_routing r, const int *list, int n, int depth, int rou
     int cap = jt_dbcast_route_max_children(r, n);
     jt_dbcast_route_child *kids = malloc((size_t)(cap > 0 ? cap : 1) * sizeof *kids);
     int k = jt_dbcast_route_children(r, n, kids);
-    CHECK(k >= 0 && k <= cap, "%s n=%d: %d children for a bound of %d", jt_dbcast_route_name(r), n, k, cap);
+    CHECKF(k >= 0 && k <= cap, "%s n=%d: %d children for a bound of %d", jt_dbcast_route_name(r), n, k, cap);
     if (n > 0)
-        CHECK(k > 0, "%s n=%d: no child", jt_dbcast_route_name(r), n);
+        CHECKF(k > 0, "%s n=%d: no child", jt_dbcast_route_name(r), n);
     if (k > w->max_fanout)
         w->max_fanout = k;
     /* children and their subtrees tile the list: no overlap, nothing left out */
     char *cover = calloc((size_t)n + 1, 1);
     for (int c = 0; c < k; c++) {
-        CHECK(kids[c].child >= 0 && kids[c].child < n, "child index %d out of [0,%d)", kids[c].child, n);
-        CHECK(kids[c].sub_len >= 0 && kids[c].sub_off >= 0 && kids[c].sub_off + kids[c].sub_len <= n,
+        CHECKF(kids[c].child >= 0 && kids[c].child < n, "child index %d out of [0,%d)", kids[c].child, n);
+        CHECKF(kids[c].sub_len >= 0 && kids[c].sub_off >= 0 && kids[c].sub_off + kids[c].sub_len <= n,
               "%s n=%d: subtree [%d,+%d) outside the list", jt_dbcast_route_name(r), n,
               kids[c].sub_off, kids[c].sub_len);
         if (kids[c].child < 0 || kids[c].child >= n || kids[c].sub_off < 0 ||
@@ -53,7 +42,7 @@ static void walk(jt_dbcast_routing r, const int *list, int n, int depth, int rou
             cover[kids[c].sub_off + i]++;
     }
     for (int i = 0; i < n; i++)
-        CHECK(cover[i] == 1, "%s n=%d: list index %d covered %d times at one node",
+        CHECKF(cover[i] == 1, "%s n=%d: list index %d covered %d times at one node",
               jt_dbcast_route_name(r), n, i, cover[i]);
     free(cover);
     for (int c = 0; c < k; c++) {
@@ -88,34 +77,34 @@ static void check_tree(jt_dbcast_routing r, int n)
     walk_t w = {calloc((size_t)n + 1, sizeof(int)), calloc((size_t)n + 1, sizeof(int)), 0, 0, 0};
     walk(r, list, n, 0, 0, &w);
     for (int i = 0; i < n; i++)
-        CHECK(w.reached[i] == 1, "%s n=%d: recipient %d reached %d times", jt_dbcast_route_name(r),
+        CHECKF(w.reached[i] == 1, "%s n=%d: recipient %d reached %d times", jt_dbcast_route_name(r),
               n, i, w.reached[i]);
     int expect = jt_dbcast_route_depth(r, n);
-    CHECK(w.max_depth == expect, "%s n=%d: depth %d, expected %d", jt_dbcast_route_name(r), n,
+    CHECKF(w.max_depth == expect, "%s n=%d: depth %d, expected %d", jt_dbcast_route_name(r), n,
           w.max_depth, expect);
     /* closed forms, written independently of the implementation */
     int closed = n == 0 ? 0
                : r == JT_ROUTE_FLAT ? 1
                : (r == JT_ROUTE_CHAIN || r == JT_ROUTE_PIPELINE_CHAIN) ? n
                : (int)floor(log2((double)n + 1.0)); /* binomial and binary trees */
-    CHECK(expect == closed, "%s n=%d: route_depth %d, closed form %d", jt_dbcast_route_name(r), n,
+    CHECKF(expect == closed, "%s n=%d: route_depth %d, closed form %d", jt_dbcast_route_name(r), n,
           expect, closed);
     if (r == JT_ROUTE_PIPELINE_TREE)
-        CHECK(w.max_fanout <= 2, "pipeline-tree n=%d: fan-out %d", n, w.max_fanout);
+        CHECKF(w.max_fanout <= 2, "pipeline-tree n=%d: fan-out %d", n, w.max_fanout);
     if (r == JT_ROUTE_CHAIN || r == JT_ROUTE_PIPELINE_CHAIN)
-        CHECK(w.max_fanout <= 1, "chain n=%d: fan-out %d", n, w.max_fanout);
+        CHECKF(w.max_fanout <= 1, "chain n=%d: fan-out %d", n, w.max_fanout);
     if (r == JT_ROUTE_FLAT)
-        CHECK(w.max_fanout == n, "flat n=%d: root fan-out %d", n, w.max_fanout);
+        CHECKF(w.max_fanout == n, "flat n=%d: root fan-out %d", n, w.max_fanout);
     if (r == JT_ROUTE_BINOMIAL && n > 0) {
         /* the root of a binomial tree of N nodes has ceil(log2 N) children; the first
          * child gets the largest subtree (it is on the critical path) */
         jt_dbcast_route_child kids[64];
         int k = jt_dbcast_route_children(r, n, kids);
-        CHECK(k == ilog2_ceil(n + 1), "binomial n=%d: root has %d children", n, k);
-        CHECK(w.max_round == ilog2_ceil(n + 1), "binomial n=%d: %d rounds, expected %d", n,
+        CHECKF(k == ilog2_ceil(n + 1), "binomial n=%d: root has %d children", n, k);
+        CHECKF(w.max_round == ilog2_ceil(n + 1), "binomial n=%d: %d rounds, expected %d", n,
               w.max_round, ilog2_ceil(n + 1));
         for (int c = 1; c < k; c++)
-            CHECK(kids[c].sub_len <= kids[c - 1].sub_len, "binomial n=%d: subtree %d larger than %d",
+            CHECKF(kids[c].sub_len <= kids[c - 1].sub_len, "binomial n=%d: subtree %d larger than %d",
                   n, c, c - 1);
     }
     free(w.reached);
@@ -139,46 +128,46 @@ int main(void)
     {
         jt_dbcast_route_child k[8];
         int c = jt_dbcast_route_children(JT_ROUTE_BINOMIAL, 7, k); /* 8 nodes */
-        CHECK(c == 3, "binomial 7: %d children", c);
-        CHECK(k[0].child == 3 && k[0].sub_off == 4 && k[0].sub_len == 3, "binomial 7: first child");
-        CHECK(k[1].child == 1 && k[1].sub_off == 2 && k[1].sub_len == 1, "binomial 7: second child");
-        CHECK(k[2].child == 0 && k[2].sub_len == 0, "binomial 7: third child");
+        CHECKF(c == 3, "binomial 7: %d children", c);
+        CHECKF(k[0].child == 3 && k[0].sub_off == 4 && k[0].sub_len == 3, "binomial 7: first child");
+        CHECKF(k[1].child == 1 && k[1].sub_off == 2 && k[1].sub_len == 1, "binomial 7: second child");
+        CHECKF(k[2].child == 0 && k[2].sub_len == 0, "binomial 7: third child");
         c = jt_dbcast_route_children(JT_ROUTE_PIPELINE_TREE, 6, k);
-        CHECK(c == 2 && k[0].child == 0 && k[0].sub_len == 2 && k[1].child == 3 && k[1].sub_len == 2,
+        CHECKF(c == 2 && k[0].child == 0 && k[0].sub_len == 2 && k[1].child == 3 && k[1].sub_len == 2,
               "pipeline-tree 6: shape");
     }
     /* invalid input */
     {
         jt_dbcast_route_child k[2];
-        CHECK(jt_dbcast_route_children(JT_ROUTE_AUTO, 3, k) == -1, "AUTO must not route");
-        CHECK(jt_dbcast_route_children((jt_dbcast_routing)99, 3, k) == -1, "unknown routing");
-        CHECK(jt_dbcast_route_children(JT_ROUTE_FLAT, -1, k) == -1, "negative n");
+        CHECKF(jt_dbcast_route_children(JT_ROUTE_AUTO, 3, k) == -1, "AUTO must not route");
+        CHECKF(jt_dbcast_route_children((jt_dbcast_routing)99, 3, k) == -1, "unknown routing");
+        CHECKF(jt_dbcast_route_children(JT_ROUTE_FLAT, -1, k) == -1, "negative n");
     }
     /* names */
     for (int r = 0; r < JT_ROUTE_COUNT_; r++) {
         jt_dbcast_routing back;
-        CHECK(jt_dbcast_route_parse(jt_dbcast_route_name((jt_dbcast_routing)r), &back) == 0 && (int)back == r,
+        CHECKF(jt_dbcast_route_parse(jt_dbcast_route_name((jt_dbcast_routing)r), &back) == 0 && (int)back == r,
               "name round trip %d", r);
     }
     {
         jt_dbcast_routing back;
-        CHECK(jt_dbcast_route_parse("binary", &back) == -1, "unknown name accepted");
-        CHECK(jt_dbcast_route_parse(NULL, &back) == -1, "NULL name accepted");
-        CHECK(strcmp(jt_dbcast_route_name((jt_dbcast_routing)42), "invalid") == 0, "bad name");
+        CHECKF(jt_dbcast_route_parse("binary", &back) == -1, "unknown name accepted");
+        CHECKF(jt_dbcast_route_parse(NULL, &back) == -1, "NULL name accepted");
+        CHECKF(strcmp(jt_dbcast_route_name((jt_dbcast_routing)42), "invalid") == 0, "bad name");
     }
     /* automatic choice */
     jt_dbcast_model m;
     jt_dbcast_model_default(&m);
     size_t seg = 0;
-    CHECK(jt_dbcast_route_choose(1 << 20, 1, 0, &m, &seg) == JT_ROUTE_FLAT, "one recipient: flat");
-    CHECK(jt_dbcast_route_choose(8, 3, 0, &m, NULL) == JT_ROUTE_FLAT, "8 B to 3: flat");
-    CHECK(jt_dbcast_route_choose(8, 255, 0, &m, NULL) == JT_ROUTE_BINOMIAL, "8 B to 255: binomial");
-    CHECK(jt_dbcast_route_choose(4096, 63, 0, &m, NULL) == JT_ROUTE_BINOMIAL, "4 KiB to 63: binomial");
-    CHECK(jt_dbcast_route_choose((size_t)64 << 20, 7, 0, &m, &seg) == JT_ROUTE_PIPELINE_CHAIN,
+    CHECKF(jt_dbcast_route_choose(1 << 20, 1, 0, &m, &seg) == JT_ROUTE_FLAT, "one recipient: flat");
+    CHECKF(jt_dbcast_route_choose(8, 3, 0, &m, NULL) == JT_ROUTE_FLAT, "8 B to 3: flat");
+    CHECKF(jt_dbcast_route_choose(8, 255, 0, &m, NULL) == JT_ROUTE_BINOMIAL, "8 B to 255: binomial");
+    CHECKF(jt_dbcast_route_choose(4096, 63, 0, &m, NULL) == JT_ROUTE_BINOMIAL, "4 KiB to 63: binomial");
+    CHECKF(jt_dbcast_route_choose((size_t)64 << 20, 7, 0, &m, &seg) == JT_ROUTE_PIPELINE_CHAIN,
           "64 MiB to 7: pipeline-chain");
-    CHECK(seg >= JT_DBCAST_MIN_AUTO_SEGMENT && seg <= JT_DBCAST_MAX_AUTO_SEGMENT && seg % 4096 == 0,
+    CHECKF(seg >= JT_DBCAST_MIN_AUTO_SEGMENT && seg <= JT_DBCAST_MAX_AUTO_SEGMENT && seg % 4096 == 0,
           "auto segment %zu", seg);
-    CHECK(jt_dbcast_route_choose((size_t)1 << 20, 1023, 0, &m, NULL) == JT_ROUTE_PIPELINE_TREE,
+    CHECKF(jt_dbcast_route_choose((size_t)1 << 20, 1023, 0, &m, NULL) == JT_ROUTE_PIPELINE_TREE,
           "1 MiB to 1023: pipeline-tree");
     /* the choice is never worse than any candidate under the model */
     const size_t sizes[] = {0, 1, 64, 1024, 8192, 65536, 1 << 20, (size_t)16 << 20, (size_t)256 << 20};
@@ -187,28 +176,28 @@ int main(void)
         for (size_t j = 0; j < sizeof ns / sizeof ns[0]; j++) {
             size_t s = 0;
             jt_dbcast_routing c = jt_dbcast_route_choose(sizes[i], ns[j], 0, &m, &s);
-            CHECK(c != JT_ROUTE_AUTO && c != JT_ROUTE_CHAIN, "choice %s", jt_dbcast_route_name(c));
+            CHECKF(c != JT_ROUTE_AUTO && c != JT_ROUTE_CHAIN, "choice %s", jt_dbcast_route_name(c));
             double best = jt_dbcast_route_cost(c, sizes[i], ns[j], s, &m);
             for (size_t a = 0; a < sizeof all / sizeof all[0]; a++) {
                 size_t s2 = jt_dbcast_route_segment(all[a], sizes[i], ns[j], 0, &m);
                 double other = jt_dbcast_route_cost(all[a], sizes[i], ns[j], s2, &m);
-                CHECK(best <= other * (1 + 1e-9), "%zu B to %d: chose %s (%g s) but %s costs %g s",
+                CHECKF(best <= other * (1 + 1e-9), "%zu B to %d: chose %s (%g s) but %s costs %g s",
                       sizes[i], ns[j], jt_dbcast_route_name(c), best, jt_dbcast_route_name(all[a]), other);
             }
         }
     }
     /* segment sizes */
-    CHECK(jt_dbcast_route_segment(JT_ROUTE_PIPELINE_CHAIN, 1 << 20, 4, 12345, &m) == 12345, "configured segment");
-    CHECK(jt_dbcast_route_segment(JT_ROUTE_PIPELINE_CHAIN, 1 << 20, 4, (size_t)8 << 30, &m) == JT_DBCAST_MAX_SEGMENT,
+    CHECKF(jt_dbcast_route_segment(JT_ROUTE_PIPELINE_CHAIN, 1 << 20, 4, 12345, &m) == 12345, "configured segment");
+    CHECKF(jt_dbcast_route_segment(JT_ROUTE_PIPELINE_CHAIN, 1 << 20, 4, (size_t)8 << 30, &m) == JT_DBCAST_MAX_SEGMENT,
           "segment capped at 1 GiB");
-    CHECK(jt_dbcast_route_segment(JT_ROUTE_BINOMIAL, 1000, 4, 0, &m) == 1000, "non-pipelined: one segment");
-    CHECK(jt_dbcast_route_segment(JT_ROUTE_BINOMIAL, (size_t)3 << 30, 4, 0, &m) == JT_DBCAST_MAX_SEGMENT,
+    CHECKF(jt_dbcast_route_segment(JT_ROUTE_BINOMIAL, 1000, 4, 0, &m) == 1000, "non-pipelined: one segment");
+    CHECKF(jt_dbcast_route_segment(JT_ROUTE_BINOMIAL, (size_t)3 << 30, 4, 0, &m) == JT_DBCAST_MAX_SEGMENT,
           "non-pipelined over 1 GiB: 1 GiB pieces");
-    CHECK(jt_dbcast_route_segment(JT_ROUTE_PIPELINE_TREE, 100, 4, 0, &m) == JT_DBCAST_MIN_AUTO_SEGMENT,
+    CHECKF(jt_dbcast_route_segment(JT_ROUTE_PIPELINE_TREE, 100, 4, 0, &m) == JT_DBCAST_MIN_AUTO_SEGMENT,
           "tiny message: minimum segment");
 
-    if (failures) {
-        fprintf(stderr, "test_dbcast_route: %d failure(s)\n", failures);
+    if (jt_test_failures) {
+        fprintf(stderr, "test_dbcast_route: %d failure(s)\n", jt_test_failures);
         return 1;
     }
     printf("test_dbcast_route: ok\n");

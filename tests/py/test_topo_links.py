@@ -167,16 +167,8 @@ def test_henri_slit_matrix():
 # Moreaud 2007 (seed 001), table 3.1: overhead in ns of an access from
 # processor Ci (row) to memory bank Mj (column) over the local access,
 # 8-node Opteron machine Hagrid.
-TABLE_3_1 = np.array([
-    [0, 37, 35, 67, 67, 133, 102, 100],
-    [37, 0, 67, 35, 134, 66, 97, 97],
-    [35, 69, 0, 36, 35, 101, 69, 67],
-    [69, 34, 35, 0, 102, 33, 66, 68],
-    [67, 101, 35, 67, 0, 69, 38, 37],
-    [100, 65, 66, 34, 71, 0, 35, 37],
-    [102, 115, 69, 83, 37, 35, 0, 35],
-    [115, 99, 83, 67, 37, 37, 35, 0],
-], dtype=float)
+TABLE_3_1 = tl.read_matrix_csv(
+    Path(__file__).resolve().parents[2] / "share/topologies/hagrid-table-3.1.csv")
 # entries printed in italics in table 3.1 (asymmetries), (row, column)
 TABLE_3_1_ITALIC = {(0, 5), (0, 7), (1, 4), (1, 6), (2, 5), (2, 7), (3, 4),
                     (3, 6), (4, 1), (4, 3), (5, 0), (5, 2), (6, 1), (6, 3),
