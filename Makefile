@@ -42,7 +42,10 @@ build-dirs:
 	        -DMPIEXEC_EXECUTABLE=/usr/bin/mpiexec.mpich >/dev/null; \
 	  cmake --build build/mpich -j $(JOBS); fi; \
 	if [ ! -x /usr/bin/mpicc.openmpi ] && [ ! -x /usr/bin/mpicc.mpich ]; then \
-	  cmake -S . -B build/mpi $(CMAKE_FLAGS) >/dev/null; cmake --build build/mpi -j $(JOBS); fi
+	  cmake -S . -B build/mpi $(CMAKE_FLAGS) >/dev/null; cmake --build build/mpi -j $(JOBS); fi; \
+	if command -v smpicc >/dev/null; then \
+	  CC=smpicc cmake -S . -B build/simgrid $(CMAKE_FLAGS) -DJOSTLE_SMPI=ON -DMPI_C_COMPILER=smpicc >/dev/null; \
+	  cmake --build build/simgrid -j $(JOBS) --target jostle-bench; fi
 
 run: build venv
 	$(VENV)/bin/jostle run

@@ -72,6 +72,8 @@ def _query(bench: Path, *args) -> dict:
         out = subprocess.run([str(bench), *args], capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as e:
         raise JostleError(f"'{bench} {' '.join(args)}' failed: {e}") from None
+    if out.returncode == 2:  # bad input (a topology file, a NIC name): the user's to fix
+        raise UsageError(out.stderr.strip().replace("jostle-bench: error: ", "")[-800:])
     if out.returncode != 0:
         raise JostleError(f"'{bench} {' '.join(args)}' exited {out.returncode}: "
                           f"{out.stderr.strip()[-500:]}")

@@ -147,16 +147,34 @@ def _missing(dirs, runs) -> list:
 def _benchmark_sections(runs) -> str:
     """Sections a benchmark adds: the tables(runs) of its figure module, when it has one."""
     parts = []
-    for bench in dict.fromkeys(r.benchmark for r in runs):
+    key = {id(r): figures.study_of(r) or r.benchmark for r in runs}
+    for bench in dict.fromkeys(key.values()):
         tables = getattr(figures.module_for(bench), "tables", None)
-        for t in tables([r for r in runs if r.benchmark == bench]) if tables else []:
+        for t in tables([r for r in runs if key[id(r)] == bench]) if tables else []:
             parts.append(f'<section id="{_e(t["id"])}"><h2>{_e(t["title"])}</h2>'
                          f'<p>{_e(t["caption"])}</p>'
                          f'{_table(t["headers"], t["rows"], t.get("num_cols", ()))}</section>')
     return "".join(parts)
 
 
-def render(runs, title="jostle report", missing=(), figures_dir=None) -> str:
+def _topology(dirs) -> str:
+    """The machine picture and placement advice `jostle run` saved (figures/topo.py)."""
+    from .figures.topo import saved
+    parts = []
+    for d in dirs:
+        got = saved(d)
+        if got:
+            fig, lines = got
+            parts.append(f'<figure id="machine-picture"><img alt="machine" src="data:image/png;'
+                         f'base64,{figures.png_base64(fig)}"><figcaption>Cores, NUMA nodes and '
+                         f'NICs as hwloc sees them</figcaption></figure><h3>Communication '
+                         f'placement (jostle place --comm)</h3><ul>'
+                         + "".join(f"<li>{_e(x)}</li>" for x in lines) + "</ul>")
+            figures.plt.close(fig)
+    return "".join(parts)
+
+
+def render(runs, title="jostle report", missing=(), figures_dir=None, topology="") -> str:
     figs = figures.build(runs)
     try:
         if figures_dir is not None:
@@ -178,7 +196,7 @@ def render(runs, title="jostle report", missing=(), figures_dir=None) -> str:
 from {len(runs)} run(s).</p>
 <section id="warnings"><h2>Warnings</h2>{warn_html}</section>
 <section id="runs"><h2>Runs</h2>{_runs_table(runs, missing)}</section>
-<section id="machine"><h2>Machine</h2>{_machines(runs)}</section>
+<section id="machine"><h2>Machine</h2>{_machines(runs)}{topology}</section>
 <section id="figures"><h2>Figures</h2>{fig_html or '<p>No figure for these benchmarks.</p>'}</section>
 {_benchmark_sections(runs)}
 <section id="results"><h2>Results</h2>{_results(runs)}</section>
@@ -197,5 +215,6 @@ def write(paths, output, title=None, figures_dir=None) -> Path:
     title = title or "jostle report: " + ", ".join(p.name for p in map(Path, paths))
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(render(runs, title, _missing(dirs, runs), figures_dir), encoding="utf-8")
+    output.write_text(render(runs, title, _missing(dirs, runs), figures_dir, _topology(dirs)),
+                      encoding="utf-8")
     return output

@@ -6,6 +6,8 @@
 
 extern const jt_bench jt_bench_pingpong;
 extern const jt_bench jt_bench_contention;
+extern const jt_bench jt_bench_overlap;
+extern const jt_bench jt_bench_bcast;
 
 /* NULL-terminated. */
 extern const jt_bench *const jt_benches[];

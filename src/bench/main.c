@@ -1,6 +1,7 @@
 /* jostle-bench: the dispatcher.  `jostle-bench NAME [options]` under an MPI launcher;
- * `--version`, `--machine` and `--list` answer without MPI. */
+ * `--version`, `--machine`, `--list` and the topology queries answer without MPI. */
 #include "bench/bench.h"
+#include "bench/topo_query.h"
 
 #include "core/errors.h"
 #include "jostle_buildinfo.h"
@@ -17,7 +18,14 @@ static void usage(FILE *f)
 {
     fprintf(f, "Usage: jostle-bench BENCHMARK [options]   (under mpirun, mpiexec or srun)\n"
                "       jostle-bench --list | --version | --machine [--topology FILE.xml]\n"
-               "       jostle-bench --parse-sizes SPEC   (the sizes as a JSON list)\n\n"
+               "       jostle-bench --parse-sizes SPEC   (the sizes as a JSON list)\n"
+               "       jostle-bench --topo [--topology FILE.xml] [--export OUT.xml]\n"
+               "       jostle-bench --place [--topology FILE.xml] [--nic NAME] [--favor latency|"
+               "bandwidth] [--threads K]\n"
+               "       jostle-bench --place-ranks [--topology FILE.xml] [--ranks N|A:B] "
+               "[--policy P] [--progress Q]\n"
+               "       jostle-bench --latency-matrix [--bytes B] [--accesses N] [--rounds R] "
+               "[--no-bandwidth]\n\n"
                "Benchmarks:\n");
     for (int i = 0; jt_benches[i]; i++)
         fprintf(f, "  %-12s %.*s\n", jt_benches[i]->name,
@@ -116,6 +124,14 @@ int main(int argc, char **argv)
         return parse_sizes(argc, argv);
     if (strcmp(argv[1], "--machine") == 0)
         return machine(argc, argv);
+    if (strcmp(argv[1], "--topo") == 0)
+        return jt_query_topo(argc, argv);
+    if (strcmp(argv[1], "--place") == 0)
+        return jt_query_place(argc, argv);
+    if (strcmp(argv[1], "--place-ranks") == 0)
+        return jt_query_place_ranks(argc, argv);
+    if (strcmp(argv[1], "--latency-matrix") == 0)
+        return jt_query_latency(argc, argv);
     if (strcmp(argv[1], "--list") == 0) {
         for (int i = 0; jt_benches[i]; i++)
             printf("%-12s %.*s\n", jt_benches[i]->name,

@@ -12,9 +12,10 @@
 #include <stdlib.h>
 
 static const jt_opt_spec options[] = {
-    {"mode", "MODE", "pingpong", "pingpong (round trips), stream (window of Isend, osu_bw) or "
-                                 "bidir (both ways at once, osu_bibw)"},
-    {"window", "N", "64", "messages in flight per sample in stream and bidir modes (reduced "
+    {"mode", "MODE", "pingpong", "pingpong (round trips), stream (window of Isend, osu_bw), "
+                                 "bidir (both ways at once, osu_bibw), put or get (window of "
+                                 "MPI_Put into / MPI_Get from rank 1, then a flush)"},
+    {"window", "N", "64", "messages in flight per sample in stream, bidir, put, get (reduced "
                           "for sizes where window x size exceeds 256 MiB)"},
     {"check", NULL, NULL, "verify every payload (filled and checked outside the timed interval)"},
     {"cold", NULL, NULL, "rotate through buffers twice the last-level cache so bytes are never hot"},
@@ -64,6 +65,10 @@ static void *setup(jt_ctx *ctx)
     s->mode = (jt_p2p_mode)jt_opt_choice(&ctx->opts, "mode", jt_p2p_mode_names);
     s->window = (int)jt_opt_long(&ctx->opts, "window", 1, 4096);
     int cold = jt_opt_flag(&ctx->opts, "cold");
+    if ((s->mode == JT_P2P_PUT || s->mode == JT_P2P_GET) && jt_opt_flag(&ctx->opts, "check"))
+        jt_usage_error("--check is not allowed with --mode %s: the target takes no part in a "
+                       "one-sided transfer, so nothing checks what arrived",
+                       jt_p2p_mode_names[s->mode]);
 
     int me = ctx->rank < 2 ? ctx->rank : -1;
     if (ctx->rank == 0 && ctx->size > 2)

@@ -6,7 +6,11 @@
 
 const jt_bench *const jt_benches[] = {
     &jt_bench_pingpong,
+#ifndef JT_SMPI /* SMPI cannot simulate compute threads beside MPI calls */
     &jt_bench_contention,
+    &jt_bench_overlap,
+#endif
+    &jt_bench_bcast,
     NULL,
 };
 

@@ -44,6 +44,22 @@ enum { OP_HDR_SEND, OP_SEG_SEND_ROOT, OP_SEG_SEND_FWD, OP_SEG_RECV };
 
 typedef struct inb inb_t;
 
+/* The segment sends of one broadcast from one rank to its children, in the order
+ * (segment 0: child 0, child 1, ...; segment 1: ...) with at most `window` in flight.
+ * Posting every segment at once would make them share the link as parallel flows (a
+ * fluid network model such as SimGrid's, or a NIC interleaving its queues): segment 0
+ * would arrive no sooner than the last, which defeats pipelining, and a tree's first
+ * child (the largest subtree) would wait for its siblings' data too.  Window: 1 for a
+ * whole message per child (children served in order, as MPI's trees do), 2 per child
+ * for the pipelined routings (the next segment's latency hides behind this one). */
+typedef struct {
+    const unsigned char *data;
+    int nkids;
+    int *dest, *tag;       /* per child */
+    uint64_t next;         /* queue position: segment next / nkids, child next % nkids */
+    int inflight, window;
+} sendq_t;
+
 struct jt_dbcast_req {
     int is_recv;
     int done;
@@ -54,6 +70,8 @@ struct jt_dbcast_req {
     size_t bytes;
     int source, tag;       /* receive: what to match */
     inb_t *inb;            /* receive: bound incoming broadcast */
+    jt_dbcast_hdr h;       /* root: what its segment sends cut buf into */
+    sendq_t q;             /* root: segment sends still to post */
     jt_dbcast_status st;
     jt_dbcast_req *next;   /* posted-receive queue */
 };
@@ -72,7 +90,8 @@ struct inb {
     uint32_t arrived;              /* segments arrived */
     uint32_t next_fwd;             /* segments are forwarded strictly in order */
     unsigned char *seg_done;       /* [nseg] arrival flags */
-    long fwd_pending;              /* forwarding sends reading data */
+    long fwd_pending;              /* forwarding sends reading data (queued or posted) */
+    sendq_t q;                     /* forwarding sends still to post */
     int delivered;                 /* bound receive has been given the data */
     jt_dbcast_req *req;            /* bound receive (until it completes) */
     inb_t *next;                   /* hold list or unexpected queue */
@@ -291,6 +310,8 @@ static void free_inb(jt_dbcast_ctx *ctx, inb_t *in)
     free(in->kids);
     free(in->kid_tag);
     free(in->seg_done);
+    free(in->q.dest);
+    free(in->q.tag);
     free(in);
     ctx->live_inb--;
 }
@@ -397,6 +418,34 @@ static void send_segment(jt_dbcast_ctx *ctx, const jt_dbcast_hdr *h, const unsig
     push_op(ctx, r, kind, owner, k, NULL);
 }
 
+static void sendq_init(jt_dbcast_ctx *ctx, sendq_t *q, const jt_dbcast_hdr *h,
+                       const unsigned char *data, int nkids)
+{
+    q->data = data;
+    q->nkids = nkids;
+    q->dest = xcalloc(ctx, (size_t)nkids, sizeof *q->dest);
+    q->tag = xcalloc(ctx, (size_t)nkids, sizeof *q->tag);
+    q->next = 0;
+    q->inflight = 0;
+    q->window = jt_dbcast_route_is_pipelined((jt_dbcast_routing)h->routing) ? 2 * nkids : 1;
+}
+
+/* Posts queued segment sends while the window allows; segments below avail exist. */
+static void sendq_pump(jt_dbcast_ctx *ctx, sendq_t *q, const jt_dbcast_hdr *h, uint32_t avail,
+                       int kind, void *owner)
+{
+    if (q->nkids <= 0)
+        return;
+    uint64_t end = (uint64_t)avail * (uint64_t)q->nkids;
+    while (q->inflight < q->window && q->next < end) {
+        uint32_t k = (uint32_t)(q->next / (uint64_t)q->nkids);
+        int c = (int)(q->next % (uint64_t)q->nkids);
+        send_segment(ctx, h, q->data, k, q->dest[c], q->tag[c], kind, owner);
+        q->next++;
+        q->inflight++;
+    }
+}
+
 /* ------------------------------------------------------------ receiving */
 
 static void handle_header(jt_dbcast_ctx *ctx, unsigned char *msg, size_t len, int from)
@@ -453,9 +502,12 @@ static void handle_header(jt_dbcast_ctx *ctx, unsigned char *msg, size_t len, in
         bind_recv(in, r);
 
     /* Forward the header at once, before anything else happens to the data. */
+    sendq_init(ctx, &in->q, &in->h, in->data, in->nkids);
     for (int c = 0; c < in->nkids; c++) {
         int dest = in->hops[in->kids[c].child].rank;
         in->kid_tag[c] = inl ? 0 : next_stream_tag(ctx, dest);
+        in->q.dest[c] = dest;
+        in->q.tag[c] = in->kid_tag[c];
         send_header(ctx, &in->h, in->hops, &in->kids[c], in->kid_tag[c], in->data);
         ctx->stats.forwarded_msgs++;
         if (inl)
@@ -489,13 +541,18 @@ static void handle_op(jt_dbcast_ctx *ctx, const op_t *op)
         break;
     case OP_SEG_SEND_ROOT: {
         jt_dbcast_req *r = op->owner;
+        r->q.inflight--;
         if (--r->pending == 0)
             r->done = 1;
+        else
+            sendq_pump(ctx, &r->q, &r->h, r->h.nseg, OP_SEG_SEND_ROOT, r);
         break;
     }
     case OP_SEG_SEND_FWD: {
         inb_t *in = op->owner;
         in->fwd_pending--;
+        in->q.inflight--;
+        sendq_pump(ctx, &in->q, &in->h, in->next_fwd, OP_SEG_SEND_FWD, in);
         inb_check(ctx, in);
         break;
     }
@@ -506,15 +563,11 @@ static void handle_op(jt_dbcast_ctx *ctx, const op_t *op)
         /* Forward in segment order: the child matches segments by order on the stream
          * tag, and receives may complete out of order. */
         while (in->next_fwd < in->h.nseg && in->seg_done[in->next_fwd]) {
-            for (int c = 0; c < in->nkids; c++) {
-                int dest = in->hops[in->kids[c].child].rank;
-                send_segment(ctx, &in->h, in->data, in->next_fwd, dest, in->kid_tag[c],
-                             OP_SEG_SEND_FWD, in);
-                in->fwd_pending++;
-                ctx->stats.forwarded_bytes += seg_len(&in->h, in->next_fwd);
-            }
+            in->fwd_pending += in->nkids;
+            ctx->stats.forwarded_bytes += (uint64_t)in->nkids * seg_len(&in->h, in->next_fwd);
             in->next_fwd++;
         }
+        sendq_pump(ctx, &in->q, &in->h, in->next_fwd, OP_SEG_SEND_FWD, in);
         inb_check(ctx, in);
         break;
     }
@@ -815,15 +868,17 @@ int jt_dbcast_send_routed(jt_dbcast_ctx *ctx, const void *buf, size_t bytes, int
     h.total_bytes = bytes;
     h.seg_bytes = inl ? 0 : seg;
     h.nseg = inl ? 0 : (uint32_t)((bytes + seg - 1) / seg);
+    r->h = h;
+    sendq_init(ctx, &r->q, &h, buf, nk);
     for (int c = 0; c < nk; c++) {
         int dest = hops[kids[c].child].rank;
         int st = inl ? 0 : next_stream_tag(ctx, dest);
         send_header(ctx, &h, hops, &kids[c], st, buf);
-        for (uint32_t k = 0; k < h.nseg; k++) {
-            send_segment(ctx, &h, buf, k, dest, st, OP_SEG_SEND_ROOT, r);
-            r->pending++;
-        }
+        r->q.dest[c] = dest;
+        r->q.tag[c] = st;
     }
+    r->pending = (long)h.nseg * nk;
+    sendq_pump(ctx, &r->q, &r->h, h.nseg, OP_SEG_SEND_ROOT, r);
     free(hops);
     free(kids);
     if (r->pending == 0)
@@ -910,6 +965,8 @@ static int test_locked(jt_dbcast_ctx *ctx, jt_dbcast_req **reqp, int *flag,
     int rc = r->error;
     if (status)
         *status = r->st;
+    free(r->q.dest);
+    free(r->q.tag);
     free(r);
     ctx->live_reqs--;
     *reqp = NULL;

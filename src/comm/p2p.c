@@ -1,12 +1,14 @@
 #include "comm/p2p.h"
 
+#include "comm/rma.h"
+
 #include "core/errors.h"
 #include "core/timer.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-const char *const jt_p2p_mode_names[] = {"pingpong", "stream", "bidir", NULL};
+const char *const jt_p2p_mode_names[] = {"pingpong", "stream", "bidir", "put", "get", NULL};
 
 #define ACK_TAG 2
 #define DATA_TAG 1
@@ -63,18 +65,20 @@ void jt_p2p_init(jt_p2p *p, MPI_Comm comm, int me, int peer, jt_p2p_mode mode, i
     p->frame_bytes = arena_bytes / p->frames;
     p->req = calloc(2 * (size_t)p->window + 1, sizeof *p->req);
     p->st = calloc(2 * (size_t)p->window + 1, sizeof *p->st);
+    if (mode == JT_P2P_PUT || mode == JT_P2P_GET)
+        jt_rma_init(p);
 }
 
 void jt_p2p_free(jt_p2p *p)
 {
+    jt_rma_free(p);
     free(p->req);
     free(p->st);
     p->req = NULL;
     p->st = NULL;
 }
 
-/* Slot k of the sending (dir 0) or receiving (dir 1) half of the current frame. */
-static unsigned char *slot(jt_p2p *p, int dir, int k, size_t bytes)
+unsigned char *jt_p2p_slot(jt_p2p *p, int dir, int k, size_t bytes)
 {
     return p->arena + p->frame * p->frame_bytes + (size_t)dir * (p->frame_bytes / 2) +
            (size_t)k * slot_stride(bytes);
@@ -109,7 +113,7 @@ static void advance(jt_p2p *p)
 static double pingpong(jt_p2p *p, size_t bytes)
 {
     int n = (int)bytes;
-    unsigned char *s = slot(p, 0, 0, bytes), *r = slot(p, 1, 0, bytes);
+    unsigned char *s = jt_p2p_slot(p, 0, 0, bytes), *r = jt_p2p_slot(p, 1, 0, bytes);
     double dt = 0.0;
     if (p->me == 0) {
         if (p->check)
@@ -135,21 +139,23 @@ static double stream(jt_p2p *p, size_t bytes)
     if (p->me == 0) {
         if (p->check)
             for (int k = 0; k < w; k++)
-                fill(p, slot(p, 0, k, bytes), k, bytes);
+                fill(p, jt_p2p_slot(p, 0, k, bytes), k, bytes);
         double t0 = jt_now();
         for (int k = 0; k < w; k++)
-            MPI_Isend(slot(p, 0, k, bytes), n, MPI_BYTE, p->peer, DATA_TAG, p->comm, &p->req[k]);
+            MPI_Isend(jt_p2p_slot(p, 0, k, bytes), n, MPI_BYTE, p->peer, DATA_TAG, p->comm,
+                      &p->req[k]);
         MPI_Waitall(w, p->req, p->st);
         MPI_Recv(NULL, 0, MPI_BYTE, p->peer, ACK_TAG, p->comm, MPI_STATUS_IGNORE);
         dt = jt_now() - t0;
     } else {
         for (int k = 0; k < w; k++)
-            MPI_Irecv(slot(p, 1, k, bytes), n, MPI_BYTE, p->peer, DATA_TAG, p->comm, &p->req[k]);
+            MPI_Irecv(jt_p2p_slot(p, 1, k, bytes), n, MPI_BYTE, p->peer, DATA_TAG, p->comm,
+                      &p->req[k]);
         MPI_Waitall(w, p->req, p->st);
         MPI_Send(NULL, 0, MPI_BYTE, p->peer, ACK_TAG, p->comm);
         if (p->check) /* after the acknowledgement: outside side 0's timing */
             for (int k = 0; k < w; k++)
-                verify(p, slot(p, 1, k, bytes), k, bytes);
+                verify(p, jt_p2p_slot(p, 1, k, bytes), k, bytes);
     }
     return dt;
 }
@@ -159,17 +165,18 @@ static double bidir(jt_p2p *p, size_t bytes)
     int n = (int)bytes, w = jt_p2p_window_for(p->mode, p->window, bytes);
     if (p->check)
         for (int k = 0; k < w; k++)
-            fill(p, slot(p, 0, k, bytes), k, bytes);
+            fill(p, jt_p2p_slot(p, 0, k, bytes), k, bytes);
     double t0 = jt_now();
     for (int k = 0; k < w; k++)
-        MPI_Irecv(slot(p, 1, k, bytes), n, MPI_BYTE, p->peer, DATA_TAG, p->comm, &p->req[k]);
+        MPI_Irecv(jt_p2p_slot(p, 1, k, bytes), n, MPI_BYTE, p->peer, DATA_TAG, p->comm, &p->req[k]);
     for (int k = 0; k < w; k++)
-        MPI_Isend(slot(p, 0, k, bytes), n, MPI_BYTE, p->peer, DATA_TAG, p->comm, &p->req[w + k]);
+        MPI_Isend(jt_p2p_slot(p, 0, k, bytes), n, MPI_BYTE, p->peer, DATA_TAG, p->comm,
+                  &p->req[w + k]);
     MPI_Waitall(2 * w, p->req, p->st);
     double dt = jt_now() - t0;
     if (p->check)
         for (int k = 0; k < w; k++)
-            verify(p, slot(p, 1, k, bytes), k, bytes);
+            verify(p, jt_p2p_slot(p, 1, k, bytes), k, bytes);
     return p->me == 0 ? dt : 0.0;
 }
 
@@ -182,6 +189,8 @@ double jt_p2p_sample(jt_p2p *p, size_t bytes)
     case JT_P2P_PINGPONG: dt = pingpong(p, bytes); break;
     case JT_P2P_STREAM: dt = stream(p, bytes); break;
     case JT_P2P_BIDIR: dt = bidir(p, bytes); break;
+    case JT_P2P_PUT:
+    case JT_P2P_GET: dt = jt_rma_sample(p, bytes); break;
     }
     advance(p);
     return dt;

@@ -24,11 +24,13 @@ const jt_opt_spec jt_common_options[] = {
     {"max-time", "S", "2", "seconds per point after --min-reps (the interval may not be reached)"},
     {"warmup", "N", "10", "untimed samples before each point"},
     {"output", "FILE", NULL, "JSON Lines run file (written as FILE.partial until complete)"},
-    {"comm-core", "LIST", NULL, "core of the communicating thread: N, one N per rank, near or "
-                                "auto (the NIC's node), far (the node farthest from it)"},
-    {"comm-mem", "LIST", NULL, "NUMA node of its buffers: N, one N per rank, near/auto, far, "
+    {"comm-core", "LIST", NULL, "core of the communicating thread: N, one N per rank, near (the "
+                                "NIC's node), far (the node farthest from it), or auto (the "
+                                "NIC's node, then the nearest nodes for the next local ranks)"},
+    {"comm-mem", "LIST", NULL, "NUMA node of its buffers: N, one N per rank, near, far, auto, "
                                "interleave"},
     {"nic", "NAME", NULL, "the NIC that near and far refer to [the first of known locality]"},
+    {"favor", "WHAT", "latency", "auto with NICs on different nodes: latency or bandwidth"},
     {"topology", "FILE", NULL, "hwloc XML topology to use instead of this machine (no binding then)"},
     {"progress", NULL, NULL, "rank 0 writes 'progress DONE TOTAL' lines to stderr"},
     {"quiet", NULL, NULL, "no table on stdout"},
@@ -162,7 +164,9 @@ static int parse_index(const char *s, int *v)
 static int numa_value(jt_ctx *ctx, const char *v)
 {
     int n;
-    if (strcmp(v, "near") == 0 || strcmp(v, "auto") == 0)
+    if (strcmp(v, "auto") == 0)
+        return ctx->auto_numa;
+    if (strcmp(v, "near") == 0)
         return ctx->nic_numa >= 0 ? ctx->nic_numa : JT_MEM_ANY;
     if (strcmp(v, "far") == 0)
         return ctx->nic_numa >= 0 ? ctx->far_numa : JT_MEM_ANY;
@@ -196,6 +200,12 @@ static void resolve_placement(jt_ctx *ctx)
         ctx->far_numa = jt_place_far_numa(&ctx->topo, nic.numa);
     }
     jt_check_all(ctx, nicname && ctx->nic_numa < 0 ? nicerr : NULL);
+    /* auto: the advice of jostle place --comm (which prints the reason kept in why here), local
+     * rank k being comm thread k. */
+    char why[1024];
+    jt_favor favor = (jt_favor)jt_opt_choice(&ctx->opts, "favor", jt_favor_names);
+    jt_place_comm(&ctx->topo, nicname, favor, ctx->local_rank, &ctx->auto_core, &ctx->auto_numa,
+                  why, sizeof why);
 
     ctx->comm_core = ncores > 0 ? ctx->local_rank % ncores : 0;
     ctx->comm_mem = JT_MEM_ANY;
@@ -211,7 +221,9 @@ static void resolve_placement(jt_ctx *ctx)
     if (cc && list_entry(ctx, "comm-core", cc, err, sizeof err) == 0) {
         snprintf(val, sizeof val, "%s", err);
         err[0] = '\0';
-        if (strcmp(val, "near") == 0 || strcmp(val, "auto") == 0 || strcmp(val, "far") == 0) {
+        if (strcmp(val, "auto") == 0) {
+            ctx->comm_core = ctx->auto_core;
+        } else if (strcmp(val, "near") == 0 || strcmp(val, "far") == 0) {
             /* Near: the first cores of the NIC's node; far: the last cores of the farthest node
              * (the seed binds the communication thread to the last core of another node). */
             int far = val[0] == 'f';
@@ -261,6 +273,15 @@ void jt_ctx_bound_compute(jt_ctx *ctx, const jt_binding *b, const jt_buffer *buf
     if (!ctx->bind_compute.buf)
         jt_json_array(&ctx->bind_compute);
     bound_entry(ctx, &ctx->bind_compute, b, buf);
+}
+
+void jt_ctx_bound_role(jt_ctx *ctx, const char *role, const jt_binding *b)
+{
+    /* An object of roles whose members gather_meta splices into the rank's binding. */
+    if (!ctx->bind_roles.buf)
+        jt_json_object(&ctx->bind_roles);
+    jt_json_key(&ctx->bind_roles, role);
+    bound_entry(ctx, &ctx->bind_roles, b, NULL);
 }
 
 /* ---- metadata -------------------------------------------------------------------------- */
@@ -412,6 +433,16 @@ static void gather_meta(jt_ctx *ctx, const jt_bench *b, void *st, const char *co
         jt_json_raw(&bj, ctx->bind_compute.buf);
     }
     jt_json_end(&bj);
+    if (ctx->bind_roles.buf) { /* {"comm":…} + {"progress":…} = {"comm":…,"progress":…} */
+        jt_json_end(&ctx->bind_roles);
+        bj.buf[strlen(bj.buf) - 1] = '\0';
+        char *all = malloc(strlen(bj.buf) + strlen(ctx->bind_roles.buf) + 2);
+        sprintf(all, "%s%s%s", bj.buf, strlen(bj.buf) > 1 ? "," : "", ctx->bind_roles.buf + 1);
+        jt_json_free(&bj);
+        jt_json_init(&bj);
+        jt_json_raw(&bj, all);
+        free(all);
+    }
     char **binds = gather_text(ctx, bj.buf);
     jt_json_free(&bj);
     char **corel = gather_text(ctx, cores);
@@ -509,6 +540,41 @@ static point_result measure(jt_ctx *ctx, const jt_bench *b, void *st, size_t i,
     return r;
 }
 
+static int column_width(const char *c) { return (int)(strlen(c) > 14 ? strlen(c) : 14); }
+
+/* The point's values computed from its metrics' statistics: n is the fewest samples any
+ * metric had, median the value; no distribution is claimed. */
+static void report_values(jt_ctx *ctx, const jt_point *p, const jt_stats *all, point_result pr,
+                          FILE *table)
+{
+    size_t n = 0;
+    for (int m = 0; m < p->nmetrics && m < JT_POINT_METRICS; m++)
+        n = m == 0 || all[m].n < n ? all[m].n : n;
+    for (int k = 0; k < p->nvalues; k++) {
+        const jt_point_value *v = &p->values[k];
+        double x = n > 0 ? v->compute(all, p) : NAN;
+        if (table)
+            fprintf(table, " %*.3f", column_width(v->column), x);
+        if (n == 0 || isnan(x)) /* undefined (a zero time): no line */
+            continue;
+        jt_json j;
+        jt_json_init(&j);
+        jt_json_object(&j);
+        jt_json_kstr(&j, "type", "point");
+        jt_json_key(&j, "params");
+        jt_json_raw(&j, p->params);
+        jt_json_kstr(&j, "metric", v->name);
+        jt_json_kstr(&j, "unit", v->unit);
+        jt_json_kint(&j, "n", (long long)n);
+        jt_json_knum(&j, "median", x);
+        jt_json_kstr(&j, "formula", v->formula);
+        jt_json_knum(&j, "elapsed_s", pr.elapsed);
+        jt_json_end(&j);
+        jt_record_point(&ctx->rec, &j);
+        jt_json_free(&j);
+    }
+}
+
 static void report_point(jt_ctx *ctx, const jt_point *p, jt_series *ser, point_result pr,
                          FILE *table)
 {
@@ -516,8 +582,8 @@ static void report_point(jt_ctx *ctx, const jt_point *p, jt_series *ser, point_r
         return;
     if (table)
         fprintf(table, "%-12s", p->label);
-    jt_stats first = {0};
-    for (int m = 0; m < p->nmetrics; m++) {
+    jt_stats first = {0}, all[JT_POINT_METRICS];
+    for (int m = 0; m < p->nmetrics && m < JT_POINT_METRICS; m++) {
         const jt_metric *mt = &p->metrics[m];
         jt_series *s = &ser[mt->series];
         double *v = malloc((s->n ? s->n : 1) * sizeof *v);
@@ -528,9 +594,9 @@ static void report_point(jt_ctx *ctx, const jt_point *p, jt_series *ser, point_r
         free(v);
         if (m == 0)
             first = st;
+        all[m] = st;
         if (table)
-            fprintf(table, " %*.3f", (int)(strlen(mt->column) > 14 ? strlen(mt->column) : 14),
-                    st.median);
+            fprintf(table, " %*.3f", column_width(mt->column), st.median);
         if (st.n == 0)
             continue;
         jt_json j;
@@ -561,6 +627,7 @@ static void report_point(jt_ctx *ctx, const jt_point *p, jt_series *ser, point_r
         jt_record_point(&ctx->rec, &j);
         jt_json_free(&j);
     }
+    report_values(ctx, p, all, pr, table);
     if (table) {
         fprintf(table, " %10zu %9.2f\n", first.n, 100.0 * jt_stats_rel_halfwidth(&first));
         fflush(table);
@@ -571,9 +638,10 @@ static void print_header(jt_ctx *ctx, const jt_bench *b, const jt_point *p, FILE
 {
     fprintf(table, "# %-10s", b->label_head);
     for (int m = 0; m < p->nmetrics; m++) {
-        const char *c = p->metrics[m].column;
-        fprintf(table, " %*s", (int)(strlen(c) > 14 ? strlen(c) : 14), c);
+        fprintf(table, " %*s", column_width(p->metrics[m].column), p->metrics[m].column);
     }
+    for (int k = 0; k < p->nvalues; k++)
+        fprintf(table, " %*s", column_width(p->values[k].column), p->values[k].column);
     fprintf(table, " %10s %9s\n", "Samples", "CI95(+-%)");
     (void)ctx;
 }
@@ -620,8 +688,10 @@ int jt_harness_main(const jt_bench *b, int argc, char **argv)
     if (jt_topo_load(&ctx->topo, jt_opt_str(&ctx->opts, "topology"), err, sizeof err))
         jt_usage_error("%s", err);
 
-    int required = b->thread_level;
-    MPI_Init_thread(&argc, &argv, required, &ctx->thread_level);
+    int required = b->thread_level, wanted = required;
+    if (b->thread_level_for && b->thread_level_for(&ctx->opts) > wanted)
+        wanted = b->thread_level_for(&ctx->opts);
+    MPI_Init_thread(&argc, &argv, wanted, &ctx->thread_level);
     ctx->comm = MPI_COMM_WORLD;
     MPI_Comm_rank(ctx->comm, &ctx->rank);
     MPI_Comm_size(ctx->comm, &ctx->size);
@@ -645,6 +715,7 @@ int jt_harness_main(const jt_bench *b, int argc, char **argv)
 
     jt_json_init(&ctx->bind_comm);
     jt_json_init(&ctx->bind_compute);
+    jt_json_init(&ctx->bind_roles);
     void *st = b->setup(ctx);
     /* The run file opens once every input has been judged (the benchmark's own options in
      * setup too): bad input never leaves a file behind. */
@@ -675,7 +746,7 @@ int jt_harness_main(const jt_bench *b, int argc, char **argv)
         jt_point p;
         memset(&p, 0, sizeof p);
         b->point(st, i, &p);
-        if (table && p.metrics != shown)
+        if (table && p.metrics != shown) /* a new set of columns (values follow metrics) */
             print_header(ctx, b, &p, table);
         shown = p.metrics;
         point_result pr = measure(ctx, b, st, i, &p, ser);
@@ -694,6 +765,7 @@ int jt_harness_main(const jt_bench *b, int argc, char **argv)
         jt_record_close(&ctx->rec, "ok", NULL);
     jt_json_free(&ctx->bind_comm);
     jt_json_free(&ctx->bind_compute);
+    jt_json_free(&ctx->bind_roles);
     jt_topo_destroy(&ctx->topo);
     MPI_Finalize();
     return 0;

@@ -24,6 +24,7 @@ void jt_series_clear(jt_series *s);
 void jt_series_free(jt_series *s);
 
 struct jt_point;
+struct jt_stats;
 
 /* One reported quantity, derived sample by sample from one series. */
 typedef struct jt_metric {
@@ -34,7 +35,17 @@ typedef struct jt_metric {
     double (*derive)(double sample, const struct jt_point *p);
 } jt_metric;
 
+/* One value computed once per point from the statistics of its metrics (an overlap ratio
+ * from medians), not sample by sample: recorded with n and median only, and its formula. */
+typedef struct jt_point_value {
+    const char *name, *unit, *column;
+    const char *formula;  /* how it is computed, for the record */
+    /* stats[m] is metric m of the point; returns the value. */
+    double (*compute)(const struct jt_stats *stats, const struct jt_point *p);
+} jt_point_value;
+
 #define JT_POINT_PARAMS 1024
+#define JT_POINT_METRICS 16 /* metrics a point's values can see */
 
 /* A point of a sweep, as the benchmark describes it to the harness. */
 typedef struct jt_point {
@@ -44,6 +55,8 @@ typedef struct jt_point {
     double min_time;               /* measure at least this long (a phase's duration), seconds */
     const jt_metric *metrics;
     int nmetrics;
+    const jt_point_value *values; /* optional, reported after the metrics */
+    int nvalues;
 } jt_point;
 
 #define JT_WARN_MAX 32
@@ -67,8 +80,10 @@ typedef struct jt_ctx {
     int comm_mem;              /* resolved for this rank by --comm-mem (node or JT_MEM_*) */
     int nic_numa;              /* NUMA node of the NIC near/far refer to, -1 unknown */
     int far_numa;              /* the node farthest from it */
+    int auto_core, auto_numa;  /* jt_place_comm's advice for this rank (auto) */
     jt_json bind_comm;         /* this rank's bindings, registered by the benchmark's setup */
     jt_json bind_compute;
+    jt_json bind_roles;        /* other threads by role ("progress"), keys of the binding */
     int bound[1024];           /* cores bound by this rank's threads, for oversubscription */
     int nbound;
     char warn[JT_WARN_MAX][256];
@@ -82,6 +97,9 @@ typedef struct jt_bench {
     const char *summary;
     const jt_opt_spec *options; /* the benchmark's own, after the common ones */
     int thread_level;           /* MPI_THREAD_* it needs */
+    /* Optional: the level to ask for, from the options (a progress thread wants MULTIPLE);
+     * setup then judges what was granted (ctx->thread_level).  At least thread_level. */
+    int (*thread_level_for)(const jt_opts *opts);
     int min_ranks;
     int nseries;
     unsigned ratio_series;      /* bit k: series k holds ratios, not durations (no clock correction) */
@@ -108,6 +126,8 @@ struct jt_buffer;
  * each compute thread (in order), with the buffer each one uses (or NULL). */
 void jt_ctx_bound_comm(jt_ctx *ctx, const struct jt_binding *b, const struct jt_buffer *buf);
 void jt_ctx_bound_compute(jt_ctx *ctx, const struct jt_binding *b, const struct jt_buffer *buf);
+/* Another thread of the rank under its role's name ("progress"), once per role. */
+void jt_ctx_bound_role(jt_ctx *ctx, const char *role, const struct jt_binding *b);
 
 /* Input only some ranks can judge (their host): the lowest rank with an error message says it,
  * and every rank exits with status 2.  Collective. */

@@ -32,29 +32,64 @@ int jt_place_nic(const jt_topo *tp, const char *name, jt_nic *out, char *err, si
     return -1;
 }
 
-int jt_place_far_numa(const jt_topo *tp, int node)
+long jt_place_distance(const jt_topo *tp, int from, int to, int *from_matrix)
 {
-    int nn = jt_topo_nnuma(tp);
-    if (nn <= 1)
-        return node;
-    int far = node == nn - 1 ? nn - 2 : nn - 1;
+    hwloc_obj_t a = jt_topo_numa(tp, from), b = jt_topo_numa(tp, to);
+    if (from_matrix)
+        *from_matrix = 0;
+    if (!a || !b)
+        return from == to ? 10 : 20;
     struct hwloc_distances_s *d = NULL;
     unsigned nr = 1;
+    long v = -1;
     if (hwloc_distances_get_by_type(tp->t, HWLOC_OBJ_NUMANODE, &nr, &d,
                                     HWLOC_DISTANCES_KIND_MEANS_LATENCY, 0) == 0 && nr == 1) {
-        hwloc_obj_t from = jt_topo_numa(tp, node);
-        int i = from ? hwloc_distances_obj_index(d, from) : -1;
-        hwloc_uint64_t best = 0;
-        for (unsigned j = 0; i >= 0 && j < d->nbobjs; j++) {
-            hwloc_uint64_t v = d->values[(unsigned)i * d->nbobjs + j];
-            if ((int)d->objs[j]->logical_index != node && v > best) {
-                best = v;
-                far = (int)d->objs[j]->logical_index;
-            }
-        }
+        int i = hwloc_distances_obj_index(d, a), j = hwloc_distances_obj_index(d, b);
+        if (i >= 0 && j >= 0)
+            v = (long)d->values[(unsigned)i * d->nbobjs + (unsigned)j];
         hwloc_distances_release(tp->t, d);
     }
-    return far;
+    if (v >= 0) {
+        if (from_matrix)
+            *from_matrix = 1;
+        return v;
+    }
+    if (from == to)
+        return 10;
+    /* Nodes under a deeper common ancestor (a package, a sub-NUMA group) are nearer. */
+    hwloc_obj_t c = hwloc_get_common_ancestor_obj(tp->t, a->parent, b->parent);
+    return 20 + (long)hwloc_topology_get_depth(tp->t) - (c ? (long)c->depth : 0);
+}
+
+int jt_place_numa_order(const jt_topo *tp, int node, int *order, int max)
+{
+    int nn = jt_topo_nnuma(tp), m = 0;
+    long dist[256];
+    for (int j = 0; j < nn && m < max && m < 256; j++) {
+        long dj = j == node ? -1 : jt_place_distance(tp, node, j, NULL);
+        int at = m++;
+        while (at > 0 && dist[at - 1] > dj) { /* insertion keeps ties in index order */
+            dist[at] = dist[at - 1];
+            order[at] = order[at - 1];
+            at--;
+        }
+        dist[at] = dj;
+        order[at] = j;
+    }
+    return m;
+}
+
+int jt_place_far_numa(const jt_topo *tp, int node)
+{
+    int order[256], m = jt_place_numa_order(tp, node, order, 256);
+    if (m < 2)
+        return node;
+    /* Of the farthest nodes, the lowest numbered (ties are in index order). */
+    long far = jt_place_distance(tp, node, order[m - 1], NULL);
+    int k = m - 1;
+    while (k > 1 && jt_place_distance(tp, node, order[k - 1], NULL) == far)
+        k--;
+    return order[k];
 }
 
 int jt_place_core_of_numa(const jt_topo *tp, int node, int k, int from_end)
@@ -85,20 +120,113 @@ void jt_place_share(int ncores, int l, int L, int *first, int *count)
     *count = (int)((long)ncores * (l + 1) / L) - *first;
 }
 
-int jt_place_comm(const jt_topo *tp, int k, int *core, int *numa, char *why, size_t whylen)
+const char *const jt_favor_names[] = {"latency", "bandwidth", NULL};
+
+/* One entry per PCI device: ib0 and mlx5_0 are two names of one card. */
+static int known_nics(const jt_topo *tp, jt_nic *out)
 {
-    jt_nic nic;
-    char err[256];
-    if (jt_place_nic(tp, NULL, &nic, err, sizeof err) == 0) {
-        *core = jt_place_core_of_numa(tp, nic.numa, k, 0);
-        *numa = nic.numa;
-        snprintf(why, whylen, "core %d and memory of NUMA node %d, the node of NIC %s", *core,
-                 *numa, nic.name);
+    jt_nic all[JT_NIC_MAX];
+    int na = jt_topo_nics(tp, all, JT_NIC_MAX), n = 0;
+    for (int i = 0; i < na; i++) {
+        int dup = 0;
+        for (int k = 0; k < n && all[i].pci[0]; k++)
+            dup |= strcmp(out[k].pci, all[i].pci) == 0;
+        if (all[i].numa >= 0 && !dup)
+            out[n++] = all[i];
+    }
+    return n;
+}
+
+int jt_place_comm_home(const jt_topo *tp, const char *name, jt_favor favor, char *why,
+                       size_t whylen, char *unknown, size_t unklen)
+{
+    jt_nic nics[JT_NIC_MAX];
+    char err[512];
+    if (unknown && unklen)
+        unknown[0] = '\0';
+    if (name) {
+        if (jt_place_nic(tp, name, nics, err, sizeof err) != 0) {
+            snprintf(why, whylen, "%s", err);
+            return -1;
+        }
+        snprintf(why, whylen, "NUMA node %d: the node of NIC %s (--nic)", nics[0].numa, name);
+        return nics[0].numa;
+    }
+    int n = known_nics(tp, nics);
+    if (n == 0) {
+        jt_place_nic(tp, NULL, nics, err, sizeof err);
+        snprintf(why, whylen, "%s", err);
+        return -1;
+    }
+    int same = 1, unknown_speed = 0;
+    double total = 0;
+    for (int k = 0; k < n; k++) {
+        same &= nics[k].numa == nics[0].numa;
+        unknown_speed |= nics[k].link_gbps <= 0;
+        total += nics[k].link_gbps;
+    }
+    if (same) {
+        char names[JT_NIC_MAX * 66] = "";
+        for (int k = 0; k < n; k++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%.63s",
+                     k ? ", " : "", nics[k].name);
+        snprintf(why, whylen, "NUMA node %d: the node of %s %.600s", nics[0].numa,
+                 n > 1 ? "every NIC," : "NIC", names);
+        return nics[0].numa;
+    }
+    /* NICs disagree: weigh them (the seed gives no formula; docs/seed001-facts.md sec. 8). */
+    int nn = jt_topo_nnuma(tp), best = -1;
+    double best_lat = 0, best_bw = 0;
+    for (int node = 0; node < nn; node++) {
+        double lat = 0, bw = 0;
+        for (int k = 0; k < n; k++) {
+            lat += (double)jt_place_distance(tp, node, nics[k].numa, NULL);
+            if (node != nics[k].numa)
+                bw += unknown_speed ? 1.0 : nics[k].link_gbps / total;
+        }
+        double a = favor == JT_FAVOR_LATENCY ? lat : bw, b = favor == JT_FAVOR_LATENCY ? bw : lat;
+        double ba = favor == JT_FAVOR_LATENCY ? best_lat : best_bw;
+        double bb = favor == JT_FAVOR_LATENCY ? best_bw : best_lat;
+        if (best < 0 || a < ba - 1e-9 || (a < ba + 1e-9 && b < bb - 1e-9)) {
+            best = node;
+            best_lat = lat;
+            best_bw = bw;
+        }
+    }
+    snprintf(why, whylen, "NUMA node %d: the NICs are on different nodes; favoring %s, node %d "
+             "has the %s (distance sum %.0f, bandwidth share not local %.2f)", best,
+             jt_favor_names[favor], best,
+             favor == JT_FAVOR_LATENCY ? "smallest sum of distances to the NICs' nodes"
+                                       : "most NIC bandwidth attached",
+             best_lat, best_bw);
+    if (unknown && unklen)
+        snprintf(unknown, unklen, "the NICs' own latencies are not known to hwloc (every NIC "
+                 "weighs the same for latency)%s", unknown_speed ? "; a PCI link speed is "
+                 "unknown, so every NIC weighs the same for bandwidth" : "");
+    return best;
+}
+
+int jt_place_comm(const jt_topo *tp, const char *nic, jt_favor favor, int k, int *core,
+                  int *numa, char *why, size_t whylen)
+{
+    char home_why[1024];
+    int home = jt_place_comm_home(tp, nic, favor, home_why, sizeof home_why, NULL, 0);
+    if (home >= 0) {
+        int order[256], m = jt_place_numa_order(tp, home, order, 256);
+        *numa = order[k % m];
+        *core = jt_place_core_of_numa(tp, *numa, k / m, 0);
+        if (k % m == 0)
+            snprintf(why, whylen, "comm thread %d: core %d and memory of NUMA node %d; %.700s", k,
+                     *core, *numa, home_why);
+        else
+            snprintf(why, whylen, "comm thread %d: core %d and memory of NUMA node %d, number %d "
+                     "by distance from home node %d (hierarchical placement, distance %ld)", k, *core,
+                     *numa, k % m + 1, home, jt_place_distance(tp, home, *numa, NULL));
         return 0;
     }
     int ncores = jt_topo_ncores(tp);
     *core = ncores > 0 ? k % ncores : 0;
     *numa = JT_MEM_ANY;
-    snprintf(why, whylen, "%s: core %d, memory where first touched", err, *core);
+    snprintf(why, whylen, "%.700s: core %d, memory where first touched", home_why, *core);
     return -1;
 }

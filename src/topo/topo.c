@@ -1,19 +1,18 @@
 #include "topo/topo.h"
 
 #include "core/json.h"
+#include "topo/xmlcheck.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 int jt_topo_load(jt_topo *tp, const char *xml, char *err, size_t errlen)
 {
     memset(tp, 0, sizeof *tp);
-    if (xml && access(xml, R_OK) != 0) {
-        snprintf(err, errlen, "topology file '%s' cannot be read: %s", xml, strerror(errno));
+    /* Judged before hwloc sees it: hwloc trusts the sets of an XML file and may crash. */
+    if (xml && jt_xml_check(xml, err, errlen) != 0)
         return -1;
-    }
     if (hwloc_topology_init(&tp->t) != 0) {
         snprintf(err, errlen, "hwloc_topology_init failed");
         return -1;
@@ -168,4 +167,14 @@ void jt_topo_machine_json(const jt_topo *tp, jt_json *j)
     }
     jt_json_end(j);
     jt_json_end(j);
+}
+
+size_t jt_topo_llc_bytes(const jt_topo *tp)
+{
+    for (int d = 0; d < hwloc_topology_get_depth(tp->t); d++) {
+        hwloc_obj_t o = hwloc_get_obj_by_depth(tp->t, d, 0);
+        if (o && hwloc_obj_type_is_dcache(o->type))
+            return (size_t)o->attr->cache.size;
+    }
+    return 0;
 }

@@ -133,6 +133,34 @@ def run_pingpong(argv):
     os.rename(part, out)
 
 
+def run_overlap(argv):
+    """A small overlap run: the three times and both ratios per collective and size."""
+    opts = {"--sizes": "4:1M", "--collectives": "ialltoall", "--policy": "scatter",
+            "--progress-mode": "none", "--kernel": "cpu"}
+    it = iter(argv)
+    for a in it:
+        if a not in ("--progress", "--quiet", "--oversubscribe", "--fallback"):
+            opts[a] = next(it)
+    m = meta(["fakehost", "fakehost"], argv=["jostle-bench", "overlap", *argv])
+    m["benchmark"] = "overlap"
+    m["overlap"] = {"figures_show": "overlap_min"}
+    lines = [m]
+    for coll in opts["--collectives"].split(","):
+        for size in expand(opts["--sizes"]):
+            params = {"collective": coll, "size": size, "kernel": opts["--kernel"],
+                      "policy": opts["--policy"], "progress": opts["--progress-mode"],
+                      "thread_core": "numa"}
+            pure = 1 + size / 4e3
+            for metric, med in (("t_ovrl", 1.5 * pure), ("t_pure", pure), ("t_cpu", pure)):
+                lines.append({"type": "point", "params": params, "metric": metric, "unit": "us",
+                              **_dist(med, 0.05, 100)})
+            for metric, med in (("overlap_min", 0.5), ("overlap_max", 0.5)):
+                lines.append({"type": "point", "params": params, "metric": metric, "unit": "1",
+                              "n": 100, "median": med})
+    lines.append({"type": "end", "status": "ok", "points": len(lines) - 1, "elapsed_s": 0.1})
+    _write(opts["--output"], lines)
+
+
 def main(argv):
     if argv[:1] == ["--version"]:
         print(json.dumps({"version": "0.1.0", "git": "abc123", "mpi_library": "Open MPI v4.1.4",
@@ -145,6 +173,8 @@ def main(argv):
         print("pingpong  round-trip time and bandwidth between two ranks")
     elif argv[:1] == ["pingpong"]:
         run_pingpong(argv[1:])
+    elif argv[:1] == ["overlap"]:
+        run_overlap(argv[1:])
     elif argv[:1] == ["--fixtures"]:
         write_fixtures(os.path.join(HERE, "data"))
     else:

@@ -12,6 +12,7 @@ One run is one configuration (kernel, compute cores, placement, AI) measured in 
 
 import argparse
 import math
+import re
 import sys
 import time
 from fractions import Fraction
@@ -92,6 +93,12 @@ def kernel_list_type(text) -> list:
     if bad:
         raise argparse.ArgumentTypeError(f"'{bad[0]}' is not a kernel; allowed: {', '.join(KERNELS)}")
     return ks
+
+
+def bytes_type(text):
+    if re.fullmatch(r"\d+([KMGT](i?B)?)?", text):
+        return text   # jostle-bench parses it
+    raise argparse.ArgumentTypeError(f"'{text}' is not allowed; expected a byte count, e.g. 65536 or 64M")
 
 
 def _placement(allowed):
@@ -257,42 +264,45 @@ def _options(p, study):
                             "the rank's share of the host; every core where none is free)")
     else:
         g.add_argument("--cores", type=c.positive_int, metavar="N",
-                       help="compute cores per rank (default: every free core of the rank's share)")
+                       help="compute cores per rank (default: every free core of its share)")
     if study in ("fig1", "fig2", "fig3"):
         g.add_argument("--kernel", choices=KERNELS, default="triad", help="compute kernel (triad)")
         g.add_argument("--ai", type=ai_type, metavar="F",
                        help="triad's arithmetic intensity, flop/byte (≥ 1/12)")
     if study == "fig3":
-        g.add_argument("--sizes", metavar="SPEC", help=f"message sizes (default: powers of 4, 4 B..64 MiB)")
+        g.add_argument("--sizes", metavar="SPEC",
+                       help="message sizes (default: powers of 4, 4 B..64 MiB)")
     if study == "fig4":
         g.add_argument("--ai", dest="ai_list", type=ai_list_type, metavar="F,F…",
-                       help=f"arithmetic intensities of triad, flop/byte, each ≥ 1/12 (default {FIG4_AI})")
+                       help=f"intensities of triad, flop/byte, each ≥ 1/12 (default {FIG4_AI})")
     if study == "usecases":
         g.add_argument("--kernels", type=kernel_list_type, metavar="K,K…",
                        help=f"kernels compared (default {USECASE_KERNELS})")
     g.add_argument("--ranks", type=c.ranks_type, default=2, metavar="N", help="ranks (default 2)")
     g.add_argument("--hosts", type=c.hosts_type, metavar="A,B",
                    help="hosts, one rank each in turn (default: this host only)")
-    if study != "fig2":
-        g.add_argument("--comm-core", type=_placement(("near", "far", "auto")), metavar="N|near|far|auto",
-                       help="core of the communicating thread, relative to the NIC")
-        g.add_argument("--comm-mem", type=_placement(("near", "far", "interleave", "auto")),
-                       metavar="N|near|far|interleave|auto", help="NUMA node of the message buffers")
-        g.add_argument("--compute-mem", type=_placement(("local", "near", "far", "interleave")),
-                       metavar="local|near|far|interleave|N", help="NUMA node of the kernel's arrays (local)")
+    if study != "fig2":   # fig2 is the four placements
+        for flag, words, what in (
+                ("--comm-core", ("near", "far", "auto"), "core of the communicating thread"),
+                ("--comm-mem", ("near", "far", "interleave", "auto"), "NUMA node of its buffers"),
+                ("--compute-mem", ("local", "near", "far", "interleave"),
+                 "NUMA node of the kernel's arrays (local)")):
+            g.add_argument(flag, type=_placement(words), metavar="|".join(words) + "|N", help=what)
     g.add_argument("--compute-on", choices=("both", "sender", "none"),
                    help="which ranks compute (both)")
     g.add_argument("--nic", metavar="NAME", help="the NIC that near/far refer to")
-    h = p.add_argument_group("phases and repetitions")
-    h.add_argument("--phase-time", type=c.positive_float, metavar="S", help="minimum seconds per phase (1)")
-    h.add_argument("--repeat", type=c.positive_int, metavar="K", help="repeat the phases K times (1)")
-    h.add_argument("--array-bytes", type=c.positive_int, metavar="B", help="array bytes per compute thread")
-    h.add_argument("--min-reps", type=c.positive_int, metavar="N", help="at least N samples per phase (100)")
-    h.add_argument("--max-time", type=c.positive_float, metavar="S", help="time cap per point, seconds")
-    h.add_argument("--precision", type=precision_type, metavar="F", help="target CI of the median (0.01)")
+    h = p.add_argument_group("phases and repetitions (jostle-bench's defaults in brackets)")
+    for flag, typ, meta, what in (
+            ("--phase-time", c.positive_float, "S", "minimum seconds per phase [1]"),
+            ("--repeat", c.positive_int, "K", "repeat the phases K times [1]"),
+            ("--array-bytes", bytes_type, "B", "array bytes per compute thread, e.g. 64M"),
+            ("--min-reps", c.positive_int, "N", "at least N samples per point [100]"),
+            ("--max-time", c.positive_float, "S", "time cap per point after --min-reps [2]"),
+            ("--precision", precision_type, "F", "target half-width of the median's CI [0.01]")):
+        h.add_argument(flag, type=typ, metavar=meta, help=what)
     c.add_launch_options(p)
     c.add_output_options(p, campaign_default="contention")
-    p.add_argument("--dry-run", action="store_true", help="print the launcher command lines and exit")
+    p.add_argument("--dry-run", action="store_true", help="print the command lines and exit")
 
 
 def _check(args):
@@ -329,10 +339,11 @@ def estimate_note(study, args, camp, bench) -> str:
     n = len(plan(study, ref, REFERENCE_NODE, bench))
     per_run = startup + QUICK_FACTOR * measuring
     return (f"the default mode of {study} on a {REFERENCE_NODE['cores']}-core node (2 nodes, one "
-            f"rank each) is {n} runs, about {n * per_run / 60:.0f} min: each run costed as this "
-            f"machine's mean start-up and teardown ({startup:.1f} s) plus {QUICK_FACTOR} × its mean "
-            f"measuring time ({measuring:.1f} s), since --quick divides phase time and repetitions "
-            f"by {QUICK_FACTOR}; larger arrays, slower links and more cores per run are not counted")
+            f"rank each) is {n} runs, at least {n * per_run / 60:.0f} min: each run costed as this "
+            f"machine's mean start-up and teardown ({startup:.1f} s) plus {QUICK_FACTOR} × its "
+            f"mean measuring time ({measuring:.1f} s), since --quick divides phase time, "
+            f"repetitions and time cap by {QUICK_FACTOR}; larger arrays, slower links and more "
+            "threads per run are not counted")
 
 
 def main(args):
@@ -359,6 +370,9 @@ def main(args):
 
 def step_contention(ctx):
     """`jostle run`: a quick fig1 (triad, 4 B and 64 MiB) in the run's campaign."""
+    if "contention" not in launch.bench_version(ctx.config.bench).get("benchmarks", []):
+        ctx.notes.append(f"{ctx.config.bench} has no contention benchmark: step skipped")
+        return
     p = argparse.ArgumentParser()
     _options(p, "fig1")
     args = argparse.Namespace(**{**vars(p.parse_args(["--quick"])), **vars(ctx.args)})

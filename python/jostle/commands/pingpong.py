@@ -20,7 +20,7 @@ PRESETS = {
     "pow2": "1K:1G",            # powers of two from 1 KiB to 1 GiB
     "seed": "0:1K:1,1040:20K:16,32K:1G",
 }
-MODES = ("pingpong", "stream", "bidir")
+MODES = ("pingpong", "stream", "bidir", "put", "get")
 
 EXAMPLES = """examples:
   jostle pingpong --sizes 0:1K                       intra-node, powers of two up to 1 KiB
@@ -71,7 +71,8 @@ def register(sub):
                     help="a sweep of the ping-pong study: " + ", ".join(
                         f"{k}={v}" for k, v in PRESETS.items()))
     g.add_argument("--mode", choices=MODES, default="pingpong",
-                   help="pingpong (blocking round trips), stream (one-way window), bidir")
+                   help="pingpong (blocking round trips), stream (one-way window), bidir, put "
+                        "or get (one-sided window into / from rank 1, then a flush)")
     g.add_argument("--window", type=c.positive_int, metavar="N", help="messages in flight (stream, bidir)")
     g.add_argument("--check", action="store_true", help="verify the received data")
     g.add_argument("--cold", action="store_true", help="touch a new buffer each repetition (cold caches)")

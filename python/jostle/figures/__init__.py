@@ -35,11 +35,20 @@ def module_for(benchmark: str):
         return None
 
 
+# Studies made of other benchmarks' runs, named <study>-…: their module draws those runs
+# (instead of the benchmark's module) and may add report tables.
+STUDIES = ("nuioa",)
+
+
+def study_of(run):
+    return next((s for s in STUDIES if run.name.startswith(s + "-")), None)
+
+
 def build(runs) -> list:
-    """Every figure for RUNS, grouped by benchmark in order of first appearance."""
+    """Every figure for RUNS, grouped by benchmark (or study) in order of first appearance."""
     by_bench = {}
     for r in runs:
-        by_bench.setdefault(r.benchmark, []).append(r)
+        by_bench.setdefault(study_of(r) or r.benchmark, []).append(r)
     figures = []
     for bench, group in by_bench.items():
         mod = module_for(bench)

@@ -12,7 +12,7 @@ from collections import Counter
 
 import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.ticker import FuncFormatter
+from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from .. import contention
 from ..sizes import human
@@ -33,6 +33,16 @@ LATENCY_BELOW = 64 << 10      # a row of messages smaller than this shows latenc
 DEGRADATION = ("comm: latency_together/latency_alone − 1 or 1 − bw_together/bw_alone; compute "
                "slowdown: 1 − computebw_together/computebw_alone; from the medians of each "
                "alone/together pair, median over repetitions")
+
+
+def _bytes(size) -> str:
+    text = human(int(size))
+    return f"{text}iB" if text[-1].isalpha() else f"{text} B"
+
+
+def compute_metric(df) -> str:
+    """The compute side's metric: bandwidth per core, or flops for a kernel that moves no data (cpu)."""
+    return "compute_bandwidth" if (df.metric == "compute_bandwidth").any() else "compute_flops"
 
 
 def study_of(run) -> tuple:
@@ -77,8 +87,8 @@ def _notes(runs) -> list:
     return out
 
 
-def _finish(fig, title, notes):
-    fig.suptitle(f"{title}\nsolid: alone, dashed: together; degradation: positive is worse")
+def _finish(fig, title, notes, legend="solid: alone, dashed: together"):
+    fig.suptitle(f"{title}\n{legend}; degradation: positive is worse")
     if notes:
         fig.text(0.01, 0.005, "Caveats: " + "; ".join(notes), color="firebrick",
                  fontsize=8, ha="left", va="bottom", wrap=True)
@@ -93,6 +103,8 @@ def _x_axis(ax, x):
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: human(int(v)) if v >= 1 else ""))
     elif x == "ai":
         ax.set_xscale("log")
+    else:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.grid(True, alpha=0.3)
 
 
@@ -103,7 +115,7 @@ def _rows(study, table):
     out = []
     for size in sorted(table["size"].dropna().unique()):
         metric = "latency" if size < LATENCY_BELOW else "bandwidth"
-        out.append((f"{human(int(size))} B messages", table[table["size"] == size], metric))
+        out.append((f"{_bytes(size)} messages", table[table["size"] == size], metric))
     return out
 
 
@@ -119,11 +131,12 @@ def _versus(study, table, labels) -> plt.Figure:
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for (title, part, comm), (ax_c, ax_k, ax_d) in zip(rows, axes):
         part = part.assign(xv=part[x].astype(float))
+        compute = compute_metric(part)
         for i, series in enumerate(labels):
             color = colors[i % len(colors)]
             s = part[part.series == series]
             m = s[s.metric == comm]
-            k = s[s.metric == "compute_bandwidth"]
+            k = s[s.metric == compute]
             _line(ax_c, m, "alone", color, "-o", series)
             _line(ax_c, m, "together", color, "--o")
             _line(ax_k, k, "alone", color, "-s", series)
@@ -133,7 +146,8 @@ def _versus(study, table, labels) -> plt.Figure:
         unit = part[part.metric == comm]["unit"]
         ax_c.set_ylabel(f"{comm} ({unit.iloc[0] if len(unit) else '?'})")
         ax_c.set_title(f"communication: {comm}, {title}" if study != "fig3" else f"communication: {comm}")
-        ax_k.set_ylabel("compute bandwidth per core (GB/s)")
+        ax_k.set_ylabel("compute bandwidth per core (GB/s)" if compute == "compute_bandwidth"
+                        else "compute per core (GFlop/s)")
         ax_k.set_title(f"computation, {title}" if study != "fig3" else "computation")
         ax_d.set_ylabel("degradation (%)")
         ax_d.set_title(f"{comm} degradation (o, solid), compute slowdown (s, dotted)", fontsize=9)
@@ -153,17 +167,18 @@ def _usecases(table, counters) -> plt.Figure:
     bars = []
     for size in sizes:
         comm = "latency" if size < LATENCY_BELOW else "bandwidth"
-        bars.append((f"comm {comm} ({human(int(size))} B)", size, comm))
-        bars.append((f"compute slowdown ({human(int(size))} B)", size, "compute_bandwidth"))
+        bars.append((f"comm {comm} ({_bytes(size)})", size, comm))
+        bars.append((f"compute slowdown ({_bytes(size)})", size, "compute"))
     width = 0.8 / max(len(bars), 1)
     pos = np.arange(len(kernels))
     for j, (label, size, metric) in enumerate(bars):
         vals = []
         for k in kernels:
-            v = table[(table.kernel == k) & (table["size"] == size) & (table.metric == metric)]
+            mine = table[(table.kernel == k) & (table["size"] == size)]
+            v = mine[mine.metric == (compute_metric(mine) if metric == "compute" else metric)]
             vals.append(float(v.degradation.iloc[0]) * 100 if len(v) else np.nan)
         ax_b.bar(pos + (j - (len(bars) - 1) / 2) * width, vals, width, label=label,
-                 hatch="//" if metric == "compute_bandwidth" else None)
+                 hatch="//" if metric == "compute" else None)
     ax_b.set_xticks(pos, kernels)
     ax_b.axhline(0, color="grey", lw=0.8)
     ax_b.set_ylabel("degradation (%)")
@@ -182,7 +197,7 @@ def _usecases(table, counters) -> plt.Figure:
             ax_s.bar(pos + (j - 0.5) * 0.4, vals, 0.4, label=side, hatch="//" if j else None)
         ax_s.set_xticks(pos, kernels)
         ax_s.set_ylabel("stalled cycles (% of cycles)")
-        ax_s.set_title(f"stalled cycles, {human(int(big['size'].iloc[0]))} B messages")
+        ax_s.set_title(f"stalled cycles, {_bytes(big['size'].iloc[0])} messages")
         ax_s.legend(fontsize=8)
     return fig
 
@@ -217,7 +232,7 @@ def build(runs) -> list:
             fig = _usecases(part, counters)
         else:
             fig = _versus(study, part, list(dict.fromkeys(part.series)))
-        _finish(fig, title, notes)
+        _finish(fig, title, notes, *(["hatched: compute side"] if study == "usecases" else []))
         caption = (f"{title}: {len(group)} run(s), {', '.join(sorted(set(part.series)))}. "
                    f"Degradation — {DEGRADATION}.")
         figures.append(Figure(f"contention-{study_id}", title, caption, fig))

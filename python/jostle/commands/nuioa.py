@@ -1,0 +1,179 @@
+"""`jostle nuioa`: the NUIOA study of Moreaud 2007 (seed 001) as a resumable campaign of
+existing benchmarks, then its figures and table:
+
+  placement  ping-pong latency and bandwidth, comm thread near/far x buffers near/far the NIC
+             (seed sec. 2.3-2.4), and thread + buffers on each NUMA node in turn (fig. 2.3, 2.8)
+  flows      one-way flows both ways: stream (send/receive), put and get (one-sided), sender or
+             initiator near/far x receiver or target near/far (sec. 2.5.1, fig. 2.6-2.7)
+  load       the flow while compute threads copy into the memory of each node in turn: the
+             flow's and the writers' bandwidth, alone and together (table 2.3), with
+             `jostle-bench contention --phases compute,comm,together --kernel copy`
+
+Near and far are jostle-bench's (--comm-core/--comm-mem near|far, src/topo/place.c).
+"""
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from .. import figures, launch
+from ..campaign import Campaign, RunSpec
+from ..errors import UsageError
+from ..figures import nuioa as nuioa_figures
+from ..progress import Progress
+from ..results import load_run
+from ..sizes import parse_sizes
+from . import _common as c
+from .topo import describe
+
+ORDER = 22
+PARTS = ("placement", "flows", "load")
+DEFAULT_SIZES = "8,64K,4M"          # latency, a medium message, bandwidth
+QUICK_ARGS = ["--min-reps", "20", "--max-time", "0.2"]
+QUICK_LOAD = ["--phase-time", "0.2"]   # arrays keep their default: far larger than the LLC
+
+EXAMPLES = """examples:
+  jostle nuioa --quick                            every part, a few minutes on a laptop
+  jostle nuioa --hosts n1,n2                      the study between two nodes (where it matters)
+  jostle nuioa --hosts n1,n2 --parts flows --sizes 4M,16M
+  jostle nuioa --dry-run
+
+Runs are written to OUTPUT-DIR/CAMPAIGN/nuioa-….jsonl, figures to OUTPUT-DIR/CAMPAIGN/figures/.
+On a machine with one NUMA node near and far are the same node: only the near cases run."""
+
+
+def register(sub):
+    p = sub.add_parser("nuioa", help="NUIOA study: placement near/far the NIC, flows, memory load",
+                       description=__doc__.split("\n\n")[0], epilog=EXAMPLES,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    g = p.add_argument_group("study")
+    g.add_argument("--parts", default=",".join(PARTS), metavar="A,B",
+                   help=f"which parts, of {', '.join(PARTS)} (default: all)")
+    g.add_argument("--sizes", default=DEFAULT_SIZES, metavar="SPEC",
+                   help=f"message sizes (default {DEFAULT_SIZES}); load uses the largest")
+    g.add_argument("--nic", metavar="NAME", help="the NIC that near and far refer to")
+    g.add_argument("--writers", type=c.positive_int, metavar="N",
+                   help="compute threads writing in the load part (default: the free cores of "
+                        "a rank's share, at least 1)")
+    g.add_argument("--quick", action="store_true", help="20 repetitions, 0.2 s per point/phase")
+    g.add_argument("--ranks", type=c.ranks_type, default=2, metavar="N", help="ranks (default 2)")
+    g.add_argument("--hosts", type=c.hosts_type, metavar="A,B",
+                   help="hosts, one rank each (default: this host only)")
+    c.add_launch_options(p)
+    c.add_output_options(p, campaign_default="nuioa")
+    p.add_argument("--dry-run", action="store_true", help="print the command lines and exit")
+    p.set_defaults(func=main)
+
+
+def parts_type(text) -> list:
+    parts = [x.strip() for x in text.split(",")]
+    bad = [x for x in parts if x not in PARTS]
+    if bad or not parts:
+        raise UsageError(f"--parts: '{bad[0] if bad else text}' is not a part; allowed: "
+                         f"{', '.join(PARTS)}")
+    return parts
+
+
+def plan(args, topo: dict, bench=None) -> tuple:
+    """(runs, notes): the runs of the chosen parts on TOPO (jostle-bench --topo)."""
+    parts = parts_type(args.parts)
+    sizes = parse_sizes(args.sizes, bench)
+    nodes = topo.get("numa_nodes") or []
+    nics = [n for n in topo["machine"].get("nics") or [] if n.get("numa") is not None]
+    if args.nic and not any(n["name"] == args.nic for n in topo["machine"].get("nics") or []):
+        names = ", ".join(n["name"] for n in topo["machine"].get("nics") or []) or "none"
+        raise UsageError(f"--nic '{args.nic}' is not a NIC of this machine; its NICs: {names}")
+    notes = []
+    where = ("near", "far") if len(nodes) > 1 and nics else ("near",)
+    if len(nodes) < 2:
+        notes.append("one NUMA node: near and far are the same node, so only the near cases "
+                     "run and no placement effect can show")
+    elif not nics:
+        notes.append("no NIC of known NUMA locality: near/far are undefined, only the default "
+                     "placement runs")
+    hosts = list(args.hosts or [])
+    if len(set(hosts)) < 2:
+        notes.append("intra-node runs: the messages never cross a NIC; run with --hosts to "
+                     "measure NUIOA effects")
+    quick = QUICK_ARGS if args.quick else []
+    common = [*quick, *(["--nic", args.nic] if args.nic else [])]
+    spec = args.sizes
+    timeout = args.timeout or launch.estimate_timeout(sizes, 20 if args.quick else 100,
+                                                     0.2 if args.quick else None)
+    runs = []
+
+    def add(name, bench_name, extra, t=timeout):
+        runs.append(RunSpec(f"nuioa-{name}", bench_name, [*extra, *common], args.ranks, hosts, t))
+
+    if "placement" in parts:
+        for core in where:
+            for mem in where:
+                add(f"pp-core{core}-mem{mem}", "pingpong",
+                    ["--sizes", spec, "--comm-core", core, "--comm-mem", mem])
+        for node in nodes:
+            cores = node.get("cores") or [0]
+            # Intra-node: the two ranks on two cores of the node; across hosts the same core.
+            pair = cores[0] if len(set(hosts)) > 1 else f"{cores[0]},{cores[1 % len(cores)]}"
+            add(f"pp-node{node['index']}", "pingpong",
+                ["--sizes", spec, "--comm-core", str(pair), "--comm-mem", str(node["index"])])
+    if "flows" in parts:
+        pairs = [("near", "near")] + ([("near", "far"), ("far", "near")] if len(where) > 1 else [])
+        for mode, a, b in (("stream", "send", "recv"), ("put", "init", "target"),
+                           ("get", "init", "target")):
+            for x, y in pairs:
+                add(f"{mode}-{a}{x}-{b}{y}", "pingpong",
+                    ["--mode", mode, "--sizes", spec, "--comm-core", f"{x},{y}",
+                     "--comm-mem", f"{x},{y}"])
+    if "load" in parts:
+        big = str(max(sizes))
+        cores = int(topo["machine"].get("cores") or 1)
+        per_host = args.ranks if len(set(hosts)) < 2 else -(-args.ranks // len(set(hosts)))
+        free = cores // per_host - 1
+        n = args.writers or max(free, 1)
+        over = ["--oversubscribe"] if n > free else []
+        phase = QUICK_LOAD if args.quick else []
+        load_timeout = args.timeout or round(timeout + 2 * 3 * (0.2 if args.quick else 1.0))
+        for node in nodes:
+            add(f"load-mem{node['index']}", "contention",
+                ["--kernel", "copy", "--phases", "compute,comm,together", "--sizes", big,
+                 "--compute-cores", str(n), "--compute-mem", str(node["index"]),
+                 *(["--comm-core", "near", "--comm-mem", "near"] if nics else []),
+                 *over, *phase], load_timeout)
+    return runs, notes
+
+
+def draw(camp, outdir) -> list:
+    runs = [load_run(camp.output(s)) for s in camp.runs]
+    figs = nuioa_figures.build(runs)
+    try:
+        return figures.save(figs, outdir)
+    finally:
+        figures.close(figs)
+
+
+def main(args):
+    hosts = args.hosts or []
+    if len(hosts) > args.ranks:
+        raise UsageError(f"--hosts names {len(hosts)} hosts for --ranks {args.ranks}; "
+                         "allowed: at most one host per rank")
+    config = c.launch_config(args)
+    topo = describe(config.bench)
+    runs, notes = plan(args, topo, config.bench)
+    camp_dir = Path(args.output_dir) / args.campaign
+    if args.dry_run:
+        for run in runs:
+            out = camp_dir / f"{run.name}.jsonl"
+            print(config.plan(run, [run.benchmark, *run.args, "--output", str(out),
+                                    "--progress"]).line)
+        return 0
+    for n in notes:
+        print(f"jostle: note: {n}", file=sys.stderr)
+    t0 = time.monotonic()
+    camp = Campaign(camp_dir, runs)
+    camp.run(config, Progress(), quiet=args.quiet)
+    for p in draw(camp, camp.dir / "figures"):
+        print(p)
+    print(f"jostle: {len(runs)} run(s) in {camp.dir}, {time.monotonic() - t0:.0f} s",
+          file=sys.stderr)
+    return 0

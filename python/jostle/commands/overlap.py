@@ -1,0 +1,207 @@
+"""`jostle overlap`: the overlap of non-blocking collectives with computation (IMB-NBC, as in
+Taboada, COMPAS 2016), as a resumable campaign of `jostle-bench overlap` runs: one run per
+(MPI library, rank policy, progress mode, number of ranks), every collective and size inside
+it; then the heat maps (ranks × size, colour = overlap) and the times versus size."""
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from .. import figures, launch
+from ..campaign import Campaign, RunSpec
+from ..errors import UsageError
+from ..figures import overlap as overlap_figures
+from ..results import load_run
+from ..progress import Progress
+from ..sizes import parse_sizes
+from . import _common as c
+from .run import Step, add_step
+
+ORDER = 25
+COLLECTIVES = ("ialltoall", "igather", "iscatter", "ibcast", "iallgather", "ireduce",
+               "iallreduce", "isendrecv")
+POLICIES = ("packed", "scatter", "numa")
+MODES = ("none", "polling", "thread")
+THREAD_CORES = ("bind", "next", "numa")
+SEED_COLLECTIVES = "ialltoall,igather,iscatter"        # the seed's figure 3
+DEFAULT_SIZES = "4:1M"
+QUICK = ["--min-reps", "20", "--max-time", "0.1", "--warmup", "3"]
+
+EXAMPLES = """examples:
+  jostle overlap --quick                                    2..cores ranks, a first look
+  jostle overlap --ranks 2,4,8 --policy scatter,numa --progress-mode none,thread
+  jostle overlap --hosts n1,n2,n3,n4 --ranks 4:32:4 --policy scatter,numa \\
+                 --progress-mode thread --thread-core numa      the seed's figure 3
+  jostle overlap --kernel triad --collectives ialltoall --sizes 1K:4M
+
+Runs: OUTPUT-DIR/CAMPAIGN/overlap-<mpi>-<policy>-<mode>-<kernel>-nNN.jsonl; figures in
+OUTPUT-DIR/CAMPAIGN/figures/. The colour is overlap_min (the seed's formula, denominator
+min(t_pure, t_CPU)); overlap_max (IMB-NBC's printed formula) is recorded too."""
+
+
+def _choices(allowed, what):
+    def check(text):
+        vals = [v.strip() for v in text.split(",")]
+        bad = [v for v in vals if v not in allowed]
+        if bad or not vals:
+            raise argparse.ArgumentTypeError(f"'{bad[0] if bad else text}' is not {what}; "
+                                             f"allowed: {', '.join(allowed)}")
+        return vals
+    return check
+
+
+def ranks_list(text):
+    """2,4,8 or A:B (every count) or A:B:S."""
+    try:
+        if ":" in text:
+            parts = [int(x) for x in text.split(":")]
+            out = list(range(parts[0], parts[1] + 1, parts[2] if len(parts) > 2 else 1))
+        else:
+            out = [int(x) for x in text.split(",")]
+    except (ValueError, IndexError):
+        out = []
+    if not out or min(out) < 2:
+        raise argparse.ArgumentTypeError(f"'{text}' is not allowed; expected rank counts ≥ 2: "
+                                         "2,4,8 or 2:8 or 4:32:4")
+    return out
+
+
+def register(sub):
+    p = sub.add_parser("overlap", help="overlap of non-blocking collectives: heat maps ranks × "
+                                       "size per placement and progress mode",
+                       description=__doc__, epilog=EXAMPLES,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    _options(p)
+    p.set_defaults(func=main)
+
+
+def _options(p):
+    g = p.add_argument_group("sweep")
+    g.add_argument("--collectives", type=_choices(COLLECTIVES, "a collective"),
+                   default=SEED_COLLECTIVES.split(","), metavar="A,B",
+                   help=f"collectives (default {SEED_COLLECTIVES}; any of {', '.join(COLLECTIVES)})")
+    g.add_argument("--sizes", default=None, metavar="SPEC", help=f"sizes (default {DEFAULT_SIZES})")
+    g.add_argument("--ranks", type=ranks_list, metavar="LIST",
+                   help="rank counts (default: 2 to the cores of this host, powers of two)")
+    g.add_argument("--policy", type=_choices(POLICIES, "a rank policy"), default=["scatter", "numa"],
+                   metavar="A,B", help="rank placement policies (default scatter,numa)")
+    g.add_argument("--progress-mode", type=_choices(MODES, "a progress mode"),
+                   default=["none", "thread"], metavar="A,B",
+                   help="none, polling, thread (default none,thread)")
+    g.add_argument("--thread-core", default="numa", metavar="bind|next|numa|N",
+                   help="where a progress thread goes (default numa: algorithm 2)")
+    g.add_argument("--poll-us", type=c.positive_float, metavar="F", help="polling period (10)")
+    g.add_argument("--kernel", choices=("cpu", "triad"), default="cpu",
+                   help="work during the overlap: cpu (IMB-like, default) or triad")
+    g.add_argument("--both-mpi", action="store_true",
+                   help="run every configuration with each of build/openmpi and build/mpich")
+    g.add_argument("--hosts", type=c.hosts_type, metavar="A,B", help="hosts (default: this one)")
+    g.add_argument("--quick", action="store_true", help="20 repetitions, 0.1 s per point")
+    g.add_argument("--dry-run", action="store_true", help="print the command lines and exit")
+    c.add_launch_options(p)
+    c.add_output_options(p, campaign_default="overlap")
+
+
+def _check(args):
+    tc = args.thread_core
+    if tc not in THREAD_CORES and not tc.isdigit():
+        raise UsageError(f"--thread-core '{tc}' is not allowed; expected bind, next, numa or a "
+                         "core number")
+
+
+def plan(args, configs, cores) -> list:
+    """[(LaunchConfig, RunSpec)]: one run per library × policy × mode × rank count."""
+    hosts = list(args.hosts or [])
+    counts = args.ranks or [n for n in (2, 4, 8, 16, 32, 64) if n <= max(cores, 2)]
+    common = ["--collectives", ",".join(args.collectives), "--sizes", args.sizes or DEFAULT_SIZES,
+              "--kernel", args.kernel, "--thread-core", args.thread_core, *(QUICK if args.quick else [])]
+    if args.poll_us:
+        common += ["--poll-us", str(args.poll_us)]
+    sizes = parse_sizes(args.sizes or DEFAULT_SIZES)
+    out = []
+    for lib, config in configs:
+        for pol in args.policy:
+            for mode in args.progress_mode:
+                for n in counts:
+                    per_host = -(-n // len(hosts)) if hosts else n
+                    extra = ["--oversubscribe"] if per_host > cores else []
+                    a = ["--policy", pol, "--progress-mode", mode, *extra, *common]
+                    name = f"overlap-{lib}-{pol}-{mode}-{args.kernel}-n{n:02d}"
+                    timeout = args.timeout or 60 + 2 * len(sizes) * len(args.collectives) * (
+                        0.1 if args.quick else 2.5)
+                    out.append((config, RunSpec(name, "overlap", a, n, hosts, timeout)))
+    return out
+
+
+def configs(args) -> list:
+    """[(library name, LaunchConfig)]: the chosen build, or each of Open MPI and MPICH."""
+    if not args.both_mpi:
+        config = c.launch_config(args)
+        return [(launch.bench_version(config.bench).get("mpi_flavor", "mpi"), config)]
+    out = []
+    for flavor in ("openmpi", "mpich"):
+        try:
+            ns = argparse.Namespace(**{**vars(args), "mpi": flavor, "bench": None})
+            out.append((flavor, c.launch_config(ns)))
+        except Exception:  # that build is absent: only the ones present are compared
+            continue
+    if not out:
+        raise UsageError("--both-mpi: neither build/openmpi nor build/mpich holds a jostle-bench")
+    return out
+
+
+def execute(args, directory, progress) -> list:
+    cfgs = configs(args)
+    machine = launch.bench_machine(cfgs[0][1].bench)
+    runs = plan(args, cfgs, int(machine.get("cores") or launch.host_cores()))
+    done = []
+    for config, spec in runs:   # one campaign directory; each run with its own launcher
+        camp = Campaign(directory, [spec])
+        camp.run(config, progress, quiet=args.quiet)
+        done.append(camp.output(spec))
+    return done
+
+
+def draw(paths, outdir) -> list:
+    figs = overlap_figures.build([load_run(p) for p in paths])
+    try:
+        return figures.save(figs, outdir)
+    finally:
+        figures.close(figs)
+
+
+def main(args):
+    _check(args)
+    camp_dir = Path(args.output_dir) / args.campaign
+    if args.dry_run:
+        cfgs = configs(args)
+        cores = int(launch.bench_machine(cfgs[0][1].bench).get("cores") or 2)
+        for config, spec in plan(args, cfgs, cores):
+            out = camp_dir / f"{spec.name}.jsonl"
+            print(config.plan(spec, [spec.benchmark, *spec.args, "--output", str(out),
+                                     "--progress"]).line)
+        return 0
+    t0 = time.monotonic()
+    paths = execute(args, camp_dir, Progress())
+    for p in draw(paths, camp_dir / "figures"):
+        print(p)
+    print(f"jostle: {len(paths)} run(s) in {camp_dir}, {time.monotonic() - t0:.0f} s",
+          file=sys.stderr)
+    return 0
+
+
+def step_overlap(ctx):
+    """`jostle run`: a small sweep (2 and 4 ranks, Ialltoall, none and thread)."""
+    p = argparse.ArgumentParser()
+    _options(p)
+    args = p.parse_args(["--quick", "--ranks", "2,4", "--collectives", "ialltoall",
+                         "--sizes", "8,1K,64K,256K", "--policy", "numa"])
+    args = argparse.Namespace(**{**vars(args), **{k: v for k, v in vars(ctx.args).items()
+                                                  if k in ("mpi", "bench", "launcher", "timeout",
+                                                           "oversubscribe", "quiet")}})
+    execute(args, ctx.dir, ctx.progress)
+
+
+add_step(Step("overlap", "small overlap sweep: Ialltoall, 2 and 4 ranks, no progress vs a "
+                         "progress thread", step_overlap))

@@ -1,0 +1,119 @@
+"""Overlap figures (Taboada, COMPAS 2016, figure 3): heat maps of the overlap ratio, number of
+ranks × message size, one panel per collective and one figure per configuration (MPI library,
+rank policy, progress mode and thread placement, kernel); and t_pure, t_CPU, t_ovrl versus
+size for one configuration, where a protocol switch (rendezvous) shows.
+
+The colour is overlap_min, the seed's formula (denominator min(t_pure, t_CPU), as in IMB's
+user guide); the records also hold overlap_max (what IMB-NBC's code prints)."""
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from ..sizes import human
+from . import Figure
+from .pingpong import caveats
+
+SHOWN = "overlap_min"
+CONFIG = ("library", "policy", "progress", "thread_core", "kernel")
+
+
+def frame(runs) -> pd.DataFrame:
+    """One row per (run, point, metric) with the run's ranks, library and caveats."""
+    parts = []
+    for r in runs:
+        if r.points.empty:
+            continue
+        d = r.points.copy()
+        d["ranks"] = (r.meta.get("mpi") or {}).get("ranks")
+        d["library"] = ((r.meta.get("mpi") or {}).get("library") or "?").split(",")[0]
+        d["caveats"] = ", ".join(caveats(r))
+        parts.append(d)
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+def _label(cfg) -> str:
+    lib, pol, prog, tc, kern = cfg
+    thread = f" on {tc} core" if prog == "thread" else ""
+    return f"{lib}, ranks {pol}, progress {prog}{thread}, kernel {kern}"
+
+
+def heatmaps(df) -> list:
+    figs = []
+    ov = df[df.metric == SHOWN]
+    for k, (cfg, d) in enumerate(ov.groupby(list(CONFIG), sort=True)):
+        colls = list(dict.fromkeys(d.collective))
+        fig, axes = plt.subplots(1, len(colls), figsize=(4.2 * len(colls), 3.6), squeeze=False)
+        for ax, coll in zip(axes[0], colls):
+            t = d[d.collective == coll].pivot_table(index="size", columns="ranks",
+                                                    values="median", aggfunc="median")
+            im = ax.imshow(t.values, origin="lower", aspect="auto", vmin=0, vmax=1,
+                           cmap="inferno", interpolation="nearest")
+            ax.set_xticks(range(len(t.columns)), [str(c) for c in t.columns])
+            ax.set_yticks(range(len(t.index)), [human(int(s)) for s in t.index])
+            ax.set_xlabel("MPI ranks")
+            ax.set_title(coll)
+        axes[0][0].set_ylabel("message size (bytes)")
+        fig.colorbar(im, ax=axes[0].tolist(), label="overlap (min formula)")
+        cav = sorted({c for c in d.caveats if c})
+        fig.suptitle(_label(cfg) + (f"  [{'; '.join(cav)}]" if cav else ""), fontsize=9)
+        figs.append(Figure(f"overlap-heatmap-{k}", f"Overlap: {_label(cfg)}",
+                           "Overlap ratio max(0, min(1, (t_pure + t_CPU − t_ovrl) / "
+                           "min(t_pure, t_CPU))) of the medians (the seed's and IMB user "
+                           "guide's formula; overlap_max, IMB-NBC's printed one, is in the "
+                           "records). Black: none, yellow: full.", fig))
+    return figs
+
+
+def times(df) -> list:
+    """t_pure, t_CPU, t_ovrl vs size for the first configuration at its largest rank count."""
+    t = df[df.metric.isin(["t_pure", "t_cpu", "t_ovrl"])]
+    if t.empty:
+        return []
+    cfg, d = next(iter(t.groupby(list(CONFIG), sort=True)))
+    d = d[d.ranks == d.ranks.max()]
+    colls = list(dict.fromkeys(d.collective))
+    fig, axes = plt.subplots(1, len(colls), figsize=(4.2 * len(colls), 3.4), squeeze=False)
+    for ax, coll in zip(axes[0], colls):
+        for m, style in (("t_pure", "-"), ("t_cpu", ":"), ("t_ovrl", "--")):
+            s = d[(d.collective == coll) & (d.metric == m)].sort_values("size")
+            x = np.maximum(s["size"].to_numpy(dtype=float), 1)
+            ax.plot(x, s["median"], style, marker="o", ms=3, label=m)
+            ax.fill_between(x, s["p25"], s["p75"], alpha=0.2)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("message size (bytes)")
+        ax.set_ylabel("time (µs), median and quartiles")
+        ax.set_title(coll)
+        ax.legend(fontsize=7)
+    n = int(d.ranks.max())
+    fig.suptitle(f"{_label(cfg)}, {n} ranks", fontsize=9)
+    return [Figure("overlap-times", f"Overlap times vs size ({n} ranks)",
+                   "t_pure (post, wait), t_CPU (the calibrated work alone) and t_ovrl (post, "
+                   "work, wait); a jump of t_pure with no matching overlap is where the "
+                   "library switches protocol (the seed sees rendezvous at 64-128 KiB).", fig)]
+
+
+def build(runs) -> list:
+    df = frame(runs)
+    if df.empty or "collective" not in df:
+        return []
+    return heatmaps(df) + times(df)
+
+
+def tables(runs) -> list:
+    """The report's table: both formulas side by side, per configuration, collective, size."""
+    df = frame(runs)
+    if df.empty or "collective" not in df:
+        return []
+    keys = [*CONFIG, "collective", "ranks", "size"]
+    w = df.pivot_table(index=keys, columns="metric", values="median", aggfunc="first")
+    rows = [[*k[:-1], human(int(k[-1])), *(w.loc[k].get(m) for m in
+            ("t_pure", "t_cpu", "t_ovrl", "overlap_min", "overlap_max"))] for k in w.index]
+    return [{"id": "overlap-table", "title": "Overlap of non-blocking collectives",
+             "caption": "Medians in µs; overlap_min is the seed's formula (figures), "
+                        "overlap_max IMB-NBC's printed one.",
+             "headers": [*CONFIG, "collective", "ranks", "size", "t_pure", "t_CPU", "t_ovrl",
+                         "overlap_min", "overlap_max"],
+             "rows": rows,
+             "num_cols": ("t_pure", "t_CPU", "t_ovrl", "overlap_min", "overlap_max")}]

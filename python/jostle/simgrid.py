@@ -1,0 +1,131 @@
+"""SimGrid platforms for simulated runs (smpirun): a cluster of N nodes, one rank each.
+
+The platform is a SimGrid 3.x `<cluster>` (platform DTD version 4.1, the format of the
+SimGrid 3.32 installed with jostle): N hosts node-0 … node-(N-1), each with its own
+private link (bandwidth, latency) to a backbone that is never the bottleneck (N × the link
+bandwidth, zero latency), so that two nodes talk through two links (the usual fat-tree
+approximation). The hostfile puts rank r on node-r.
+
+The options every simulated run gets (SMPI_CONFIG) and why:
+  smpi/simulate-computation:no   simulated time is what the network model says, not the
+                                 real CPU time of this (shared, oversubscribed) machine:
+                                 results are deterministic.
+  smpi/iprobe, smpi/test         simulated cost of one MPI_Iprobe / MPI_Test: the
+                                 polling period of a progress loop (default 0.1 µs).
+  smpi/send-is-detached-thresh:0 a send completes when its data is delivered, not at once
+                                 (SimGrid shares a link fairly between concurrent flows; an
+                                 eager send that "completes" at once would let a sender
+                                 post every segment together, and they would all arrive
+                                 together).
+"""
+
+import math
+import re
+from pathlib import Path
+
+from .errors import UsageError
+
+_UNITS = {
+    "latency": {"s": 1, "ms": 1e-3, "us": 1e-6, "ns": 1e-9},
+    "speed": {"f": 1, "kf": 1e3, "mf": 1e6, "gf": 1e9, "tf": 1e12},
+}
+# SimGrid spells bytes per second "Bps" and bits per second "bps"; we keep its spelling.
+_BW = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([kKmMgGtT]?)([bB])ps\s*$")
+_NUM = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([a-zA-Z]*)\s*$")
+
+SMPI_CONFIG = ("smpi/simulate-computation:no", "smpi/send-is-detached-thresh:0")
+
+
+def parse_bandwidth(text: str) -> float:
+    """'10Gbps' (bits) or '1.25GBps' (bytes) -> bytes per second."""
+    m = _BW.match(str(text))
+    if not m or float(m.group(1)) <= 0:
+        raise UsageError(f"--bandwidth '{text}' is not a bandwidth; expected e.g. 10Gbps (bits/s) "
+                         "or 1.25GBps (bytes/s)")
+    scale = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}[m.group(2).lower()]
+    return float(m.group(1)) * scale / (8 if m.group(3) == "b" else 1)
+
+
+def parse_latency(text: str) -> float:
+    """'1us', '500ns', '2ms', '1e-6s' -> seconds (>= 0)."""
+    m = _NUM.match(str(text))
+    unit = m.group(2).lower() if m else ""
+    if not m or unit not in _UNITS["latency"]:
+        raise UsageError(f"--latency '{text}' is not a latency; expected e.g. 1us, 500ns, 2ms")
+    return float(m.group(1)) * _UNITS["latency"][unit]
+
+
+def parse_speed(text: str) -> float:
+    """'1Gf' -> flop/s."""
+    m = _NUM.match(str(text))
+    unit = m.group(2).lower() if m else None
+    if not m or unit not in _UNITS["speed"] or float(m.group(1)) <= 0:
+        raise UsageError(f"--speed '{text}' is not a node speed; expected e.g. 1Gf (flop/s)")
+    return float(m.group(1)) * _UNITS["speed"][unit]
+
+
+def parse_nodes(text: str) -> list:
+    """'4:256' (powers of two from 4 to 256), '4,16,100' or '64' -> sorted node counts >= 2."""
+    out = set()
+    for item in str(text).split(","):
+        parts = item.strip().split(":")
+        try:
+            nums = [int(p) for p in parts]
+        except ValueError:
+            nums = []
+        if not nums or len(nums) > 2 or any(n < 2 for n in nums) or (len(nums) == 2 and nums[0] > nums[1]):
+            raise UsageError(f"--nodes '{text}': '{item.strip()}' is not allowed; expected N, LO:HI "
+                             "(powers of two from LO) or a comma-separated list, each ≥ 2")
+        if len(nums) == 1:
+            out.add(nums[0])
+        else:
+            n = nums[0]
+            while n <= nums[1]:
+                out.add(n)
+                n *= 2
+    if max(out) > 65536:
+        raise UsageError(f"--nodes '{text}': at most 65536 simulated nodes")
+    return sorted(out)
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.12g}"
+
+
+def platform_xml(nodes: int, bandwidth: float, latency: float, speed: float,
+                 prefix: str = "node-") -> str:
+    """The platform file text: bandwidth in bytes/s, latency in s, speed in flop/s."""
+    if nodes < 1:
+        raise UsageError(f"a platform needs at least 1 node, not {nodes}")
+    return (
+        "<?xml version='1.0'?>\n"
+        '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
+        '<platform version="4.1">\n'
+        f"  <!-- jostle: {nodes} nodes, {_fmt(bandwidth)} B/s and {_fmt(latency)} s per node link,"
+        f" {_fmt(speed)} flop/s per node -->\n"
+        f'  <cluster id="jostle" prefix="{prefix}" suffix="" radical="0-{nodes - 1}"'
+        f' speed="{_fmt(speed)}f" bw="{_fmt(bandwidth)}Bps" lat="{_fmt(latency)}s"'
+        f' bb_bw="{_fmt(bandwidth * nodes)}Bps" bb_lat="0s"/>\n'
+        "</platform>\n")
+
+
+def hostfile_text(nodes: int, prefix: str = "node-") -> str:
+    return "".join(f"{prefix}{i}\n" for i in range(nodes))
+
+
+def write_platform(directory, nodes: int, bandwidth: float, latency: float, speed: float):
+    """Writes <dir>/platform-<N>.xml and hostfile-<N>; returns (platform, hostfile) paths."""
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    plat, hosts = d / f"platform-{nodes}.xml", d / f"hostfile-{nodes}"
+    plat.write_text(platform_xml(nodes, bandwidth, latency, speed))
+    hosts.write_text(hostfile_text(nodes))
+    return plat, hosts
+
+
+def smpi_flags(poll_cost: float = 1e-7) -> list:
+    """The --cfg options of every simulated run (see the module docstring)."""
+    if not (poll_cost > 0 and math.isfinite(poll_cost)):
+        raise UsageError(f"poll cost {poll_cost} is not allowed; expected seconds > 0")
+    cfg = [*SMPI_CONFIG, f"smpi/iprobe:{_fmt(poll_cost)}", f"smpi/test:{_fmt(poll_cost)}"]
+    return [f"--cfg={c}" for c in cfg]

@@ -1,0 +1,432 @@
+/* overlap: how much of a non-blocking collective hides behind computation (IMB-NBC, as used
+ * by Taboada, COMPAS 2016).  Per collective and size, three times: t_pure (post, wait),
+ * t_CPU (the calibrated work alone) and t_ovrl (post, work, wait), then the overlap ratio from
+ * their medians, with both denominators in use (min: IMB's user guide and the seed; max:
+ * what IMB's code prints for NBC).  Ranks and progress threads are placed by the policies of
+ * include/jostle/placement.h. */
+#include "bench/bench.h"
+
+#include "comm/nbc.h"
+#include "core/errors.h"
+#include "core/sizes.h"
+#include "core/stats.h"
+#include "core/timer.h"
+#include "jostle/placement.h"
+#include "kernels/work.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const jt_opt_spec options[] = {
+    {"collectives", "LIST", "ialltoall", "any of ialltoall, igather, iscatter, ibcast, "
+                                         "iallgather, ireduce, iallreduce, isendrecv"},
+    {"kernel", "NAME", "cpu", "work during the overlap: cpu (cache-resident, like IMB and OSU) "
+                              "or triad (memory-bound)"},
+    {"policy", "NAME", "scatter", "rank placement on its host: packed, scatter (NUMA-blind) or "
+                                  "numa (Taboada's algorithm 1); --comm-core overrides it"},
+    {"progress-mode", "MODE", "none", "none (the library's own progress), polling (MPI_Test "
+                                      "every --poll-us during the work) or thread (a progress "
+                                      "thread per rank, MPI_THREAD_MULTIPLE)"},
+    {"thread-core", "WHERE", "numa", "progress thread's core: bind (the rank's), next, numa "
+                                     "(algorithm 2: a free core of the rank's node) or N"},
+    {"poll-us", "F", "10", "microseconds between MPI_Test calls in polling mode"},
+    {"root", "R", "0", "root of igather, iscatter, ibcast, ireduce"},
+    {"array-bytes", "B", NULL, "triad's arrays per rank [3 x last-level cache / ranks of the "
+                               "host, at least 24M]"},
+    {"oversubscribe", NULL, NULL, "allow more ranks than cores (marked in the records)"},
+    {"fallback", NULL, NULL, "without MPI_THREAD_MULTIPLE, poll instead of a progress thread"},
+    {NULL, NULL, NULL, NULL},
+};
+
+enum { MODE_NONE, MODE_POLLING, MODE_THREAD };
+static const char *const mode_names[] = {"none", "polling", "thread", NULL};
+enum { S_PURE, S_CPU, S_OVRL, NSERIES };
+enum { M_OVRL, M_PURE, M_CPU }; /* metrics: t_ovrl first, the one that converges last */
+#define CALIB_SAMPLES 10
+
+typedef struct state {
+    uint64_t *sizes;
+    size_t nsizes;
+    int ops[JT_NBC_COUNT_], nops, root, mode, policy, thread_pol, rank_core, thread_core;
+    double poll_s;
+    jt_work work;
+    jt_buffer sbuf, rbuf;
+    jt_progress_thread pt;
+    jt_layout layout;
+    long cur, units;     /* point calibrated, work units for its t_pure */
+    double target;       /* t_pure the work is calibrated to, seconds */
+    double *local, *all;
+    size_t cap;
+} state;
+
+static double us(double s, const jt_point *p) { (void)p; return s * 1e6; }
+
+/* (t_pure + t_CPU - t_ovrl) / min or max of (t_pure, t_CPU), clamped to [0, 1]. */
+static double overlap(const jt_stats *st, int use_max)
+{
+    double pure = st[M_PURE].median, cpu = st[M_CPU].median, ovrl = st[M_OVRL].median;
+    double d = use_max ? fmax(pure, cpu) : fmin(pure, cpu);
+    return d > 0 ? fmax(0.0, fmin(1.0, (pure + cpu - ovrl) / d)) : NAN;
+}
+static double overlap_min(const jt_stats *st, const jt_point *p) { (void)p; return overlap(st, 0); }
+static double overlap_max(const jt_stats *st, const jt_point *p) { (void)p; return overlap(st, 1); }
+
+static const jt_metric metrics[] = {
+    {"t_ovrl", "us", "t_ovrl(us)", S_OVRL, us},
+    {"t_pure", "us", "t_pure(us)", S_PURE, us},
+    {"t_cpu", "us", "t_CPU(us)", S_CPU, us},
+};
+static const jt_point_value values[] = {
+    {"overlap_min", "1", "Overlap(min)",
+     "max(0, min(1, (t_pure + t_cpu - t_ovrl) / min(t_pure, t_cpu))) of the medians (IMB user "
+     "guide; Taboada 2016)", overlap_min},
+    {"overlap_max", "1", "Overlap(max)",
+     "max(0, min(1, (t_pure + t_cpu - t_ovrl) / max(t_pure, t_cpu))) of the medians (what "
+     "IMB-NBC's code prints)", overlap_max},
+};
+
+static int thread_level_for(const jt_opts *o)
+{
+    const char *m = jt_opt_str(o, "progress-mode");
+    return m && strcmp(m, "thread") == 0 ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE;
+}
+
+static void parse_ops(state *s, const char *list)
+{
+    char *copy = strdup(list), *save = NULL;
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        int k = jt_nbc_find(t);
+        if (k < 0 || s->nops == JT_NBC_COUNT_)
+            jt_usage_error("--collectives '%s' is not allowed: '%s' is not one of ialltoall, "
+                           "igather, iscatter, ibcast, iallgather, ireduce, iallreduce, "
+                           "isendrecv", list, t);
+        s->ops[s->nops++] = k;
+    }
+    free(copy);
+    if (s->nops == 0)
+        jt_usage_error("--collectives is empty");
+}
+
+static int parse_choice(const jt_opts *o, const char *name, int (*find)(const char *),
+                        const char *allowed)
+{
+    const char *v = jt_opt_str(o, name);
+    int k = find(v);
+    if (k < 0)
+        jt_usage_error("--%s '%s' is not allowed: expected %s", name, v, allowed);
+    return k;
+}
+
+/* Where this rank and its progress thread go (logical cores). */
+static void place(jt_ctx *ctx, state *s)
+{
+    char err[512] = "";
+    if (jt_layout_from_hwloc(&s->layout, ctx->topo.t, err, sizeof err))
+        jt_usage_error("%s", err);
+    int L = ctx->local_size, l = ctx->local_rank, ncores = s->layout.ncores;
+    snprintf(err, sizeof err, "%d ranks on host %s, which has %d cores: allowed only with "
+             "--oversubscribe", L, ctx->host, ncores);
+    jt_check_all(ctx, L > ncores && !jt_opt_flag(&ctx->opts, "oversubscribe") ? err : NULL);
+    s->rank_core = jt_opt_given(&ctx->opts, "comm-core")
+                       ? ctx->comm_core
+                       : s->layout.core[jt_placement_rank(&s->layout, s->policy, l, L)];
+    const char *tc = jt_opt_str(&ctx->opts, "thread-core");
+    s->thread_pol = jt_progress_policy_find(tc);
+    char *end;
+    long n = strtol(tc, &end, 10);
+    err[0] = '\0';
+    if (s->thread_pol >= 0)
+        s->thread_core = s->layout.core[jt_placement_progress(&s->layout, s->policy,
+                                                              s->thread_pol, l, L)];
+    else if (end != tc && !*end && n >= 0 && n < ncores)
+        s->thread_core = (int)n;
+    else
+        snprintf(err, sizeof err, "--thread-core '%s' is not allowed on %s: expected bind, next, "
+                 "numa or a core from 0 to %d", tc, ctx->host, ncores - 1);
+    jt_check_all(ctx, err[0] ? err : NULL);
+}
+
+static void *setup(jt_ctx *ctx)
+{
+    state *s = calloc(1, sizeof *s);
+    char err[512];
+    const char *spec = jt_opt_str(&ctx->opts, "sizes");
+    if (jt_sizes_parse(spec ? spec : "4:1M", &s->sizes, &s->nsizes, err, sizeof err))
+        jt_usage_error("--sizes: %s", err);
+    parse_ops(s, jt_opt_str(&ctx->opts, "collectives"));
+    int kind = jt_opt_choice(&ctx->opts, "kernel", jt_work_names);
+    s->policy = parse_choice(&ctx->opts, "policy", jt_rank_policy_find, "packed, scatter or numa");
+    s->mode = jt_opt_choice(&ctx->opts, "progress-mode", mode_names);
+    s->poll_s = jt_opt_double(&ctx->opts, "poll-us", 0.0, 1e6) * 1e-6;
+    s->root = (int)jt_opt_long(&ctx->opts, "root", 0, INT_MAX);
+    if (s->root >= ctx->size)
+        jt_usage_error("--root %d is not allowed: the job has ranks 0 to %d", s->root,
+                       ctx->size - 1);
+    size_t sbytes = 1, rbytes = 1;
+    for (size_t i = 0; i < s->nsizes; i++) {
+        if (s->sizes[i] > (uint64_t)INT_MAX)
+            jt_usage_error("--sizes: size %llu is not allowed: one MPI message holds at most %d "
+                           "bytes", (unsigned long long)s->sizes[i], INT_MAX);
+        for (int k = 0; k < s->nops; k++) {
+            size_t sb, rb;
+            jt_nbc_buffers(s->ops[k], s->sizes[i], ctx->size, &sb, &rb);
+            sbytes = sb > sbytes ? sb : sbytes;
+            rbytes = rb > rbytes ? rb : rbytes;
+        }
+    }
+    if (s->mode == MODE_THREAD && ctx->thread_level < MPI_THREAD_MULTIPLE) {
+        if (!jt_opt_flag(&ctx->opts, "fallback"))
+            jt_usage_error("--progress-mode thread needs MPI_THREAD_MULTIPLE and this MPI library "
+                           "granted less: use --progress-mode polling, or add --fallback to poll "
+                           "instead");
+        s->mode = MODE_POLLING;
+        if (ctx->rank == 0)
+            jt_warn(ctx, "MPI_THREAD_MULTIPLE not granted: polling instead of a progress thread "
+                    "(--fallback)");
+    }
+    size_t array = 3 * jt_topo_llc_bytes(&ctx->topo) / (size_t)ctx->local_size;
+    array = array < ((size_t)24 << 20) ? (size_t)24 << 20 : array;
+    if (jt_opt_given(&ctx->opts, "array-bytes")) {
+        uint64_t v;
+        if (jt_parse_bytes(jt_opt_str(&ctx->opts, "array-bytes"), &v, err, sizeof err) || v < 4096)
+            jt_usage_error("--array-bytes '%s' is not allowed: expected a byte count of at least "
+                           "4K", jt_opt_str(&ctx->opts, "array-bytes"));
+        array = (size_t)v;
+    }
+    size_t need = sbytes + rbytes + (kind == JT_WORK_TRIAD ? array : 0);
+    size_t avail = jt_bench_memory_per_rank(ctx);
+    snprintf(err, sizeof err, "buffers and arrays need %zu MiB per rank on %s, which has %zu MiB "
+             "available per rank: lower --sizes or --array-bytes", need >> 20, ctx->host,
+             avail >> 20);
+    jt_check_all(ctx, need > avail * 8 / 10 ? err : NULL);
+
+    place(ctx, s);
+    jt_binding b;
+    jt_bind_thread(&ctx->topo, s->rank_core, &b);
+    jt_buffer_alloc(&ctx->topo, &s->sbuf, sbytes, ctx->comm_mem);
+    jt_buffer_alloc(&ctx->topo, &s->rbuf, rbytes, ctx->comm_mem);
+    jt_ctx_bound_comm(ctx, &b, &s->sbuf);
+    jt_work_init(&s->work, &ctx->topo, kind, array, JT_MEM_ANY);
+    if (s->mode == MODE_THREAD) {
+        jt_progress_thread_start(&s->pt, &ctx->topo, s->thread_core);
+        jt_ctx_bound_role(ctx, "progress", &s->pt.bind);
+    }
+    /* Every rank calibrates at once, as they will compute: a shared memory bus counts. */
+    MPI_Barrier(ctx->comm);
+    jt_work_calibrate(&s->work, 0.02);
+    s->cur = -1;
+    return s;
+}
+
+static size_t npoints(void *st)
+{
+    state *s = st;
+    return (size_t)s->nops * s->nsizes;
+}
+
+static void point(void *st, size_t i, jt_point *p)
+{
+    state *s = st;
+    int op = s->ops[i / s->nsizes];
+    unsigned long long size = (unsigned long long)s->sizes[i % s->nsizes];
+    snprintf(p->label, sizeof p->label, "%s/%llu", jt_nbc_names[op], size);
+    p->arg[0] = (double)size;
+    p->metrics = metrics;
+    p->nmetrics = 3;
+    p->values = values;
+    p->nvalues = 2;
+    snprintf(p->params, sizeof p->params,
+             "{\"collective\":\"%s\",\"size\":%llu,\"kernel\":\"%s\",\"policy\":\"%s\","
+             "\"progress\":\"%s\",\"thread_core\":\"%s\"}",
+             jt_nbc_names[op], size, jt_work_names[s->work.kind],
+             jt_rank_policy_names[s->policy], mode_names[s->mode],
+             s->mode != MODE_THREAD ? "none"
+             : s->thread_pol >= 0   ? jt_progress_policy_names[s->thread_pol]
+                                    : "explicit");
+}
+
+static void poll_test(void *arg)
+{
+    jt_nbc_test(arg, 2);
+}
+
+/* One sample of each time, this rank's view. */
+static void sample(jt_ctx *ctx, state *s, int op, size_t size, double out[3])
+{
+    MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    MPI_Barrier(ctx->comm);
+    double t0 = jt_now();
+    int nr = jt_nbc_post(op, size, ctx->comm, s->root, s->sbuf.p, s->rbuf.p, req);
+    jt_nbc_wait(req, nr);
+    out[S_PURE] = jt_now() - t0;
+
+    MPI_Barrier(ctx->comm);
+    t0 = jt_now();
+    jt_work_run(&s->work, s->units, 0, NULL, NULL);
+    out[S_CPU] = jt_now() - t0;
+
+    MPI_Barrier(ctx->comm);
+    t0 = jt_now();
+    nr = jt_nbc_post(op, size, ctx->comm, s->root, s->sbuf.p, s->rbuf.p, req);
+    if (s->mode == MODE_THREAD) {
+        jt_progress_thread_hand(&s->pt, req, nr);
+        jt_work_run(&s->work, s->units, 0, NULL, NULL);
+        jt_progress_thread_wait(&s->pt);
+    } else {
+        jt_work_run(&s->work, s->units, s->poll_s, s->mode == MODE_POLLING ? poll_test : NULL,
+                    req);
+        jt_nbc_wait(req, nr);
+    }
+    out[S_OVRL] = jt_now() - t0;
+}
+
+/* The median over CALIB_SAMPLES of the slowest rank's time of post+wait (work < 0) or of the
+ * work alone. */
+static double calib_time(jt_ctx *ctx, state *s, int op, size_t size, long work)
+{
+    double t[CALIB_SAMPLES], mine, all;
+    for (int k = 0; k < CALIB_SAMPLES; k++) {
+        MPI_Request req[2];
+        MPI_Barrier(ctx->comm);
+        double t0 = jt_now();
+        if (work >= 0) {
+            jt_work_run(&s->work, work, 0, NULL, NULL);
+        } else {
+            int nr = jt_nbc_post(op, size, ctx->comm, s->root, s->sbuf.p, s->rbuf.p, req);
+            jt_nbc_wait(req, nr);
+        }
+        t[k] = jt_now() - t0;
+    }
+    jt_stats st;
+    jt_stats_compute(t, CALIB_SAMPLES, &st);
+    mine = st.median;
+    MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, MPI_MAX, ctx->comm);
+    return all;
+}
+
+/* IMB's calibration: the work is sized to t_pure, then corrected once by its own time under
+ * the same conditions (every rank computing at once), so that t_CPU ~ t_pure. */
+static void calibrate(jt_ctx *ctx, state *s, int op, size_t size)
+{
+    s->target = calib_time(ctx, s, op, size, -1);
+    s->units = jt_work_units_for(&s->work, s->target);
+    double got = calib_time(ctx, s, op, size, s->units);
+    if (got > 0)
+        s->units = (long)fmax(1.0, round((double)s->units * s->target / got));
+}
+
+static void run(jt_ctx *ctx, void *st, size_t i, jt_series *ser, size_t n)
+{
+    state *s = st;
+    int op = s->ops[i / s->nsizes];
+    size_t size = (size_t)s->sizes[i % s->nsizes];
+    if (s->cur != (long)i) {
+        calibrate(ctx, s, op, size);
+        s->cur = (long)i;
+    }
+    if (3 * n > s->cap) {
+        s->cap = 3 * n;
+        s->local = realloc(s->local, s->cap * sizeof *s->local);
+        s->all = realloc(s->all, s->cap * sizeof *s->all);
+        if (!s->local || !s->all)
+            jt_fatal("out of memory for samples");
+    }
+    for (size_t q = 0; q < n; q++)
+        sample(ctx, s, op, size, s->local + 3 * q);
+    /* A collective is done when its last rank is: each sample is the slowest rank's. */
+    MPI_Reduce(s->local, s->all, (int)(3 * n), MPI_DOUBLE, MPI_MAX, 0, ctx->comm);
+    for (size_t q = 0; ctx->rank == 0 && q < n; q++)
+        for (int k = 0; k < NSERIES; k++)
+            jt_series_push(&ser[k], s->all[3 * q + k]);
+}
+
+static void teardown(jt_ctx *ctx, void *st)
+{
+    state *s = st;
+    if (s->mode == MODE_THREAD)
+        jt_progress_thread_stop(&s->pt);
+    jt_work_free(&s->work, &ctx->topo);
+    jt_buffer_free(&ctx->topo, &s->sbuf);
+    jt_buffer_free(&ctx->topo, &s->rbuf);
+    free(s->local);
+    free(s->all);
+    free(s->sizes);
+    free(s);
+}
+
+static void meta(jt_ctx *ctx, void *st, jt_json *j)
+{
+    state *s = st;
+    int L = ctx->local_size, *rp = calloc((size_t)L, sizeof *rp), *pp = calloc((size_t)L, sizeof *pp);
+    jt_json_key(j, "overlap");
+    jt_json_object(j);
+    jt_json_kstr(j, "figures_show", "overlap_min");
+    jt_json_kstr(j, "overlap_min", values[0].formula);
+    jt_json_kstr(j, "overlap_max", values[1].formula);
+    jt_json_kstr(j, "t_pure", "post, then MPI_Wait(all)");
+    jt_json_kstr(j, "t_cpu", "the work alone, sized to t_pure (IMB's calibration: the median of "
+                 "10 t_pure samples, the slowest rank's; corrected once by 10 timed runs of the "
+                 "work)");
+    jt_json_kstr(j, "t_ovrl", "post, the same work, then wait (or the progress thread's end)");
+    jt_json_kstr(j, "sample", "barrier, then each rank times itself; a sample is the maximum "
+                 "over ranks");
+    jt_json_kstr(j, "size", "bytes per rank block (alltoall, gather, scatter, allgather), of "
+                 "the buffer (bcast, reduce, allreduce: MPI_FLOAT), per direction (isendrecv)");
+    jt_json_kstr(j, "progress_mode", mode_names[s->mode]);
+    jt_json_knum(j, "poll_us", s->mode == MODE_POLLING ? s->poll_s * 1e6 : 0);
+    if (s->mode == MODE_THREAD)
+        jt_json_kint(j, "progress_tests_rank0", s->pt.tests);
+    jt_json_end(j);
+    jt_json_key(j, "kernel");
+    jt_json_object(j);
+    jt_json_kstr(j, "name", jt_work_names[s->work.kind]);
+    jt_json_kstr(j, "what", jt_work_what[s->work.kind]);
+    jt_json_knum(j, "unit_s", s->work.unit_s);
+    jt_json_knum(j, "bytes_per_unit", s->work.bytes_per_unit);
+    jt_json_knum(j, "flops_per_unit", s->work.flops_per_unit);
+    jt_json_kint(j, "array_bytes", (long long)(s->work.n * 3 * sizeof(double)));
+    jt_json_end(j);
+    jt_json_key(j, "placement");
+    jt_json_object(j);
+    jt_json_kstr(j, "policy", jt_rank_policy_names[s->policy]);
+    jt_json_kstr(j, "thread_core", s->thread_pol >= 0 ? jt_progress_policy_names[s->thread_pol]
+                                                      : "explicit");
+    jt_json_kint(j, "ranks_per_host", L);
+    if (jt_placement_map(&s->layout, s->policy, s->thread_pol >= 0 ? s->thread_pol : 0, L, rp,
+                         pp) == 0) {
+        jt_json_key(j, "planned");
+        jt_json_array(j);
+        for (int r = 0; r < L; r++) {
+            jt_json_object(j);
+            jt_json_kint(j, "core", s->layout.core[rp[r]]);
+            jt_json_kint(j, "progress_core", s->layout.core[pp[r]]);
+            jt_json_end(j);
+        }
+        jt_json_end(j);
+    }
+    jt_json_end(j);
+    free(rp);
+    free(pp);
+}
+
+const jt_bench jt_bench_overlap = {
+    .name = "overlap",
+    .summary = "Overlap of non-blocking collectives with computation (IMB-NBC; Taboada 2016): "
+               "t_pure, t_CPU, t_ovrl per collective and size, and the overlap ratio,\nwith "
+               "ranks and progress threads placed by policy (packed, scatter, numa).",
+    .options = options,
+    .thread_level = MPI_THREAD_SINGLE,
+    .thread_level_for = thread_level_for,
+    .min_ranks = 2,
+    .nseries = NSERIES,
+    .label_head = "Coll/Size",
+    .setup = setup,
+    .npoints = npoints,
+    .point = point,
+    .run = run,
+    .teardown = teardown,
+    .meta = meta,
+};

@@ -1,0 +1,140 @@
+#include "comm/nbc.h"
+
+#include "core/errors.h"
+
+#include <limits.h>
+#include <sched.h>
+#include <string.h>
+
+const char *const jt_nbc_names[] = {"ialltoall", "igather", "iscatter", "ibcast", "iallgather",
+                                    "ireduce", "iallreduce", "isendrecv", NULL};
+
+int jt_nbc_find(const char *name)
+{
+    for (int i = 0; jt_nbc_names[i]; i++)
+        if (name && strcmp(jt_nbc_names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+void jt_nbc_buffers(jt_nbc_op op, size_t size, int n, size_t *send, size_t *recv)
+{
+    size_t all = size * (size_t)n;
+    switch (op) {
+    case JT_NBC_IALLTOALL: *send = all, *recv = all; break;
+    case JT_NBC_IGATHER: *send = size, *recv = all; break;    /* the root's */
+    case JT_NBC_ISCATTER: *send = all, *recv = size; break;
+    case JT_NBC_IALLGATHER: *send = size, *recv = all; break;
+    default: *send = size, *recv = size; break;
+    }
+}
+
+int jt_nbc_post(jt_nbc_op op, size_t size, MPI_Comm comm, int root, void *s, void *r,
+                MPI_Request req[2])
+{
+    int c = (int)size, me, n;
+    int fc = (int)(size / sizeof(float));
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &n);
+    switch (op) {
+    case JT_NBC_IALLTOALL: MPI_Ialltoall(s, c, MPI_BYTE, r, c, MPI_BYTE, comm, req); return 1;
+    case JT_NBC_IGATHER: MPI_Igather(s, c, MPI_BYTE, r, c, MPI_BYTE, root, comm, req); return 1;
+    case JT_NBC_ISCATTER: MPI_Iscatter(s, c, MPI_BYTE, r, c, MPI_BYTE, root, comm, req); return 1;
+    case JT_NBC_IBCAST: MPI_Ibcast(s, c, MPI_BYTE, root, comm, req); return 1;
+    case JT_NBC_IALLGATHER: MPI_Iallgather(s, c, MPI_BYTE, r, c, MPI_BYTE, comm, req); return 1;
+    case JT_NBC_IREDUCE: MPI_Ireduce(s, r, fc, MPI_FLOAT, MPI_SUM, root, comm, req); return 1;
+    case JT_NBC_IALLREDUCE: MPI_Iallreduce(s, r, fc, MPI_FLOAT, MPI_SUM, comm, req); return 1;
+    case JT_NBC_ISENDRECV: {
+        int peer = me ^ 1;
+        if (peer >= n)
+            return 0;
+        MPI_Irecv(r, c, MPI_BYTE, peer, 7, comm, &req[0]);
+        MPI_Isend(s, c, MPI_BYTE, peer, 7, comm, &req[1]);
+        return 2;
+    }
+    default: return 0;
+    }
+}
+
+void jt_nbc_wait(MPI_Request req[2], int nreq)
+{
+    MPI_Status st[2];
+    MPI_Waitall(nreq, req, st);
+}
+
+int jt_nbc_test(MPI_Request req[2], int nreq)
+{
+    MPI_Status st[2];
+    int flag = 0;
+    MPI_Testall(nreq, req, &flag, st);
+    return flag;
+}
+
+/* ---- progress thread ------------------------------------------------------------------- */
+
+static void *progress_main(void *arg)
+{
+    jt_progress_thread *p = arg;
+    jt_bind_thread(p->tp, p->core, &p->bind);
+    pthread_mutex_lock(&p->mu);
+    p->ready = 1;
+    pthread_cond_broadcast(&p->cv);
+    for (;;) {
+        while (!p->pending && !p->quit)
+            pthread_cond_wait(&p->cv, &p->mu);
+        if (p->quit)
+            break;
+        pthread_mutex_unlock(&p->mu);
+        for (int flag = 0; !flag; p->tests++)
+            flag = jt_nbc_test(p->req, p->nreq);
+        pthread_mutex_lock(&p->mu);
+        p->pending = 0;
+        atomic_store(&p->done, 1);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+void jt_progress_thread_start(jt_progress_thread *p, const jt_topo *tp, int core)
+{
+    memset(p, 0, sizeof *p);
+    p->tp = tp;
+    p->core = core;
+    atomic_init(&p->done, 1);
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    if (pthread_create(&p->th, NULL, progress_main, p) != 0)
+        jt_fatal("cannot create the progress thread");
+    pthread_mutex_lock(&p->mu);
+    while (!p->ready)
+        pthread_cond_wait(&p->cv, &p->mu);
+    pthread_mutex_unlock(&p->mu);
+}
+
+void jt_progress_thread_hand(jt_progress_thread *p, MPI_Request *req, int nreq)
+{
+    pthread_mutex_lock(&p->mu);
+    p->req = req;
+    p->nreq = nreq;
+    atomic_store(&p->done, 0);
+    p->pending = 1;
+    pthread_cond_signal(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}
+
+void jt_progress_thread_wait(jt_progress_thread *p)
+{
+    while (!atomic_load(&p->done))
+        sched_yield();
+}
+
+void jt_progress_thread_stop(jt_progress_thread *p)
+{
+    pthread_mutex_lock(&p->mu);
+    p->quit = 1;
+    pthread_cond_signal(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    pthread_join(p->th, NULL);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cv);
+}

@@ -1,0 +1,140 @@
+#include "topo/latency.h"
+
+#include "core/timer.h"
+#include "kernels/kernels.h"
+#include "topo/bind.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LINE 64
+
+size_t jt_latency_default_bytes(const jt_topo *tp)
+{
+    size_t big = 0;
+    for (int d = 0; d < hwloc_topology_get_depth(tp->t); d++) {
+        hwloc_obj_t o = hwloc_get_obj_by_depth(tp->t, d, 0);
+        if (o && hwloc_obj_type_is_dcache(o->type) && o->attr->cache.size > big)
+            big = (size_t)o->attr->cache.size;
+    }
+    size_t b = 4 * big, floor = (size_t)64 << 20;
+    return b > floor ? b : floor;
+}
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void summarize(double *v, int n, jt_probe *out)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp);
+    out->rounds = n;
+    out->min = v[0];
+    out->max = v[n - 1];
+    out->ns = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static int bind(const jt_topo *tp, int core, jt_probe *out)
+{
+    memset(out, 0, sizeof *out);
+    out->core = out->mem = -1;
+    jt_binding b;
+    jt_bind_thread(tp, core, &b);
+    if (!tp->this_system) {
+        snprintf(out->note, sizeof out->note, "not measured: %s", b.note);
+        return -1;
+    }
+    out->core = b.ok ? b.core : -1;
+    snprintf(out->note, sizeof out->note, "%s", b.note);
+    return 0;
+}
+
+/* xorshift64*: a fixed seed makes the permutation the same on every run. */
+static uint64_t next_rand(uint64_t *s)
+{
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * 2685821657736338717ull;
+}
+
+int jt_latency_probe(const jt_topo *tp, int core, int mem, size_t bytes, long accesses,
+                     int rounds, jt_probe *out)
+{
+    if (bind(tp, core, out) != 0)
+        return -1;
+    size_t n = bytes / LINE;
+    if (n < 2)
+        n = 2;
+    jt_buffer buf;
+    jt_buffer_alloc(tp, &buf, n * LINE, mem);
+    out->mem = buf.numa;
+    if (buf.note[0])
+        snprintf(out->note + strlen(out->note), sizeof out->note - strlen(out->note), "%s%s",
+                 out->note[0] ? "; " : "", buf.note);
+    /* Sattolo's shuffle: one cycle through every line, in an order no prefetcher follows. */
+    size_t *perm = malloc(n * sizeof *perm);
+    for (size_t i = 0; i < n; i++)
+        perm[i] = i;
+    uint64_t seed = 0x9e3779b97f4a7c15ull;
+    for (size_t i = n - 1; i > 0; i--) {
+        size_t j = (size_t)(next_rand(&seed) % i);
+        size_t t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    char *base = buf.p;
+    for (size_t i = 0; i < n; i++)
+        *(void **)(base + perm[i] * LINE) = base + perm[(i + 1) % n] * LINE;
+    free(perm);
+
+    void **p = (void **)base;
+    for (size_t i = 0; i < n; i++) /* warm-up lap: the TLB and the walk start in a steady state */
+        p = (void **)*p;
+    double v[64];
+    if (rounds > 64)
+        rounds = 64;
+    if (rounds < 1)
+        rounds = 1;
+    for (int r = 0; r < rounds; r++) {
+        double t0 = jt_now();
+        for (long i = 0; i < accesses; i++)
+            p = (void **)*p;
+        v[r] = (jt_now() - t0) * 1e9 / (double)accesses;
+    }
+    void *volatile sink = p; /* keeps the walk from being optimised away */
+    (void)sink;
+    summarize(v, rounds, out);
+    jt_buffer_free(tp, &buf);
+    return 0;
+}
+
+int jt_bandwidth_probe(const jt_topo *tp, int core, int mem, size_t bytes, int rounds,
+                       jt_probe *out)
+{
+    if (bind(tp, core, out) != 0)
+        return -1;
+    const jt_kernel *k = jt_kernel_find("copy");
+    jt_kws w;
+    memset(&w, 0, sizeof w);
+    k->init(&w, tp, bytes, mem, 1);
+    out->mem = w.buf[0].numa;
+    k->sweep(&w); /* warm-up */
+    double v[64];
+    if (rounds > 64)
+        rounds = 64;
+    if (rounds < 1)
+        rounds = 1;
+    for (int r = 0; r < rounds; r++) {
+        double t0 = jt_now();
+        k->sweep(&w);
+        v[r] = w.bytes / (jt_now() - t0) / 1e9;
+    }
+    summarize(v, rounds, out);
+    jt_kws_free(&w, tp);
+    return 0;
+}

@@ -1,0 +1,34 @@
+/* The memory-latency probe (Moreaud 2007, sec. 3.3.2, table 3.1): from a core of one NUMA
+ * node, the time of one dependent access to the memory of another, by chasing pointers through
+ * a random cyclic permutation of cache lines in a buffer far larger than the last-level cache
+ * (so almost every access misses it; TLB misses are included, and cancel in the overhead over
+ * local).  Also the copy bandwidth node to node, with the kernels' copy. */
+#ifndef JT_LATENCY_H
+#define JT_LATENCY_H
+
+#include "topo/topo.h"
+
+#include <stddef.h>
+
+typedef struct jt_probe {
+    double ns;          /* median over rounds: ns per access; GB/s for the bandwidth probe */
+    double min, max;    /* over rounds */
+    int rounds;
+    int core, mem;      /* core bound (-1 when not bound), node holding the pages (read back) */
+    char note[200];     /* what went wrong with the binding, "" when nothing */
+} jt_probe;
+
+/* Default buffer: 4 x the largest cache of the machine, at least 64 MiB. */
+size_t jt_latency_default_bytes(const jt_topo *tp);
+
+/* Binds the calling thread to core, places bytes on NUMA node mem, and chases pointers
+ * (accesses per round, rounds rounds).  Returns 0, or -1 when the topology is not this system
+ * (nothing measured; note says so). */
+int jt_latency_probe(const jt_topo *tp, int core, int mem, size_t bytes, long accesses,
+                     int rounds, jt_probe *out);
+
+/* The same binding, then the copy kernel over arrays of bytes in all (STREAM bytes). */
+int jt_bandwidth_probe(const jt_topo *tp, int core, int mem, size_t bytes, int rounds,
+                       jt_probe *out);
+
+#endif

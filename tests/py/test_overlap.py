@@ -1,0 +1,145 @@
+"""Integration: jostle-bench overlap with 2 and 4 real ranks (oversubscribed on a small host),
+tiny sizes; jostle place --ranks; bad input.  Assertions are about structure, the formulas
+and the placement, never machine speeds."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jostle.figures import overlap as fig
+from jostle.results import load_run
+
+ROOT = Path(__file__).resolve().parents[2]
+EXE = ROOT / "build/openmpi/jostle-bench"
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_rmaps_base_oversubscribe="1")
+QUICK = ["--min-reps", "5", "--max-time", "0.05", "--warmup", "2", "--sizes", "4,1K"]
+TOPOS = ROOT / "share/topologies"
+
+
+def need_exe():
+    if not EXE.exists():
+        pytest.skip(f"{EXE} is not built (make build)")
+
+
+def overlap(tmp_path, *args, np=2):
+    need_exe()
+    out = tmp_path / f"o{np}.jsonl"
+    p = subprocess.run(["mpirun.openmpi", "-np", str(np), "--oversubscribe", "--bind-to", "none",
+                        str(EXE), "overlap", "--output", str(out), *args], env=ENV,
+                       capture_output=True, text=True, timeout=180)
+    return p, out
+
+
+def clamp(x):
+    return max(0.0, min(1.0, x))
+
+
+@pytest.mark.parametrize("np,mode", [(2, "none"), (2, "polling"), (4, "thread")])
+def test_records_and_both_formulas(tmp_path, np, mode):
+    p, out = overlap(tmp_path, *QUICK, "--collectives", "ialltoall,igather,isendrecv",
+                     "--progress-mode", mode, "--policy", "numa", "--oversubscribe", np=np)
+    assert p.returncode == 0, p.stderr
+    r = load_run(out)
+    m = r.meta
+    assert m["overlap"]["figures_show"] == "overlap_min"
+    assert "min(t_pure, t_cpu)" in m["overlap"]["overlap_min"]
+    assert "max(t_pure, t_cpu)" in m["overlap"]["overlap_max"]
+    assert m["kernel"]["name"] == "cpu" and m["kernel"]["unit_s"] > 0
+    assert len(m["placement"]["planned"]) == np
+    assert set(m["binding"]) == {str(k) for k in range(np)}
+    if mode == "thread":
+        assert m["mpi"]["thread_level"] == "multiple"
+        assert all("progress" in m["binding"][str(k)] for k in range(np))
+    cores = m["machine"]["cores"]
+    if np > cores:
+        assert any("oversubscribed" in w for w in m["warnings"])
+    df = r.points
+    assert set(df.collective) == {"ialltoall", "igather", "isendrecv"}
+    for _, g in df.groupby(["collective", "size"]):
+        v = g.set_index("metric")["median"]
+        assert set(v.index) == {"t_pure", "t_cpu", "t_ovrl", "overlap_min", "overlap_max"}
+        pure, cpu, ovrl = v["t_pure"], v["t_cpu"], v["t_ovrl"]
+        # The ratios are the formulas applied to the medians, to the record's precision.
+        assert v["overlap_min"] == pytest.approx(clamp((pure + cpu - ovrl) / min(pure, cpu)),
+                                                 abs=1e-6)
+        assert v["overlap_max"] == pytest.approx(clamp((pure + cpu - ovrl) / max(pure, cpu)),
+                                                 abs=1e-6)
+        assert v["overlap_max"] <= v["overlap_min"] + 1e-9
+    assert fig.build([r]) and fig.tables([r])[0]["rows"]
+
+
+def test_overlap_formulas_on_known_times():
+    # pure 10, cpu 10, ovrl 12: 8/10 both ways; pure 10, cpu 5, ovrl 12: 3/5 and 3/10.
+    assert clamp((10 + 10 - 12) / 10) == pytest.approx(0.8)
+    assert clamp((10 + 5 - 12) / min(10, 5)) == pytest.approx(0.6)
+    assert clamp((10 + 5 - 12) / max(10, 5)) == pytest.approx(0.3)
+
+
+@pytest.mark.parametrize("args,text", [
+    (["--collectives", "ialltoal"], "'ialltoal' is not one of"),
+    (["--policy", "spread"], "--policy 'spread' is not allowed"),
+    (["--progress-mode", "often"], "progress-mode"),
+    (["--thread-core", "99999"], "--thread-core '99999' is not allowed"),
+    (["--root", "7"], "--root 7 is not allowed"),
+])
+def test_bad_input_exits_2(tmp_path, args, text):
+    p, out = overlap(tmp_path, *QUICK, *args)
+    assert p.returncode == 2, p.stderr
+    assert text in p.stderr and not out.exists()
+
+
+def test_more_ranks_than_cores_needs_oversubscribe(tmp_path):
+    need_exe()
+    cores = json.loads(subprocess.run([str(EXE), "--machine"], capture_output=True,
+                                      text=True).stdout)["cores"]
+    p, out = overlap(tmp_path, *QUICK, np=cores + 1)
+    assert p.returncode == 2 and "allowed only with --oversubscribe" in p.stderr
+    assert not out.exists()
+
+
+def place(*args):
+    need_exe()
+    return subprocess.run([sys.executable, "-m", "jostle.cli", "place", "--bench", str(EXE),
+                           *args], capture_output=True, text=True, timeout=60)
+
+
+def test_place_draws_rows_and_writes_launcher_files(tmp_path):
+    p = place("--ranks", "1:4", "--topology", str(TOPOS / "opteron-2numa-nic0.xml"),
+              "--write-dir", str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    # 3 ranks on 2 nodes of 2 cores: node 0 is full (threads on the ranks' cores), node 1
+    # has a free core for rank 2's thread (the seed's algorithm 2).
+    three = lines.index(next(x for x in lines if x.startswith("3 ranks")))
+    assert lines[three].split("|")[1:3] == [" 0 1 ", " 2 . "]
+    assert lines[three + 1].split("|")[1:3] == [" 0 1 ", " . 2 "]
+    assert (tmp_path / "rankfile").read_text().count("rank ") == 4
+    assert (tmp_path / "slurm-cpu-bind.txt").read_text().startswith("--cpu-bind=map_cpu:0,1,2,3")
+    assert (tmp_path / "mpich-bind.txt").read_text().startswith("-bind-to user:")
+
+
+def test_place_json_and_bad_input():
+    p = place("--ranks", "2", "--json", "--topology", str(TOPOS / "henri.xml"))
+    assert p.returncode == 0, p.stderr
+    row = json.loads(p.stdout)["rows"][0]
+    assert row["rank_cores"] == [0, 18] and row["progress_cores"] == [1, 19]
+    assert place("--ranks", "0").returncode == 2
+    assert place("--ranks", "2", "--policy", "spread").returncode == 2
+
+
+def test_rankfile_accepted_by_mpirun(tmp_path):
+    p = place("--ranks", "2", "--progress", "next", "--write-dir", str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    r = subprocess.run(["mpirun.openmpi", "--rankfile", str(tmp_path / "rankfile"), "-np", "2",
+                        "true"], env=ENV, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+
+
+def test_overlap_command_bad_input():
+    p = subprocess.run([sys.executable, "-m", "jostle.cli", "overlap", "--collectives", "ibarrier"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and "'ibarrier' is not a collective" in p.stderr
