@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -67,8 +68,17 @@ void jt_record_line(jt_record *r, const jt_json *j)
 
 void jt_record_point(jt_record *r, const jt_json *j)
 {
+    /* The line and its count change together: a signal in between would make the handler's
+     * end line disagree with the file. */
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
     jt_record_line(r, j);
     r->points++;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 void jt_record_close(jt_record *r, const char *status, const char *message)
