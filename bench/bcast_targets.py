@@ -25,11 +25,13 @@ def main():
     ap.add_argument("--keep", metavar="DIR", help="write the campaign here and keep it")
     ap.add_argument("--nodes", default="4:256")
     ap.add_argument("--routing", default="flat,binomial,pipeline-chain,pipeline-tree,auto,mpi_bcast")
+    ap.add_argument("--bench", metavar="PATH",
+                    help="SimGrid build of jostle-bench (default build/simgrid/jostle-bench)")
     a = ap.parse_args()
     out = Path(a.keep) if a.keep else Path(tempfile.mkdtemp(prefix="jostle-bcast-targets-"))
     cmd = [sys.executable, "-m", "jostle.cli", "bcast", "--simulate", "--nodes", a.nodes,
            "--sizes", "1M", "--routing", a.routing, "--output-dir", str(out),
-           "--campaign", "targets", "--quiet"]
+           "--campaign", "targets", "--quiet"] + (["--bench", a.bench] if a.bench else [])
     t0 = time.monotonic()
     p = subprocess.run(cmd, env={**__import__("os").environ, "PYTHONPATH": str(ROOT / "python")})
     wall = time.monotonic() - t0

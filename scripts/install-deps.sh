@@ -19,6 +19,7 @@ pkgs=(
   "libopenblas-dev:test -e /usr/include/x86_64-linux-gnu/openblas-pthread/cblas.h -o -e /usr/include/cblas.h"
   "liblapacke-dev:test -e /usr/include/lapacke.h"
   "libsimgrid-dev:command -v smpicc"
+  "starpu-examples:test -x /usr/lib/x86_64-linux-gnu/starpu/mpi/mpi_cholesky"
   "python3-venv:python3 -c 'import ensurepip, venv'"
   "python3-dev:test -e /usr/include/python3.11/Python.h"
   "iproute2:command -v ip"

@@ -43,6 +43,28 @@ typedef enum {
     JT_PROGRESS_POLL       /* no thread: the runtime calls jt_dbcast_progress() from its loop */
 } jt_dbcast_progress_mode;
 
+/* How jt_dbcast_wait / jt_dbcast_wait_arrived wait in poll mode (thread mode always polls:
+ * the progress thread needs the context's lock). */
+typedef enum {
+    JT_WAIT_AUTO = 0,  /* block under SimGrid or without MPI_THREAD_MULTIPLE, else spin */
+    JT_WAIT_BLOCK,     /* block in MPI_Waitany until one of the layer's requests completes:
+                          no spinning; only when no other thread uses the context meanwhile */
+    JT_WAIT_SPIN       /* loop on the progress engine */
+} jt_dbcast_wait_mode;
+
+/* Cost model of the automatic routing (Hockney/LogP-like, seconds): a message of m bytes
+ * over one hop costs latency + overhead + m / bandwidth; a sender pays overhead +
+ * m / bandwidth per message it injects; a forwarding hop adds forward_delay.
+ * docs/dbcast.md says how the defaults were fitted and how to fit them elsewhere. */
+typedef struct {
+    double latency;        /* s, > 0 */
+    double overhead;       /* s per message injected, > 0 */
+    double bandwidth;      /* bytes/s per link, > 0 */
+    double forward_delay;  /* s per forwarding hop, >= 0 */
+} jt_dbcast_model;
+
+void jt_dbcast_model_default(jt_dbcast_model *m);
+
 typedef struct {
     jt_dbcast_routing routing;       /* default JT_ROUTE_AUTO */
     size_t segment_bytes;            /* pipelined routings; 0 = automatic (default) */
@@ -50,6 +72,8 @@ typedef struct {
                                         message (one message per hop); default 8192 */
     jt_dbcast_progress_mode progress;/* default JT_PROGRESS_AUTO */
     int quiet;                       /* 1: do not print error messages to stderr */
+    jt_dbcast_wait_mode wait;        /* default JT_WAIT_AUTO */
+    jt_dbcast_model model;           /* of the automatic routing; default jt_dbcast_model_default */
 } jt_dbcast_cfg;
 
 /* Wildcards for jt_dbcast_recv. */
@@ -117,6 +141,9 @@ int jt_dbcast_wait(jt_dbcast_ctx *ctx, jt_dbcast_req **req, jt_dbcast_status *st
 /* Receive side only: *flag = 1 once the data is in buf (read-only: forwards may still be
  * reading it). Does not free the request. */
 int jt_dbcast_test_arrived(jt_dbcast_ctx *ctx, jt_dbcast_req *req, int *flag);
+/* Receive side only: returns once the data is in buf (as test_arrived); does not free the
+ * request. A root's request: once complete. */
+int jt_dbcast_wait_arrived(jt_dbcast_ctx *ctx, jt_dbcast_req *req);
 
 /* Thread-free progress: call from the runtime's scheduling loop. Returns the number of
  * events handled (>= 0), or a negative error. Harmless in thread mode. */

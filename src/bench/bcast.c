@@ -6,7 +6,7 @@
  * One sample (docs/dbcast.md, "The benchmark"):
  *   every recipient posts its receive (dbcast) ... MPI_Barrier ... the root reads t0 and
  *   starts; each recipient reads its clock as soon as it sees the data in its buffer
- *   (jt_dbcast_test_arrived; MPI_Bcast: when the call returns), converts it to the root's
+ *   (jt_dbcast_wait_arrived; MPI_Bcast: when the call returns), converts it to the root's
  *   clock, and MPI_Reduce(MAX) brings the latest to the root: sample = max(t_r) - t0.
  * The reduction is outside the timed interval.  Clocks: ranks on the root's host share
  * CLOCK_MONOTONIC (no correction); under SimGrid the simulated clock is global; a rank on
@@ -306,7 +306,7 @@ static void *setup(jt_ctx *ctx)
     s->cfg.inline_bytes = s->inline_bytes;
     s->cfg.progress = mode == 1 ? JT_PROGRESS_THREAD : mode == 2 ? JT_PROGRESS_POLL
                                                                  : JT_PROGRESS_AUTO;
-    jt_dbcast_model_default(&s->model);
+    s->model = s->cfg.model;
     if (mode == 1 && ctx->thread_level < MPI_THREAD_MULTIPLE)
         jt_usage_error("--progress-mode thread needs MPI_THREAD_MULTIPLE, which this MPI "
                        "library did not grant");
@@ -424,9 +424,7 @@ static void run(jt_ctx *ctx, void *st, size_t i, jt_series *ser, size_t n)
                 MPI_Bcast(s->data, (int)bytes, MPI_BYTE, 0, k->sub);
                 t_done = jt_now() - s->offset;
             } else {
-                int flag = 0, rc = JT_DBCAST_OK;
-                while (!flag && rc == JT_DBCAST_OK)
-                    rc = jt_dbcast_test_arrived(s->db, req, &flag);
+                int rc = jt_dbcast_wait_arrived(s->db, req);
                 t_done = jt_now() - s->offset;
                 jt_dbcast_status stt;
                 if (rc == JT_DBCAST_OK)
@@ -474,7 +472,7 @@ static void meta(jt_ctx *ctx, void *st, jt_json *j)
     jt_json_kstr(j, "recipients_choice", "spread: rank 1 + floor(i (P-1) / k), i < k");
     jt_json_kstr(j, "completion",
                  "barrier; root reads t0 and starts; each recipient reads its clock when the "
-                 "data is in its buffer (jt_dbcast_test_arrived; MPI_Bcast: on return); "
+                 "data is in its buffer (jt_dbcast_wait_arrived; MPI_Bcast: on return); "
                  "sample = max over recipients - t0 (MPI_Reduce MAX, untimed)");
     jt_json_kstr(j, "progress_mode",
                  jt_dbcast_progress_mode_used(s->db) == JT_PROGRESS_THREAD ? "thread" : "poll");

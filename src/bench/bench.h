@@ -8,6 +8,7 @@ extern const jt_bench jt_bench_pingpong;
 extern const jt_bench jt_bench_contention;
 extern const jt_bench jt_bench_overlap;
 extern const jt_bench jt_bench_bcast;
+extern const jt_bench jt_bench_cholesky;
 
 /* NULL-terminated. */
 extern const jt_bench *const jt_benches[];

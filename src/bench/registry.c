@@ -11,6 +11,7 @@ const jt_bench *const jt_benches[] = {
     &jt_bench_overlap,
 #endif
     &jt_bench_bcast,
+    &jt_bench_cholesky,
     NULL,
 };
 

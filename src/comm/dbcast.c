@@ -3,9 +3,10 @@
  * See include/jostle/dbcast.h for the API and docs/dbcast.md for the design.
  *
  * Wire protocol on a private duplicate of the user's communicator:
- *   - tag 1 (TAG_HDR): one header message per broadcast per hop, variable length
- *     (received with MPI_Iprobe + MPI_Get_count + MPI_Recv). Small payloads travel
- *     inline after the header (one message per hop).
+ *   - tag 1 (TAG_HDR): one header message per broadcast per hop, variable length, at
+ *     most hdr_cap bytes (the hops of a whole communicator + MAX_INLINE), received by a
+ *     receive from any source that is always posted. Small payloads travel inline after
+ *     the header (one message per hop).
  *   - tags >= 2: "stream tags". For a non-inline broadcast the header names a stream
  *     tag, unique per (sender, receiver) link among recent streams, and the payload
  *     follows as nseg segment messages on that tag. The receiver posts the segment
@@ -40,7 +41,7 @@
 #define DEFAULT_INLINE ((size_t)8192)
 #define HEADERS_PER_PROGRESS 64
 
-enum { OP_HDR_SEND, OP_SEG_SEND_ROOT, OP_SEG_SEND_FWD, OP_SEG_RECV };
+enum { OP_HDR_SEND, OP_SEG_SEND_ROOT, OP_SEG_SEND_FWD, OP_SEG_RECV, OP_HDR_RECV, OP_BARRIER };
 
 typedef struct inb inb_t;
 
@@ -104,6 +105,11 @@ typedef struct {
     void *freebuf;
 } op_t;
 
+typedef struct {
+    op_t op;
+    MPI_Status st;   /* copied: handling an op may grow (move) the status array */
+} done_t;
+
 struct jt_dbcast_ctx {
     MPI_Comm comm;
     int rank, size;
@@ -123,8 +129,19 @@ struct jt_dbcast_ctx {
     MPI_Status *sts;         /* Testsome statuses (a real array: some MPI headers warn
                                 about MPI_STATUSES_IGNORE under -Wstringop-overflow) */
     int nops, capops;
-    op_t *done;              /* completed ops copied out of ops before handling */
+    done_t *done;            /* completed ops copied out of ops before handling */
     int capdone;
+
+    /* Headers arrive in one receive from any source, always posted, so that a waiting
+     * rank can block in MPI_Waitany on everything it expects: spinning on MPI_Iprobe
+     * notices arrivals a polling period late, and SimGrid charges each failed probe or
+     * test more than the last (smpi/grow-injected-times). */
+    unsigned char *hdr_buf;
+    size_t hdr_cap;
+    int hdr_open;            /* the header receive is posted (until finalize closes it) */
+    int headers_seen;        /* header receives completed (progress drains headers) */
+    int barrier_done;        /* finalize */
+    int block;               /* waits block in MPI_Waitany (cfg.wait resolved) */
 
     uint32_t *send_seq;      /* [size] as origin: broadcasts sent to each rank */
     uint32_t *expect_seq;    /* [size] as receiver: next seq expected from each origin */
@@ -533,11 +550,38 @@ static void handle_header(jt_dbcast_ctx *ctx, unsigned char *msg, size_t len, in
     }
 }
 
-static void handle_op(jt_dbcast_ctx *ctx, const op_t *op)
+static void post_header_recv(jt_dbcast_ctx *ctx)
+{
+    MPI_Request r;
+    MPICHECK(ctx, MPI_Irecv(ctx->hdr_buf, (int)ctx->hdr_cap, MPI_BYTE, MPI_ANY_SOURCE, TAG_HDR,
+                            ctx->comm, &r));
+    push_op(ctx, r, OP_HDR_RECV, NULL, 0, NULL);
+    ctx->hdr_open = 1;
+}
+
+static void handle_op(jt_dbcast_ctx *ctx, const op_t *op, const MPI_Status *st)
 {
     switch (op->kind) {
     case OP_HDR_SEND:
         free(op->freebuf);
+        break;
+    case OP_HDR_RECV: {
+        int count = 0;
+        MPICHECK(ctx, MPI_Get_count(st, MPI_BYTE, &count));
+        ctx->headers_seen++;
+        if (count == 0 && st->MPI_SOURCE == ctx->rank) {
+            ctx->hdr_open = 0; /* finalize's empty message to itself: no more headers */
+            break;
+        }
+        /* copied out so that the one large buffer is posted again at once */
+        unsigned char *msg = xmalloc(ctx, (size_t)count);
+        memcpy(msg, ctx->hdr_buf, (size_t)count);
+        post_header_recv(ctx);
+        handle_header(ctx, msg, (size_t)count, st->MPI_SOURCE);
+        break;
+    }
+    case OP_BARRIER:
+        ctx->barrier_done = 1;
         break;
     case OP_SEG_SEND_ROOT: {
         jt_dbcast_req *r = op->owner;
@@ -574,52 +618,73 @@ static void handle_op(jt_dbcast_ctx *ctx, const op_t *op)
     }
 }
 
+/* One MPI_Testsome over every outstanding request; handles what completed. */
+static int testsome_once(jt_dbcast_ctx *ctx)
+{
+    if (ctx->nops == 0)
+        return 0;
+    int outcount = 0;
+    MPICHECK(ctx, MPI_Testsome(ctx->nops, ctx->reqs, &outcount, ctx->idx, ctx->sts));
+    if (outcount <= 0 || outcount == MPI_UNDEFINED)
+        return 0;
+    if (outcount > ctx->capdone) {
+        done_t *nd = realloc(ctx->done, (size_t)ctx->capops * sizeof *nd);
+        if (!nd)
+            fatal(ctx, "out of memory");
+        ctx->done = nd;
+        ctx->capdone = ctx->capops;
+    }
+    for (int i = 0; i < outcount; i++) {
+        ctx->done[i].op = ctx->ops[ctx->idx[i]];
+        ctx->done[i].st = ctx->sts[i];
+    }
+    /* compact: completed requests were set to MPI_REQUEST_NULL */
+    int w = 0;
+    for (int i = 0; i < ctx->nops; i++) {
+        if (ctx->reqs[i] != MPI_REQUEST_NULL) {
+            ctx->reqs[w] = ctx->reqs[i];
+            ctx->ops[w] = ctx->ops[i];
+            w++;
+        }
+    }
+    ctx->nops = w;
+    for (int i = 0; i < outcount; i++)
+        handle_op(ctx, &ctx->done[i].op, &ctx->done[i].st);
+    return outcount;
+}
+
+/* Non-blocking: handles whatever completed, draining a burst of headers (one header
+ * receive is posted at a time). */
 static int progress_locked(jt_dbcast_ctx *ctx)
 {
     int events = 0;
     for (int i = 0; i < HEADERS_PER_PROGRESS; i++) {
-        int flag = 0;
-        MPI_Status st;
-        MPICHECK(ctx, MPI_Iprobe(MPI_ANY_SOURCE, TAG_HDR, ctx->comm, &flag, &st));
-        if (!flag)
+        int seen = ctx->headers_seen;
+        events += testsome_once(ctx);
+        if (ctx->headers_seen == seen)
             break;
-        int count = 0;
-        MPICHECK(ctx, MPI_Get_count(&st, MPI_BYTE, &count));
-        unsigned char *msg = xmalloc(ctx, (size_t)count);
-        MPICHECK(ctx, MPI_Recv(msg, count, MPI_BYTE, st.MPI_SOURCE, TAG_HDR, ctx->comm,
-                               MPI_STATUS_IGNORE));
-        handle_header(ctx, msg, (size_t)count, st.MPI_SOURCE);
-        events++;
-    }
-    if (ctx->nops > 0) {
-        int outcount = 0;
-        MPICHECK(ctx, MPI_Testsome(ctx->nops, ctx->reqs, &outcount, ctx->idx, ctx->sts));
-        if (outcount > 0 && outcount != MPI_UNDEFINED) {
-            if (outcount > ctx->capdone) {
-                op_t *nd = realloc(ctx->done, (size_t)ctx->capops * sizeof *nd);
-                if (!nd)
-                    fatal(ctx, "out of memory");
-                ctx->done = nd;
-                ctx->capdone = ctx->capops;
-            }
-            for (int i = 0; i < outcount; i++)
-                ctx->done[i] = ctx->ops[ctx->idx[i]];
-            /* compact: completed requests were set to MPI_REQUEST_NULL */
-            int w = 0;
-            for (int i = 0; i < ctx->nops; i++) {
-                if (ctx->reqs[i] != MPI_REQUEST_NULL) {
-                    ctx->reqs[w] = ctx->reqs[i];
-                    ctx->ops[w] = ctx->ops[i];
-                    w++;
-                }
-            }
-            ctx->nops = w;
-            for (int i = 0; i < outcount; i++)
-                handle_op(ctx, &ctx->done[i]);
-            events += outcount;
-        }
     }
     return events;
+}
+
+/* Blocking: waits until one request completes (there is always one while the header
+ * receive is posted) and handles it. MPI_Waitany, not Waitsome: SimGrid's Waitsome
+ * tests the other requests one by one, at the injected cost of a test each. */
+static int progress_block(jt_dbcast_ctx *ctx)
+{
+    if (ctx->nops == 0)
+        return 0;
+    int i = MPI_UNDEFINED;
+    MPI_Status st;
+    MPICHECK(ctx, MPI_Waitany(ctx->nops, ctx->reqs, &i, &st));
+    if (i == MPI_UNDEFINED)
+        return 0;
+    op_t op = ctx->ops[i];
+    ctx->nops--;
+    ctx->reqs[i] = ctx->reqs[ctx->nops]; /* the order of outstanding requests is immaterial */
+    ctx->ops[i] = ctx->ops[ctx->nops];
+    handle_op(ctx, &op, &st);
+    return 1;
 }
 
 /* ------------------------------------------------------------ progress thread */
@@ -659,6 +724,8 @@ void jt_dbcast_cfg_default(jt_dbcast_cfg *cfg)
     cfg->inline_bytes = DEFAULT_INLINE;
     cfg->progress = JT_PROGRESS_AUTO;
     cfg->quiet = 0;
+    cfg->wait = JT_WAIT_AUTO;
+    jt_dbcast_model_default(&cfg->model);
 }
 
 static int running_under_smpi(void)
@@ -705,6 +772,20 @@ jt_dbcast_ctx *jt_dbcast_init(MPI_Comm comm, const jt_dbcast_cfg *cfgp)
                  "inline_bytes %zu exceeds the maximum %zu (1 MiB)", cfg.inline_bytes, MAX_INLINE);
         return NULL;
     }
+    const jt_dbcast_model *md = &cfg.model;
+    if (!(md->latency > 0 && md->overhead > 0 && md->bandwidth > 0 && md->forward_delay >= 0 &&
+          md->latency < 1 && md->overhead < 1 && md->bandwidth < 1e15 && md->forward_delay < 1)) {
+        complain(NULL, cfg.quiet, JT_DBCAST_EINVAL, fn,
+                 "cost model (latency %g s, overhead %g s, bandwidth %g B/s, forward delay %g s) "
+                 "is not allowed: each > 0 (forward delay >= 0), times under 1 s, bandwidth "
+                 "under 1e15 B/s (jt_dbcast_cfg_default fills it)", md->latency, md->overhead,
+                 md->bandwidth, md->forward_delay);
+        return NULL;
+    }
+    if ((int)cfg.wait < JT_WAIT_AUTO || cfg.wait > JT_WAIT_SPIN) {
+        complain(NULL, cfg.quiet, JT_DBCAST_EINVAL, fn, "unknown wait mode %d", (int)cfg.wait);
+        return NULL;
+    }
     int level = MPI_THREAD_SINGLE;
     MPI_Query_thread(&level);
     jt_dbcast_progress_mode mode = cfg.progress;
@@ -741,10 +822,19 @@ jt_dbcast_ctx *jt_dbcast_init(MPI_Comm comm, const jt_dbcast_cfg *cfgp)
     }
     ctx->cfg = cfg;
     ctx->mode = mode;
-    jt_dbcast_model_default(&ctx->model);
+    ctx->model = cfg.model;
+    /* Blocking with the lock held is safe only when no other thread may need the context
+     * (or the MPI library) meanwhile: never beside the progress thread, and by default
+     * only where threads cannot call MPI concurrently. */
+    ctx->block = mode == JT_PROGRESS_POLL &&
+                 (cfg.wait == JT_WAIT_BLOCK ||
+                  (cfg.wait == JT_WAIT_AUTO && (level < MPI_THREAD_MULTIPLE || running_under_smpi())));
     MPICHECK(ctx, MPI_Comm_dup(comm, &ctx->comm));
     MPI_Comm_rank(ctx->comm, &ctx->rank);
     MPI_Comm_size(ctx->comm, &ctx->size);
+    ctx->hdr_cap = jt_dbcast_hdr_size((uint32_t)ctx->size) + MAX_INLINE;
+    ctx->hdr_buf = xmalloc(ctx, ctx->hdr_cap);
+    post_header_recv(ctx);
     void *attr = NULL;
     int flag = 0;
     MPI_Comm_get_attr(ctx->comm, MPI_TAG_UB, &attr, &flag);
@@ -952,10 +1042,10 @@ int jt_dbcast_progress(jt_dbcast_ctx *ctx)
     return ev;
 }
 
-static int test_locked(jt_dbcast_ctx *ctx, jt_dbcast_req **reqp, int *flag,
-                       jt_dbcast_status *status, int *events)
+/* Frees a request if it is complete (*flag says). */
+static int finish_locked(jt_dbcast_ctx *ctx, jt_dbcast_req **reqp, int *flag,
+                         jt_dbcast_status *status)
 {
-    *events = progress_locked(ctx);
     jt_dbcast_req *r = *reqp;
     if (!r->done) {
         *flag = 0;
@@ -980,11 +1070,31 @@ int jt_dbcast_test(jt_dbcast_ctx *ctx, jt_dbcast_req **reqp, int *flag, jt_dbcas
         return complain(NULL, 0, JT_DBCAST_EINVAL, fn, "context is NULL");
     if (!reqp || !*reqp || !flag)
         return BAD(ctx, fn, "request or flag pointer is NULL");
-    int ev;
     pthread_mutex_lock(&ctx->lock);
-    int rc = test_locked(ctx, reqp, flag, status, &ev);
+    progress_locked(ctx);
+    int rc = finish_locked(ctx, reqp, flag, status);
     pthread_mutex_unlock(&ctx->lock);
     return rc;
+}
+
+/* Drives the engine until *flag (a field of a request or of the context) is set. */
+static void wait_flag_locked(jt_dbcast_ctx *ctx, const int *flag)
+{
+    int idle = 0;
+    while (!*flag) {
+        if (ctx->block) {
+            progress_block(ctx);
+            continue;
+        }
+        int ev = progress_locked(ctx);
+        if (*flag)
+            break;
+        idle = ev ? 0 : idle + 1;
+        pthread_mutex_unlock(&ctx->lock); /* let the progress thread and others in */
+        if (!ev && !running_under_smpi())
+            idle_pause(idle);
+        pthread_mutex_lock(&ctx->lock);
+    }
 }
 
 int jt_dbcast_wait(jt_dbcast_ctx *ctx, jt_dbcast_req **reqp, jt_dbcast_status *status)
@@ -994,18 +1104,12 @@ int jt_dbcast_wait(jt_dbcast_ctx *ctx, jt_dbcast_req **reqp, jt_dbcast_status *s
         return complain(NULL, 0, JT_DBCAST_EINVAL, fn, "context is NULL");
     if (!reqp || !*reqp)
         return BAD(ctx, fn, "request pointer is NULL");
-    int idle = 0;
-    for (;;) {
-        int flag = 0, ev = 0;
-        pthread_mutex_lock(&ctx->lock);
-        int rc = test_locked(ctx, reqp, &flag, status, &ev);
-        pthread_mutex_unlock(&ctx->lock);
-        if (flag)
-            return rc;
-        idle = ev ? 0 : idle + 1;
-        if (!ev && running_under_smpi() == 0)
-            idle_pause(idle);
-    }
+    int flag = 0;
+    pthread_mutex_lock(&ctx->lock);
+    wait_flag_locked(ctx, &(*reqp)->done);
+    int rc = finish_locked(ctx, reqp, &flag, status);
+    pthread_mutex_unlock(&ctx->lock);
+    return rc;
 }
 
 int jt_dbcast_test_arrived(jt_dbcast_ctx *ctx, jt_dbcast_req *req, int *flag)
@@ -1018,6 +1122,19 @@ int jt_dbcast_test_arrived(jt_dbcast_ctx *ctx, jt_dbcast_req *req, int *flag)
     pthread_mutex_lock(&ctx->lock);
     progress_locked(ctx);
     *flag = req->is_recv ? req->arrived : req->done;
+    pthread_mutex_unlock(&ctx->lock);
+    return JT_DBCAST_OK;
+}
+
+int jt_dbcast_wait_arrived(jt_dbcast_ctx *ctx, jt_dbcast_req *req)
+{
+    const char *fn = "jt_dbcast_wait_arrived";
+    if (!ctx)
+        return complain(NULL, 0, JT_DBCAST_EINVAL, fn, "context is NULL");
+    if (!req)
+        return BAD(ctx, fn, "request pointer is NULL");
+    pthread_mutex_lock(&ctx->lock);
+    wait_flag_locked(ctx, req->is_recv ? &req->arrived : &req->done);
     pthread_mutex_unlock(&ctx->lock);
     return JT_DBCAST_OK;
 }
@@ -1037,25 +1154,23 @@ int jt_dbcast_finalize(jt_dbcast_ctx *ctx)
         rc = complain(ctx, ctx->cfg.quiet, JT_DBCAST_ESTATE, "jt_dbcast_finalize",
                       "%ld request(s) not completed by jt_dbcast_wait/test", ctx->live_reqs);
     }
-    /* Drain: forwarding may still be needed by others even when our application is done. */
-    MPI_Request barrier = MPI_REQUEST_NULL;
-    int in_barrier = 0, idle = 0;
-    for (;;) {
-        int ev = progress_locked(ctx);
-        if (!in_barrier && ctx->nops == 0) {
-            MPICHECK(ctx, MPI_Ibarrier(ctx->comm, &barrier));
-            in_barrier = 1;
-        }
-        if (in_barrier) {
-            int done = 0;
-            MPICHECK(ctx, MPI_Test(&barrier, &done, MPI_STATUS_IGNORE));
-            if (done)
-                break;
-        }
-        idle = ev ? 0 : idle + 1;
-        if (!ev && !running_under_smpi())
-            idle_pause(idle);
-    }
+    /* Drain: forwarding may still be needed by others even when our application is done.
+     * No other thread uses the context now: waits may block. */
+    ctx->block = 1;
+    while (ctx->nops > 1) /* more than the header receive */
+        progress_block(ctx);
+    MPI_Request barrier;
+    MPICHECK(ctx, MPI_Ibarrier(ctx->comm, &barrier));
+    push_op(ctx, barrier, OP_BARRIER, NULL, 0, NULL);
+    wait_flag_locked(ctx, &ctx->barrier_done);
+    /* Everyone's transfers are done: close the header receive with an empty message to
+     * ourselves (a header is never empty), handling any header that comes before it. */
+    MPI_Request close;
+    static const char nothing = 0;
+    MPICHECK(ctx, MPI_Isend(&nothing, 0, MPI_BYTE, ctx->rank, TAG_HDR, ctx->comm, &close));
+    push_op(ctx, close, OP_HDR_SEND, NULL, 0, NULL);
+    while (ctx->hdr_open)
+        progress_block(ctx);
     /* One more sweep for what may still be in transit to a rank that never receives
      * it (an application error). What is still pending is released, not waited for:
      * its peer may have left already. */
@@ -1106,6 +1221,7 @@ int jt_dbcast_finalize(jt_dbcast_ctx *ctx)
     free(ctx->idx);
     free(ctx->sts);
     free(ctx->done);
+    free(ctx->hdr_buf);
     free(ctx->send_seq);
     free(ctx->expect_seq);
     free(ctx->stream_next);

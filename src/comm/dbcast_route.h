@@ -36,18 +36,7 @@ int jt_dbcast_route_depth(jt_dbcast_routing r, int n);
 
 int jt_dbcast_route_is_pipelined(jt_dbcast_routing r);
 
-/* Cost model used by the automatic choice (Hockney/LogP-like, in seconds):
- * one message of m bytes over one hop costs latency + overhead + m / bandwidth, a
- * sender pays overhead + m / bandwidth per message it injects, and every forwarding
- * hop adds forward_delay (the progress engine noticing the arrival and re-posting). */
-typedef struct {
-    double latency;        /* s */
-    double overhead;       /* s per message injected */
-    double bandwidth;      /* bytes/s per link */
-    double forward_delay;  /* s per forwarding hop */
-} jt_dbcast_model;
-
-void jt_dbcast_model_default(jt_dbcast_model *m);
+/* The cost model (jt_dbcast_model, jt_dbcast_model_default) is public: jostle/dbcast.h. */
 
 /* Largest segment ever used (keeps every MPI count an int). */
 #define JT_DBCAST_MAX_SEGMENT ((size_t)1 << 30)

@@ -8,7 +8,7 @@
  * random broadcast, default 262144), --seed S, --mode thread|poll|both (default both:
  * thread only where MPI_THREAD_MULTIPLE is granted), --verbose. Bad options: exit 2.
  *
- * What it checks, in each progress mode:
+ * What it checks, in each progress mode (poll twice: spinning and blocking waits):
  *   routes     every routing x sizes x roots to all others (shuffled), from root or ANY
  *   inflight   random schedules: many broadcasts of different sizes/routings/recipient
  *              subsets in flight at once, receives pre-posted or posted late in random
@@ -166,6 +166,10 @@ static void t_routes(jt_dbcast_ctx *ctx)
                     int src = (tag % 2) ? root : JT_DBCAST_ANY_SOURCE;
                     int rc = jt_dbcast_recv(ctx, buf, n + 16, src, tag, &req);
                     CHECK(rc == 0, "routes: recv failed: %s", jt_dbcast_strerror(rc));
+                    if (tag % 3 == 0) { /* the data is readable before the forwards end */
+                        CHECK(jt_dbcast_wait_arrived(ctx, req) == 0 && first_bad(buf, n, root, tag, 0) < 0,
+                              "routes: wait_arrived");
+                    }
                     jt_dbcast_status st;
                     rc = jt_dbcast_wait(ctx, &req, &st);
                     CHECK(rc == 0, "routes: recv wait: %s", jt_dbcast_strerror(rc));
@@ -404,6 +408,12 @@ static void t_badinput(MPI_Comm comm)
     badcfg.segment_bytes = (size_t)4 << 30;
     CHECK(jt_dbcast_init(comm, &badcfg) == NULL, "badinput: 4 GiB segment accepted");
     badcfg = cfg;
+    badcfg.model.bandwidth = 0;
+    CHECK(jt_dbcast_init(comm, &badcfg) == NULL, "badinput: zero bandwidth in the model accepted");
+    badcfg = cfg;
+    badcfg.wait = (jt_dbcast_wait_mode)9;
+    CHECK(jt_dbcast_init(comm, &badcfg) == NULL, "badinput: unknown wait mode accepted");
+    badcfg = cfg;
     badcfg.progress = JT_PROGRESS_THREAD;
     if (O.provided != MPI_THREAD_MULTIPLE)
         CHECK(jt_dbcast_init(comm, &badcfg) == NULL, "badinput: thread mode without THREAD_MULTIPLE");
@@ -472,12 +482,16 @@ static void t_twoctx(jt_dbcast_ctx *a, jt_dbcast_ctx *b)
     free(bb);
 }
 
-static void suite(jt_dbcast_progress_mode mode)
+/* Poll mode runs twice: waits spinning on the engine, and waits blocking in MPI_Waitany. */
+static void suite(jt_dbcast_progress_mode mode, jt_dbcast_wait_mode wait)
 {
-    const char *mname = mode == JT_PROGRESS_THREAD ? "thread" : "poll";
+    const char *mname = mode == JT_PROGRESS_THREAD ? "thread"
+                        : wait == JT_WAIT_BLOCK    ? "poll, blocking waits"
+                                                   : "poll, spinning waits";
     jt_dbcast_cfg cfg;
     jt_dbcast_cfg_default(&cfg);
     cfg.progress = mode;
+    cfg.wait = wait;
     cfg.segment_bytes = 4096; /* many segments for the pipelined routings */
     jt_dbcast_ctx *ctx = jt_dbcast_init(MPI_COMM_WORLD, &cfg);
     CHECK(ctx, "init (%s)", mname);
@@ -580,9 +594,11 @@ int main(int argc, char **argv)
 #endif
     t_badinput(MPI_COMM_WORLD);
     if (O.want_thread)
-        suite(JT_PROGRESS_THREAD);
-    if (O.want_poll)
-        suite(JT_PROGRESS_POLL);
+        suite(JT_PROGRESS_THREAD, JT_WAIT_AUTO);
+    if (O.want_poll) {
+        suite(JT_PROGRESS_POLL, JT_WAIT_SPIN);
+        suite(JT_PROGRESS_POLL, JT_WAIT_BLOCK);
+    }
     MPI_Finalize();
     return 0;
 }

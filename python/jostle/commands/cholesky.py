@@ -1,0 +1,157 @@
+"""`jostle cholesky`: the tiled Cholesky on jostle's task runtime, flat sends against dynamic
+broadcasts, on real ranks or simulated at scale.
+
+Real ranks: one run of `jostle-bench cholesky` under the MPI launcher.
+Simulated (--simulate): one run per node count under smpirun on a generated cluster platform
+(jostle.simgrid), with the SimGrid build; the tile kernels are SimGrid executions of their
+flops at the node speed. Resumable: node counts already complete are skipped.
+"""
+
+import argparse
+import shlex
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from .. import simgrid
+from ..campaign import Campaign, LaunchConfig, RunSpec
+from ..errors import JostleError, UsageError
+from ..progress import Progress
+from . import _common as c
+from .bcast import find_sim_bench
+
+ORDER = 31
+SIM_N, SIM_TILE = 16384, 512
+
+EXAMPLES = """examples:
+  jostle cholesky                                   2 ranks here, N 2048, tiles 256
+  jostle cholesky --ranks 4 --grid 2x2 --n 4096 --tile 512
+  jostle cholesky --simulate --nodes 4:256          the seed's figure: gain vs node count
+  jostle cholesky --matrix nonspd                   must fail with exit 2, naming the tile"""
+
+
+def grid_type(text):
+    p, _, q = text.partition("x")
+    if text != "auto" and not (p.isdigit() and q.isdigit() and int(p) >= 1 and int(q) >= 1):
+        raise argparse.ArgumentTypeError(f"'{text}' is not a process grid; expected PxQ or auto")
+    return text
+
+
+def register(sub):
+    p = sub.add_parser("cholesky", help="tiled Cholesky: flat sends against dynamic broadcasts",
+                       description="GFlop/s of a tiled Cholesky on jostle's task runtime, with "
+                                   "flat sends and with dynamic broadcasts (jt_dbcast).",
+                       epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    g = p.add_argument_group("problem")
+    g.add_argument("--n", type=c.positive_int, metavar="N",
+                   help=f"matrix order (default 2048; simulated {SIM_N})")
+    g.add_argument("--tile", type=c.positive_int, metavar="NB",
+                   help=f"tile order, must divide N (default 256; simulated {SIM_TILE})")
+    g.add_argument("--grid", type=grid_type, default="auto", metavar="PxQ",
+                   help="process grid (default auto: near-square)")
+    g.add_argument("--modes", default="flat,dbcast", choices=("flat,dbcast", "flat", "dbcast"),
+                   help="what to compare (default both)")
+    g.add_argument("--routing",
+                   choices=("auto", "binomial", "chain", "pipeline-chain", "pipeline-tree"),
+                   help="routing of the dbcast mode (default auto; simulated binomial: the "
+                        "pipelines' many segment flows make SMPI's network model slow)")
+    g.add_argument("--workers", type=c.nonneg_int, metavar="W",
+                   help="compute threads per rank (default: cores / ranks of the host)")
+    g.add_argument("--matrix", choices=("spd", "nonspd"), default="spd",
+                   help="nonspd: a negative pivot at row N/2, reported with exit 2")
+    g.add_argument("--ranks", type=c.ranks_type, default=2, metavar="N", help="real ranks (default 2)")
+    g.add_argument("--hosts", type=c.hosts_type, metavar="A,B", help="hosts of a real run")
+    s = p.add_argument_group("simulation (SimGrid)")
+    s.add_argument("--simulate", action="store_true", help="run under smpirun on generated platforms")
+    s.add_argument("--nodes", default="4:256", metavar="SPEC", help="node counts (default 4:256)")
+    s.add_argument("--bandwidth", default="10Gbps", metavar="BW", help="per-node link (default 10Gbps)")
+    s.add_argument("--latency", default="1us", metavar="T", help="per-link latency (default 1us)")
+    s.add_argument("--speed", default="100Gf", metavar="F",
+                   help="node speed, flop/s: the kernels' modelled rate (default 100Gf)")
+    s.add_argument("--poll-cost", type=c.positive_float, default=1e-7, metavar="S",
+                   help="simulated seconds per MPI_Iprobe/MPI_Test (default 1e-7)")
+    h = p.add_argument_group("repetitions")
+    h.add_argument("--min-reps", type=c.positive_int, metavar="N",
+                   help="factorizations per mode at least (default 5; simulated 1: deterministic)")
+    h.add_argument("--max-time", type=c.positive_float, metavar="S", help="time cap per mode")
+    h.add_argument("--warmup", type=c.nonneg_int, metavar="N", help="untimed factorizations first")
+    c.add_launch_options(p)
+    c.add_output_options(p, campaign_default="cholesky")
+    p.add_argument("--name", type=c.name_type, help="run name (default cholesky-<ranks>r-<time>)")
+    p.add_argument("--dry-run", action="store_true", help="print the command lines and exit")
+    p.set_defaults(func=main)
+
+
+def bench_args(args, sim) -> list:
+    n = args.n or (SIM_N if sim else 2048)
+    nb = args.tile or (SIM_TILE if sim else 256)
+    if n % nb:
+        raise UsageError(f"--tile {nb} does not divide --n {n}: choose a tile order that "
+                         "divides the matrix order")
+    out = ["--n", str(n), "--tile", str(nb), "--modes", args.modes,
+           "--routing", args.routing or ("binomial" if sim else "auto"),
+           "--matrix", args.matrix]
+    if not sim:
+        out += ["--grid", args.grid]
+    if args.workers is not None:
+        out += ["--workers", str(args.workers)]
+    reps = {"min_reps": args.min_reps or (1 if sim else 5),
+            "warmup": args.warmup if args.warmup is not None else (0 if sim else 1),
+            "max_time": args.max_time if args.max_time is not None else (0 if sim else 10)}
+    for k, v in reps.items():
+        out += ["--" + k.replace("_", "-"), str(v)]
+    return out
+
+
+def main(args):
+    if args.simulate:
+        return simulate(args)
+    if args.grid != "auto":
+        p, q = map(int, args.grid.split("x"))
+        if p * q != args.ranks:
+            raise UsageError(f"--grid {args.grid} does not match --ranks {args.ranks}: "
+                             f"{p} x {q} = {p * q} ranks")
+    name = args.name or f"cholesky-{args.ranks}r-{time.strftime('%Y%m%d-%H%M%S')}"
+    run = RunSpec(name, "cholesky", bench_args(args, False), args.ranks, args.hosts or [],
+                  args.timeout or 1800)
+    camp = Campaign(f"{args.output_dir}/{args.campaign}", [run])
+    config = c.launch_config(args)
+    if args.dry_run:
+        print(config.plan(run, [run.benchmark, *run.args, "--output", str(camp.output(run))]).line)
+        return 0
+    camp.run(config, Progress(), quiet=args.quiet)
+    print(f"jostle: results in {camp.output(run)}", file=sys.stderr)
+    return 0
+
+
+def simulate(args):
+    if args.matrix != "spd":
+        raise UsageError("--matrix nonspd is not allowed with --simulate: the kernels do not run")
+    nodes = simgrid.parse_nodes(args.nodes)
+    bw, lat = simgrid.parse_bandwidth(args.bandwidth), simgrid.parse_latency(args.latency)
+    speed = simgrid.parse_speed(args.speed)
+    bargs = bench_args(args, True)
+    if not args.dry_run and not shutil.which("smpirun"):
+        raise JostleError("smpirun is not installed (SimGrid); --simulate needs it")
+    bench = find_sim_bench(args.bench)
+    camp_dir = Path(args.output_dir) / args.campaign
+    flags = simgrid.smpi_flags(args.poll_cost)
+    progress = Progress()
+    t0 = time.monotonic()
+    for n in nodes:
+        plat, hosts = simgrid.write_platform(camp_dir / "platforms", n, bw, lat, speed)
+        run = RunSpec(f"cholesky-sim-{n}", "cholesky", bargs, n, [], args.timeout or 600 + 2.0 * n)
+        prefix = shlex.join(["smpirun", "-np", str(n), "-platform", str(plat),
+                             "-hostfile", str(hosts), *flags,
+                             "--log=root.thresh:warning", "--log=smpi_config.thresh:error"])
+        config = LaunchConfig(bench, "custom", prefix=prefix)
+        camp = Campaign(camp_dir, [run])
+        if args.dry_run:
+            print(config.plan(run, [run.benchmark, *run.args, "--output", str(camp.output(run))]).line)
+            continue
+        camp.run(config, progress, quiet=args.quiet)
+    if not args.dry_run:
+        print(f"jostle: {len(nodes)} simulated run(s) in {camp_dir} "
+              f"({time.monotonic() - t0:.1f} s)", file=sys.stderr)
+    return 0

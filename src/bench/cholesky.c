@@ -1,0 +1,309 @@
+/* cholesky: a tiled dense Cholesky (POTRF, TRSM, SYRK, GEMM tiles through OpenBLAS/LAPACKE)
+ * on the small task runtime of src/runtime/: tiles 2D block-cyclic on a P×Q grid, each rank
+ * unrolls the DAG and keeps its local view; owners send each final tile to the ranks that
+ * need it with one jt_dbcast call.  Points: mode flat (routing FLAT: the owner sends to each
+ * recipient in turn) and dbcast (--routing, default auto: trees and pipelines for the
+ * broadcasts the DAG reveals); only the routing differs.
+ *
+ * One sample = one factorization: every rank refills its tiles (untimed), MPI_Barrier, then
+ * the run; sample = the slowest rank's time (MPI_Allreduce MAX, untimed).  GFlop/s counts
+ * N³/3 + N²/2 + N/6.  After each batch of samples the last factorization is checked on
+ * rank 0: ‖A − L·Lᵀ‖_F / ‖A‖_F (series 1, "residual").  Under SimGrid (JT_SMPI) tiles are
+ * SMPI_SHARED_MALLOC and the kernels are SimGrid executions of their flops at the host's
+ * speed (sched.c), so there is no residual. */
+#include "bench/bench.h"
+
+#include "core/errors.h"
+#include "core/timer.h"
+#include "jostle/dbcast.h"
+#include "runtime/chol_matrix.h"
+#include "runtime/chol_plan.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#if defined(JT_SMPI) || defined(SMPI_H)
+#define CH_SIM 1
+#else
+#define CH_SIM 0
+#endif
+#if !CH_SIM && defined(JT_HAVE_OPENBLAS)
+#include <cblas.h>
+#endif
+
+static const char *const matrix_names[] = {"spd", "nonspd", NULL};
+static const char *const mode_names[] = {"flat", "dbcast", NULL};
+
+static const jt_opt_spec options[] = {
+    {"n", "N", "2048", "matrix order"},
+    {"tile", "NB", "256", "tile order; must divide N"},
+    {"grid", "PxQ", "auto", "process grid, P*Q = ranks (auto: near-square, P <= Q)"},
+    {"modes", "LIST", "flat,dbcast", "flat (one send per recipient) and/or dbcast"},
+    {"routing", "R", "auto", "routing of dbcast mode: auto, binomial, chain, pipeline-chain, "
+                             "pipeline-tree"},
+    {"workers", "W", "0", "compute threads per rank (0: cores of the host / its ranks, at "
+                          "least 1); simulated: concurrent executions per node"},
+    {"matrix", "KIND", "spd", "spd, or nonspd (a negative pivot at row N/2: must be reported)"},
+    {NULL, NULL, NULL, NULL},
+};
+
+typedef struct state {
+    jt_chol_grid g;
+    long N;
+    int workers, nmodes, modes[2];
+    jt_dbcast_routing routing;
+    jt_chol_matrix kind;
+    jt_chol_plan *plan;
+    jt_sched *sched;
+    jt_dbcast_ctx *db;
+    int sent1, bcasts; /* over all ranks: tiles sent to one rank, broadcast to several */
+    long msgs;
+} state;
+
+static double secs(double s, const jt_point *p) { (void)p; return s; }
+static double gflops(double s, const jt_point *p) { return p->arg[0] / s / 1e9; }
+static double ident(double x, const jt_point *p) { (void)p; return x; }
+
+static const jt_metric metrics[] = {
+    {"gflops", "GFlop/s", "GFlop/s", 0, gflops},
+    {"time", "s", "Time(s)", 0, secs},
+    {"residual", "", "Residual", 1, ident},
+};
+
+static void parse_modes(state *s, const char *spec)
+{
+    char buf[64];
+    snprintf(buf, sizeof buf, "%s", spec);
+    for (char *sv = NULL, *t = strtok_r(buf, ",", &sv); t; t = strtok_r(NULL, ",", &sv)) {
+        int m = strcmp(t, "flat") == 0 ? 0 : strcmp(t, "dbcast") == 0 ? 1 : -1;
+        if (m < 0)
+            jt_usage_error("--modes: '%s' is not a mode; expected flat, dbcast or both", t);
+        if (s->nmodes < 2 && (s->nmodes == 0 || s->modes[0] != m))
+            s->modes[s->nmodes++] = m;
+    }
+    if (!s->nmodes)
+        jt_usage_error("--modes '%s' names no mode", spec);
+}
+
+static void parse_grid(jt_ctx *ctx, state *s, const char *spec)
+{
+    if (strcmp(spec, "auto") == 0) {
+        jt_chol_grid_auto(ctx->size, &s->g.P, &s->g.Q);
+        return;
+    }
+    char x;
+    if (sscanf(spec, "%d%c%d", &s->g.P, &x, &s->g.Q) != 3 || x != 'x' || s->g.P < 1 ||
+        s->g.Q < 1)
+        jt_usage_error("--grid '%s' is not a process grid; expected PxQ, e.g. 2x2", spec);
+    if (s->g.P * s->g.Q != ctx->size)
+        jt_usage_error("--grid %s does not match the job: %d x %d = %d ranks, the job has %d",
+                       spec, s->g.P, s->g.Q, s->g.P * s->g.Q, ctx->size);
+}
+
+static double *tile_alloc(size_t bytes)
+{
+#if CH_SIM
+    return SMPI_SHARED_MALLOC(bytes);
+#else
+    void *p = NULL;
+    return posix_memalign(&p, 64, bytes) ? NULL : p;
+#endif
+}
+
+static void tile_free(double *a)
+{
+#if CH_SIM
+    SMPI_SHARED_FREE(a);
+#else
+    free(a);
+#endif
+}
+
+static void *setup(jt_ctx *ctx)
+{
+#if !CH_SIM && !(defined(JT_HAVE_OPENBLAS) && defined(JT_HAVE_LAPACKE))
+    jt_usage_error("cholesky needs OpenBLAS and LAPACKE, which this build did not find");
+#endif
+    state *s = calloc(1, sizeof *s);
+    s->N = jt_opt_long(&ctx->opts, "n", 1, 1L << 20);
+    s->g.nb = (int)jt_opt_long(&ctx->opts, "tile", 1, 1 << 15);
+    if (s->N % s->g.nb)
+        jt_usage_error("--tile %d does not divide --n %ld (%ld = %ld x %d + %ld): choose a tile "
+                       "order that divides the matrix order", s->g.nb, s->N, s->N,
+                       s->N / s->g.nb, s->g.nb, s->N % s->g.nb);
+    s->g.T = (int)(s->N / s->g.nb);
+    parse_grid(ctx, s, jt_opt_str(&ctx->opts, "grid"));
+    parse_modes(s, jt_opt_str(&ctx->opts, "modes"));
+    const char *r = jt_opt_str(&ctx->opts, "routing");
+    if (jt_dbcast_route_parse(r, &s->routing))
+        jt_usage_error("--routing '%s' is not a routing; expected auto, flat, binomial, chain, "
+                       "pipeline-chain or pipeline-tree", r);
+    s->kind = (jt_chol_matrix)jt_opt_choice(&ctx->opts, "matrix", matrix_names);
+    s->workers = (int)jt_opt_long(&ctx->opts, "workers", 0, 1024);
+    if (s->workers == 0) {
+        long cores = CH_SIM ? 1 : sysconf(_SC_NPROCESSORS_ONLN);
+        s->workers = cores / ctx->local_size > 1 ? (int)(cores / ctx->local_size) : 1;
+    }
+    if (CH_SIM && s->kind == JT_MATRIX_NONSPD)
+        jt_usage_error("--matrix nonspd is not allowed simulated: the kernels do not run");
+
+    s->plan = jt_chol_plan_build(&s->g, ctx->rank);
+    if (!s->plan)
+        jt_fatal("rank %d: cannot build the local view of %d x %d tiles", ctx->rank, s->g.T,
+                 s->g.T);
+    size_t bytes = (size_t)s->g.nb * s->g.nb * sizeof(double), ntile = 0;
+    for (int i = 0; i < s->plan->ntiles; i++)
+        ntile += s->plan->tiles[i].where != JT_TILE_NONE;
+    if (!CH_SIM) {
+        char msg[640];
+        snprintf(msg, sizeof msg, "--n %ld --tile %d needs %zu MiB on rank %d (host %s has %zu "
+                 "MiB per rank)", s->N, s->g.nb, (ntile * bytes) >> 20, ctx->rank, ctx->host,
+                 jt_bench_memory_per_rank(ctx) >> 20);
+        jt_check_all(ctx, ntile * bytes > jt_bench_memory_per_rank(ctx) * 8 / 10 ? msg : NULL);
+    }
+    for (int i = 0; i < s->plan->ntiles; i++)
+        if (s->plan->tiles[i].where != JT_TILE_NONE &&
+            !(s->plan->tiles[i].a = tile_alloc(bytes)))
+            jt_fatal("rank %d: cannot allocate a %zu-byte tile", ctx->rank, bytes);
+    int sent[2] = {s->plan->nsend1, s->plan->nbcast};
+    MPI_Allreduce(sent, &s->sent1, 1, MPI_INT, MPI_SUM, ctx->comm);
+    MPI_Allreduce(sent + 1, &s->bcasts, 1, MPI_INT, MPI_SUM, ctx->comm);
+    MPI_Allreduce(&s->plan->nmsgs, &s->msgs, 1, MPI_LONG, MPI_SUM, ctx->comm);
+
+#if !CH_SIM && defined(JT_HAVE_OPENBLAS)
+    openblas_set_num_threads(1); /* the workers are the parallelism */
+#endif
+    s->sched = jt_sched_create(s->workers, s->plan->ntasks + 1, jt_chol_exec, jt_chol_cost,
+                               s->plan);
+    if (!s->sched)
+        jt_fatal("rank %d: cannot start %d workers", ctx->rank, s->workers);
+    jt_dbcast_cfg cfg;
+    jt_dbcast_cfg_default(&cfg);
+    cfg.progress = JT_PROGRESS_POLL; /* the runtime's communication thread drives it */
+    s->db = jt_dbcast_init(ctx->comm, &cfg);
+    jt_check_all(ctx, s->db ? NULL : "jt_dbcast_init refused the configuration (see above)");
+    return s;
+}
+
+static size_t npoints(void *st) { return (size_t)((state *)st)->nmodes; }
+
+static jt_dbcast_routing routing_of(const state *s, size_t i)
+{
+    return s->modes[i] == 0 ? JT_ROUTE_FLAT : s->routing;
+}
+
+static void point(void *st, size_t i, jt_point *p)
+{
+    state *s = st;
+    snprintf(p->label, sizeof p->label, "%s", mode_names[s->modes[i]]);
+    snprintf(p->params, sizeof p->params,
+             "{\"mode\":\"%s\",\"routing\":\"%s\",\"order\":%ld,\"tile\":%d,\"grid\":\"%dx%d\","
+             "\"workers\":%d,\"matrix\":\"%s\"}", mode_names[s->modes[i]],
+             jt_dbcast_route_name(routing_of(s, i)), s->N, s->g.nb, s->g.P, s->g.Q, s->workers,
+             matrix_names[s->kind]);
+    p->arg[0] = jt_chol_flops((double)s->N);
+    p->metrics = metrics;
+    p->nmetrics = CH_SIM ? 2 : 3;
+}
+
+static void fill(state *s)
+{
+    if (CH_SIM)
+        return;
+    for (int i = 0; i < s->plan->ntiles; i++)
+        if (s->plan->tiles[i].where == JT_TILE_OWNED)
+            jt_chol_fill(&s->g, s->kind, s->plan->tiles[i].m, s->plan->tiles[i].n,
+                         s->plan->tiles[i].a);
+}
+
+static void run(jt_ctx *ctx, void *st, size_t i, jt_series *ser, size_t n)
+{
+    state *s = st;
+    for (size_t q = 0; q < n; q++) {
+        fill(s);
+        atomic_store(&s->plan->fail_row, INT_MAX);
+        MPI_Barrier(ctx->comm);
+        double t0 = jt_now();
+        int rc = jt_chol_run(s->plan, s->sched, s->db, routing_of(s, i));
+        double el = jt_now() - t0, worst;
+        if (rc != JT_DBCAST_OK)
+            jt_fatal("rank %d: communication failed: %s", ctx->rank, jt_dbcast_strerror(rc));
+        int fail = atomic_load(&s->plan->fail_row), first;
+        MPI_Allreduce(&el, &worst, 1, MPI_DOUBLE, MPI_MAX, ctx->comm);
+        MPI_Allreduce(&fail, &first, 1, MPI_INT, MPI_MIN, ctx->comm);
+        if (first != INT_MAX) {
+            int k = first / s->g.nb;
+            jt_usage_error("the matrix is not positive definite: POTRF of diagonal tile (%d,%d) "
+                           "(rank %d) found a non-positive pivot at row %d (leading minor of "
+                           "order %d)", k, k, jt_chol_owner(&s->g, k, k), first, first + 1);
+        }
+        if (ctx->rank == 0)
+            jt_series_push(&ser[0], worst);
+    }
+    if (!CH_SIM) {
+        double res = jt_chol_residual(s->plan, s->kind, ctx->comm);
+        if (ctx->rank == 0)
+            jt_series_push(&ser[1], res);
+    }
+}
+
+static void teardown(jt_ctx *ctx, void *st)
+{
+    state *s = st;
+    jt_sched_destroy(s->sched);
+    if (jt_dbcast_finalize(s->db) != JT_DBCAST_OK)
+        jt_fatal("rank %d: jt_dbcast_finalize failed", ctx->rank);
+    for (int i = 0; i < s->plan->ntiles; i++)
+        if (s->plan->tiles[i].a)
+            tile_free(s->plan->tiles[i].a);
+    jt_chol_plan_free(s->plan);
+    free(s);
+}
+
+static void meta(jt_ctx *ctx, void *st, jt_json *j)
+{
+    state *s = st;
+    (void)ctx;
+    jt_json_key(j, "cholesky");
+    jt_json_object(j);
+    jt_json_kint(j, "n", s->N);
+    jt_json_kint(j, "tile", s->g.nb);
+    jt_json_kint(j, "tiles", s->g.T);
+    jt_json_kint(j, "grid_p", s->g.P);
+    jt_json_kint(j, "grid_q", s->g.Q);
+    jt_json_kint(j, "workers", s->workers);
+    jt_json_kstr(j, "distribution", "2D block-cyclic: tile (m,n) on rank (m % P) * Q + n % Q");
+    jt_json_kstr(j, "flops", "N^3/3 + N^2/2 + N/6");
+    jt_json_kstr(j, "residual", CH_SIM ? "not computed (simulated: no data)"
+                                       : "||A - L L^T||_F / ||A||_F after each batch");
+    jt_json_kstr(j, "communication", "one thread (jt_dbcast poll mode); workers compute only");
+    jt_json_kint(j, "tiles_sent_to_one", s->sent1);
+    jt_json_kint(j, "tiles_broadcast", s->bcasts);
+    jt_json_kint(j, "messages_if_flat", s->msgs);
+    jt_json_kbool(j, "simulated", CH_SIM);
+    jt_json_kstr(j, "kernels", CH_SIM ? "SimGrid executions of the tile flops at the host speed"
+                                      : "OpenBLAS/LAPACKE, one BLAS thread per worker");
+    jt_json_end(j);
+}
+
+const jt_bench jt_bench_cholesky = {
+    .name = "cholesky",
+    .summary = "Tiled Cholesky on a small task runtime: GFlop/s with flat sends against dynamic "
+               "broadcasts (jt_dbcast) of the tiles the DAG says several ranks need.",
+    .options = options,
+    .thread_level = CH_SIM ? MPI_THREAD_SINGLE : MPI_THREAD_FUNNELED,
+    .min_ranks = 1,
+    .nseries = 2,
+    .ratio_series = 1u << 1,
+    .label_head = "Mode",
+    .setup = setup,
+    .npoints = npoints,
+    .point = point,
+    .run = run,
+    .teardown = teardown,
+    .meta = meta,
+};

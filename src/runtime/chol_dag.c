@@ -1,0 +1,121 @@
+#include "runtime/chol_dag.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int jt_chol_owner(const jt_chol_grid *g, int m, int n) { return (m % g->P) * g->Q + n % g->Q; }
+
+int jt_chol_tile_id(const jt_chol_grid *g, int m, int n)
+{
+    (void)g;
+    return m * (m + 1) / 2 + n;
+}
+
+void jt_chol_foreach(const jt_chol_grid *g, void (*f)(const jt_chol_task *t, void *arg),
+                     void *arg)
+{
+    int T = g->T;
+    for (int k = 0; k < T; k++) {
+        jt_chol_task t = {JT_CHOL_POTRF, k, k, k};
+        f(&t, arg);
+        for (int m = k + 1; m < T; m++) {
+            t = (jt_chol_task){JT_CHOL_TRSM, m, k, k};
+            f(&t, arg);
+        }
+        for (int m = k + 1; m < T; m++) {
+            t = (jt_chol_task){JT_CHOL_SYRK, m, m, k};
+            f(&t, arg);
+            for (int n = k + 1; n < m; n++) {
+                t = (jt_chol_task){JT_CHOL_GEMM, m, n, k};
+                f(&t, arg);
+            }
+        }
+    }
+}
+
+long jt_chol_ntasks(int T)
+{
+    long n = 0;
+    for (long k = 0; k < T; k++) {
+        long r = T - k - 1;
+        n += 1 + r + r + r * (r - 1) / 2;
+    }
+    return n;
+}
+
+int jt_chol_priority(const jt_chol_grid *g, const jt_chol_task *t)
+{
+    int base = 2 * g->T - 2 * t->k;
+    switch (t->kind) {
+    case JT_CHOL_POTRF: return base;
+    case JT_CHOL_TRSM: return base - t->m;
+    case JT_CHOL_SYRK: return base - t->m; /* as StarPU: the diagonal update is urgent */
+    default: return base - t->m - t->n;
+    }
+}
+
+double jt_chol_task_flops(jt_chol_kind kind, int nb)
+{
+    double b = nb;
+    switch (kind) {
+    case JT_CHOL_POTRF: return b * b * b / 3 + b * b / 2 + b / 6;
+    case JT_CHOL_TRSM: return b * b * b;
+    case JT_CHOL_SYRK: return b * b * (b + 1);
+    default: return 2 * b * b * b;
+    }
+}
+
+double jt_chol_flops(double N) { return N * N * N / 3 + N * N / 2 + N / 6; }
+
+const char *jt_chol_kind_name(jt_chol_kind kind)
+{
+    static const char *const names[] = {"POTRF", "TRSM", "SYRK", "GEMM"};
+    return names[kind];
+}
+
+int jt_chol_inputs(const jt_chol_task *t, int im[2], int ik[2])
+{
+    switch (t->kind) {
+    case JT_CHOL_POTRF: return 0;
+    case JT_CHOL_TRSM: im[0] = t->k; ik[0] = t->k; return 1;
+    case JT_CHOL_SYRK: im[0] = t->m; ik[0] = t->k; return 1;
+    default:
+        im[0] = t->m; ik[0] = t->k;
+        im[1] = t->n; ik[1] = t->k;
+        return 2;
+    }
+}
+
+int jt_chol_recipients(const jt_chol_grid *g, int m, int k, int *out)
+{
+    int R = g->P * g->Q, self = jt_chol_owner(g, m, k), n = 0;
+    unsigned char *need = calloc((size_t)R, 1);
+    if (!need)
+        return -1;
+    if (m == k) { /* L(k,k): the TRSMs of column k */
+        for (int i = k + 1; i < g->T; i++)
+            need[jt_chol_owner(g, i, k)] = 1;
+    } else {      /* L(m,k): SYRK(m,k), GEMM(m,j,k) for k<j<m, GEMM(i,m,k) for i>m */
+        need[jt_chol_owner(g, m, m)] = 1;
+        for (int j = k + 1; j < m; j++)
+            need[jt_chol_owner(g, m, j)] = 1;
+        for (int i = m + 1; i < g->T; i++)
+            need[jt_chol_owner(g, i, m)] = 1;
+    }
+    need[self] = 0;
+    for (int r = 0; r < R; r++)
+        if (need[r])
+            out[n++] = r;
+    free(need);
+    return n;
+}
+
+void jt_chol_grid_auto(int size, int *P, int *Q)
+{
+    int p = 1;
+    for (int d = 1; (long)d * d <= size; d++)
+        if (size % d == 0)
+            p = d;
+    *P = p;
+    *Q = size / p;
+}

@@ -1,0 +1,65 @@
+/* One rank's local view of the tiled Cholesky DAG (chol_dag.h) and its execution: the tasks
+ * it runs, the tiles it owns, the final tiles of other ranks its tasks read (received) and,
+ * for each final tile it produces, the ranks that need it (sent: one recipient is a send,
+ * several a dynamic broadcast with one jt_dbcast call).  Receivers post ordinary receives
+ * and never learn who else gets the tile.
+ *
+ * Execution (jt_chol_run): the calling thread is the communication thread: it alone calls
+ * MPI (jt_dbcast in poll mode), releases the tasks whose inputs arrived and posts the sends
+ * of finished tiles; workers (sched.h) only compute. */
+#ifndef JT_CHOL_PLAN_H
+#define JT_CHOL_PLAN_H
+
+#include "jostle/dbcast.h"
+#include "runtime/chol_dag.h"
+#include "runtime/sched.h"
+
+#include <stdatomic.h>
+
+typedef struct jt_chol_ltask {
+    jt_chol_task t;
+    int prio;
+    int ndeps;   /* the previous update of its tile + one per input */
+    int next;    /* the next local task writing the same tile, or -1 */
+    int final;   /* tile id when it produces a final L tile (POTRF, TRSM), else -1 */
+} jt_chol_ltask;
+
+enum { JT_TILE_NONE = 0, JT_TILE_OWNED, JT_TILE_REMOTE };
+
+typedef struct jt_chol_tile {
+    int m, n;
+    int where;          /* JT_TILE_* for this rank */
+    double *a;          /* nb×nb column-major, set by the caller for OWNED and REMOTE */
+    int *cons, ncons;   /* local tasks reading it as a final tile */
+    int *recip, nrecip; /* OWNED final tiles: the ranks to send it to, increasing */
+} jt_chol_tile;
+
+typedef struct jt_chol_plan {
+    jt_chol_grid g;
+    int rank;
+    jt_chol_ltask *tasks;
+    int ntasks;
+    jt_chol_tile *tiles; /* by jt_chol_tile_id */
+    int ntiles;
+    int *recv_order;     /* REMOTE tiles in the order they are produced (by step) */
+    int nrecv;
+    /* What the DAG says this rank sends: tiles with one recipient, with several
+     * (broadcasts), and messages a flat routing posts (sum of recipients). */
+    int nsend1, nbcast;
+    long nmsgs;
+    atomic_int fail_row; /* first row whose POTRF pivot was not positive, or INT_MAX */
+} jt_chol_plan;
+
+/* NULL on allocation failure. */
+jt_chol_plan *jt_chol_plan_build(const jt_chol_grid *g, int rank);
+void jt_chol_plan_free(jt_chol_plan *p);
+
+/* Runs one factorization of the tiles in place.  Every rank calls it; returns 0, or a
+ * jt_dbcast error.  fail_row says if a diagonal tile was not positive definite. */
+int jt_chol_run(jt_chol_plan *p, jt_sched *s, jt_dbcast_ctx *db, jt_dbcast_routing routing);
+
+/* The scheduler callbacks for p (arg = p): the tile kernels, or their flops (simulated). */
+void jt_chol_exec(void *p, int task);
+double jt_chol_cost(void *p, int task);
+
+#endif

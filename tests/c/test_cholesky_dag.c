@@ -1,0 +1,73 @@
+/* The Cholesky DAG of 4×4 tiles on a 2×2 grid (chol_dag.h, chol_plan.h), checked against the
+ * sends worked out by hand: tile (m,n) lives on rank (m%2)*2 + n%2, so
+ *   rank 0: (0,0) (2,0) (2,2)     rank 1: (2,1)
+ *   rank 2: (1,0) (3,0) (3,2)     rank 3: (1,1) (3,1) (3,3)
+ * and the final tile L(m,k) is read by the TRSMs of column k (m = k), else by SYRK(m,k),
+ * GEMM(m,j,k) for k<j<m and GEMM(i,m,k) for i>m. */
+#include "check.h"
+#include "runtime/chol_dag.h"
+#include "runtime/chol_plan.h"
+
+#include <string.h>
+
+typedef struct expect {
+    int m, k, n;
+    int r[3];
+} expect;
+
+/* Every final tile: the ranks other than its owner that need it. */
+static const expect sends[] = {
+    {0, 0, 1, {2}},      /* L00 (r0): TRSM(1,0) r2, TRSM(2,0) r0, TRSM(3,0) r2 */
+    {1, 0, 2, {1, 3}},   /* L10 (r2): SYRK(1,0) r3, GEMM(2,1,0) r1, GEMM(3,1,0) r3 */
+    {2, 0, 2, {1, 2}},   /* L20 (r0): SYRK(2,0) r0, GEMM(2,1,0) r1, GEMM(3,2,0) r2 */
+    {3, 0, 1, {3}},      /* L30 (r2): SYRK(3,0) r3, GEMM(3,1,0) r3, GEMM(3,2,0) r2 */
+    {1, 1, 1, {1}},      /* L11 (r3): TRSM(2,1) r1, TRSM(3,1) r3 */
+    {2, 1, 2, {0, 2}},   /* L21 (r1): SYRK(2,1) r0, GEMM(3,2,1) r2 */
+    {3, 1, 1, {2}},      /* L31 (r3): SYRK(3,1) r3 (local), GEMM(3,2,1) r2 */
+    {2, 2, 1, {2}},      /* L22 (r0): TRSM(3,2) r2 */
+    {3, 2, 1, {3}},      /* L32 (r2): SYRK(3,2) r3 */
+    {3, 3, 0, {0}},      /* L33 (r3): nobody */
+};
+
+int main(void)
+{
+    jt_chol_grid g = {4, 2, 2, 8};
+    CHECK(jt_chol_owner(&g, 2, 1) == 1 && jt_chol_owner(&g, 3, 2) == 2);
+    CHECK(jt_chol_ntasks(4) == 20); /* 4 POTRF + 6 TRSM + 6 SYRK + 4 GEMM */
+    int out[4], nbcast = 0, nsend1 = 0;
+    for (size_t i = 0; i < sizeof sends / sizeof *sends; i++) {
+        expect e = sends[i];
+        int n = jt_chol_recipients(&g, e.m, e.k, out);
+        CHECKF(n == e.n, "L(%d,%d): %d recipients, expected %d", e.m, e.k, n, e.n);
+        for (int q = 0; q < n && q < e.n; q++)
+            CHECKF(out[q] == e.r[q], "L(%d,%d): recipient %d is %d, expected %d", e.m, e.k, q,
+                   out[q], e.r[q]);
+        nbcast += n > 1;
+        nsend1 += n == 1;
+    }
+    CHECK(nbcast == 3 && nsend1 == 6); /* broadcasts: L10, L20, L21 */
+
+    /* The local views agree with the DAG: every task runs once, every send has its receive. */
+    int tasks = 0, bc[4] = {0}, s1[4] = {0}, recv[4] = {0};
+    for (int r = 0; r < 4; r++) {
+        jt_chol_plan *p = jt_chol_plan_build(&g, r);
+        CHECK(p != NULL);
+        if (!p)
+            continue;
+        tasks += p->ntasks;
+        bc[r] = p->nbcast, s1[r] = p->nsend1, recv[r] = p->nrecv;
+        for (int i = 0; i < p->ntasks; i++)
+            CHECK(jt_chol_owner(&g, p->tasks[i].t.m, p->tasks[i].t.n) == r);
+        jt_chol_plan_free(p);
+    }
+    CHECK(tasks == 20);
+    CHECKF(bc[0] == 1 && bc[1] == 1 && bc[2] == 1 && bc[3] == 0, "broadcasts per rank %d %d %d %d",
+           bc[0], bc[1], bc[2], bc[3]);
+    CHECKF(s1[0] == 2 && s1[1] == 0 && s1[2] == 2 && s1[3] == 2, "single sends %d %d %d %d",
+           s1[0], s1[1], s1[2], s1[3]);
+    /* Receives = messages a flat routing sends to each rank: r0 gets L21; r1 L10 L20 L11;
+     * r2 L00 L20 L21 L31 L22; r3 L10 L30 L32. */
+    CHECKF(recv[0] == 1 && recv[1] == 3 && recv[2] == 5 && recv[3] == 3, "receives %d %d %d %d",
+           recv[0], recv[1], recv[2], recv[3]);
+    TEST_END();
+}

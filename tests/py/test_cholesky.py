@@ -1,0 +1,92 @@
+"""The cholesky benchmark: 2 and 4 real ranks (Open MPI, oversubscribed) with the residual
+checked, bad input (exit 2 with a clear message), a small SimGrid run, the command's plan and
+the figure/report hooks.  No assertion on machine speed."""
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jostle import report
+from jostle.figures import cholesky as fig
+from jostle.results import load_run
+
+ROOT = Path(__file__).resolve().parents[2]
+EXE = ROOT / "build/openmpi/jostle-bench"
+SIM_EXE = ROOT / "build/simgrid/jostle-bench"
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_rmaps_base_oversubscribe="1", PYTHONPATH=str(ROOT / "python"))
+QUICK = ["--min-reps", "2", "--max-time", "0.05", "--warmup", "0"]
+
+
+def chol(tmp_path, *args, np=2, name="c.jsonl"):
+    if not EXE.exists():
+        pytest.skip(f"{EXE} is not built (make build)")
+    out = tmp_path / name
+    p = subprocess.run(["mpirun.openmpi", "-np", str(np), "--oversubscribe", "--bind-to", "none",
+                        str(EXE), "cholesky", "--output", str(out), *args], env=ENV,
+                       capture_output=True, text=True, timeout=240)
+    return p, out
+
+
+@pytest.mark.parametrize("np,grid", [(2, "1x2"), (4, "2x2")])
+def test_real_ranks_factorize_and_check(tmp_path, np, grid):
+    p, out = chol(tmp_path, *QUICK, "--n", "384", "--tile", "64", "--grid", grid, np=np)
+    assert p.returncode == 0, p.stderr
+    r = load_run(out)
+    df = r.points
+    assert set(df["mode"]) == {"flat", "dbcast"}
+    assert set(df["metric"]) == {"gflops", "time", "residual"}
+    assert (df[df["metric"] == "residual"]["median"] < 1e-13).all()
+    assert (df[df["metric"] == "gflops"]["median"] > 0).all()
+    c = r.meta["cholesky"]
+    assert c["tiles"] == 6 and (c["grid_p"], c["grid_q"]) == tuple(map(int, grid.split("x")))
+    if np == 4:
+        assert c["tiles_broadcast"] > 0     # a 2x2 grid has tiles needed by two ranks
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["--n", "500", "--tile", "64"], "--tile 64 does not divide --n 500"),
+    (["--grid", "3x1"], "--grid 3x1 does not match the job"),
+    (["--n", "256", "--tile", "64", "--matrix", "nonspd"],
+     "not positive definite: POTRF of diagonal tile (2,2)"),
+])
+def test_bad_input_exits_2(tmp_path, args, msg):
+    p, out = chol(tmp_path, *QUICK, *args, np=4)
+    assert p.returncode == 2, p.stderr
+    assert msg in p.stderr
+    assert not out.exists()
+
+
+def test_small_smpi_run(tmp_path):
+    if not shutil.which("smpirun"):
+        pytest.skip("smpirun (SimGrid) is not installed")
+    if not SIM_EXE.exists():
+        pytest.skip(f"{SIM_EXE} is not built (make build with smpicc)")
+    p = subprocess.run([sys.executable, "-m", "jostle.cli", "cholesky", "--simulate", "--nodes",
+                        "4", "--n", "2048", "--tile", "256", "--output-dir", str(tmp_path),
+                        "--campaign", "s", "--quiet"], env=ENV, capture_output=True, text=True,
+                       timeout=300)
+    assert p.returncode == 0, p.stderr
+    r = load_run(tmp_path / "s" / "cholesky-sim-4.jsonl")
+    assert set(r.points["mode"]) == {"flat", "dbcast"}
+    assert r.meta["cholesky"]["simulated"] is True
+    gains = fig._gains(fig._frame([r]))
+    assert len(gains) == 1 and gains[0]["nodes"] == 4 and gains[0]["n"] == 2048
+    html = report.render([r])
+    assert 'id="cholesky-summary"' in html
+
+
+def test_cli_plan_and_bad_grid(tmp_path):
+    run = lambda *a: subprocess.run([sys.executable, "-m", "jostle.cli", "cholesky", *a],
+                                    env=ENV, capture_output=True, text=True, timeout=60)
+    p = run("--ranks", "4", "--grid", "2x3")
+    assert p.returncode == 2 and "does not match --ranks 4" in p.stderr
+    p = run("--n", "1000", "--tile", "64", "--dry-run")
+    assert p.returncode == 2 and "does not divide" in p.stderr
+    p = run("--simulate", "--nodes", "4,8", "--dry-run", "--output-dir", str(tmp_path),
+            "--bench", sys.executable)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.count("smpirun -np") == 2 and "--routing binomial" in p.stdout
