@@ -130,7 +130,9 @@ int jt_dbcast_send_routed(jt_dbcast_ctx *ctx, const void *buf, size_t bytes, int
 
 /* Receiver side: an ordinary receive of up to bytes, from source (the original root,
  * or JT_DBCAST_ANY_SOURCE) with tag (or JT_DBCAST_ANY_TAG). Completes when the data is
- * in buf AND the forwarding that reads buf has completed, so that buf may be modified. */
+ * in buf AND this rank's forwarding of the broadcast has completed (whether it reads buf
+ * or an internal copy), so that buf may be modified and, in poll mode, the rank owes no
+ * forwarding of it any more (docs/dbcast.md, "Progress"). */
 int jt_dbcast_recv(jt_dbcast_ctx *ctx, void *buf, size_t bytes, int source, int tag,
                    jt_dbcast_req **req);
 
@@ -146,7 +148,10 @@ int jt_dbcast_test_arrived(jt_dbcast_ctx *ctx, jt_dbcast_req *req, int *flag);
 int jt_dbcast_wait_arrived(jt_dbcast_ctx *ctx, jt_dbcast_req *req);
 
 /* Thread-free progress: call from the runtime's scheduling loop. Returns the number of
- * events handled (>= 0), or a negative error. Harmless in thread mode. */
+ * events handled (>= 0), or a negative error. Harmless in thread mode. In poll mode a
+ * rank must keep driving the engine (this, test or wait) from a root's send until it has
+ * completed its receive of that broadcast, even before posting that receive: it may
+ * have to forward the broadcast; an MPI call (MPI_Barrier...) does not drive it. */
 int jt_dbcast_progress(jt_dbcast_ctx *ctx);
 
 jt_dbcast_progress_mode jt_dbcast_progress_mode_used(const jt_dbcast_ctx *ctx);

@@ -344,11 +344,18 @@ static void inb_check(jt_dbcast_ctx *ctx, inb_t *in)
         r->arrived = 1;
         in->delivered = 1;
     }
-    if (in->delivered && r && (!in->direct || in->fwd_pending == 0)) {
+    /* Complete only once this rank's forwarding of the broadcast is done too, even when
+     * the data sits in an internal buffer (unexpected or truncated): the segment sends
+     * beyond the sending window are posted by this engine only, so a receive completed
+     * earlier would let a poll-mode application leave for an MPI call that does not
+     * drive it (MPI_Barrier, MPI_Comm_dup) while its children starve. With this, a rank
+     * whose requests have all completed owes nothing that needs its engine: what is left
+     * are posted MPI sends, which MPI progresses by itself. test_arrived says earlier
+     * when the data is readable. */
+    if (in->delivered && r && in->fwd_pending == 0) {
         r->done = 1;
         r->inb = NULL;
         in->req = NULL;
-        /* the payload is no longer needed by anyone but the forwards */
     }
     if (all && in->delivered && !in->req && in->fwd_pending == 0)
         free_inb(ctx, in);

@@ -16,6 +16,8 @@
  *              even when a later broadcast overtakes an earlier one on another route)
  *   unaware    (>= 3 ranks) a forwarder's application receives the broadcast only after
  *              a message that depends on the forwarding: forwarding needs no receive
+ *   quiescent  (>= 3 ranks) a forwarder whose receive has completed owes no forwarding
+ *              that needs its engine: it may then sit in MPI_Barrier
  *   truncate   receive buffers too small: error reported, forwarding unaffected
  *   badinput   invalid arguments rejected with a message and no damage
  *   twoctx     two contexts with the same tags do not mix
@@ -363,6 +365,57 @@ static void t_unaware(jt_dbcast_ctx *ctx)
     free(y);
 }
 
+/* A rank whose requests have all completed may sit in an MPI call that does not drive
+ * the dbcast engine: it must owe no forwarding that only its engine would post. Chain
+ * 0 -> 1 -> 2 in 1 MiB segments (above the eager limits: a forwarded segment completes
+ * only once 2 receives it); 2 "computes" without polling while 1 receives the whole
+ * message into an internal buffer (its receive posted after the header), waits, and
+ * goes into MPI_Barrier. Were 1's receive completed before its forwarding (segments
+ * behind the sending window still queued), 2 would never get them. */
+static void t_quiescent(MPI_Comm comm, jt_dbcast_progress_mode mode, jt_dbcast_wait_mode wait)
+{
+    if (O.size < 3)
+        return;
+    jt_dbcast_cfg cfg;
+    jt_dbcast_cfg_default(&cfg);
+    cfg.progress = mode;
+    cfg.wait = wait;
+    cfg.segment_bytes = (size_t)1 << 20;
+    jt_dbcast_ctx *ctx = jt_dbcast_init(comm, &cfg);
+    CHECK(ctx, "quiescent: init");
+    const size_t n = (size_t)4 << 20;
+    const int tag = 9001;
+    unsigned char *b = O.rank <= 2 ? malloc(n) : NULL;
+    jt_dbcast_req *r = NULL;
+    if (O.rank == 0) {
+        int rec[2] = {1, 2};
+        fill(b, n, 0, tag, 0);
+        CHECK(jt_dbcast_send_routed(ctx, b, n, tag, rec, 2, JT_ROUTE_CHAIN, &r) == 0, "quiescent: send");
+        wait_all(ctx, &r, 1, NULL, NULL, "quiescent send");
+    } else if (O.rank == 1) {
+        jt_dbcast_stats s;
+        double t0 = MPI_Wtime();
+        do { /* the header first: the data lands in an internal buffer */
+            jt_dbcast_progress(ctx);
+            jt_dbcast_get_stats(ctx, &s);
+            CHECK(MPI_Wtime() - t0 < 120.0, "quiescent: no header after 120 s");
+        } while (s.headers_received == 0);
+        CHECK(jt_dbcast_recv(ctx, b, n, 0, tag, &r) == 0, "quiescent: recv at 1");
+        wait_all(ctx, &r, 1, NULL, NULL, "quiescent: 1 receives");
+        CHECK(first_bad(b, n, 0, tag, 0) < 0, "quiescent: data at 1");
+    } else if (O.rank == 2) {
+        double t0 = MPI_Wtime();
+        while (MPI_Wtime() - t0 < 0.3) /* busy elsewhere: no dbcast progress */
+            ;
+        CHECK(jt_dbcast_recv(ctx, b, n, 0, tag, &r) == 0, "quiescent: recv at 2");
+        wait_all(ctx, &r, 1, NULL, NULL, "quiescent: 2 receives (1 sits in MPI_Barrier)");
+        CHECK(first_bad(b, n, 0, tag, 0) < 0, "quiescent: data at 2");
+    }
+    MPI_Barrier(comm); /* drives MPI, not dbcast */
+    CHECK(jt_dbcast_finalize(ctx) == 0, "quiescent: finalize");
+    free(b);
+}
+
 static void t_truncate(jt_dbcast_ctx *ctx)
 {
     /* chain through every rank; each receiver's buffer is too small, yet everyone
@@ -508,6 +561,7 @@ static void suite(jt_dbcast_progress_mode mode, jt_dbcast_wait_mode wait)
     }
     MPI_Barrier(MPI_COMM_WORLD);
     t_unaware(ctx);
+    t_quiescent(MPI_COMM_WORLD, mode, wait);
     t_truncate(ctx);
     jt_dbcast_cfg cfg2 = cfg;
     cfg2.routing = JT_ROUTE_BINOMIAL;
