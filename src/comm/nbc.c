@@ -1,6 +1,7 @@
 #include "comm/nbc.h"
 
 #include "core/errors.h"
+#include "core/timer.h"
 
 #include <limits.h>
 #include <sched.h>
@@ -137,4 +138,15 @@ void jt_progress_thread_stop(jt_progress_thread *p)
     pthread_join(p->th, NULL);
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->cv);
+}
+
+double jt_nbc_pure_sample(jt_nbc_op op, size_t size, MPI_Comm comm, int root, void *sbuf,
+                          void *rbuf)
+{
+    MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    MPI_Barrier(comm);
+    double t0 = jt_now();
+    int nr = jt_nbc_post(op, size, comm, root, sbuf, rbuf, req);
+    jt_nbc_wait(req, nr);
+    return jt_now() - t0;
 }

@@ -32,6 +32,11 @@ int jt_nbc_post(jt_nbc_op op, size_t size, MPI_Comm comm, int root, void *sbuf, 
 void jt_nbc_wait(MPI_Request req[2], int nreq);
 int jt_nbc_test(MPI_Request req[2], int nreq);
 
+/* One t_pure sample: ranks aligned by a barrier, then post and wait; this rank's time (the
+ * caller takes the slowest rank's).  The overlap benchmark and bench/ref/ref_ialltoall.c. */
+double jt_nbc_pure_sample(jt_nbc_op op, size_t size, MPI_Comm comm, int root, void *sbuf,
+                          void *rbuf);
+
 /* A thread per rank that completes the requests handed to it with MPI_Test (the library must
  * grant MPI_THREAD_MULTIPLE).  Idle, it sleeps on a condition variable. */
 typedef struct jt_progress_thread {

@@ -1,0 +1,73 @@
+/* A bare MPI_Ialltoall + MPI_Wait loop next to jostle's t_pure samples, in one MPI job: blocks
+ * of REPS back-to-back post+wait timed as a whole after one barrier (as IMB-NBC times t_pure)
+ * alternate with blocks of REPS samples of jostle's path (jt_nbc_pure_sample: a barrier, post,
+ * wait, each timed, the clock's overhead subtracted as the harness does).  Both take the slowest
+ * rank's time.  Usage: ref_ialltoall BYTES REPS BLOCKS
+ * Rank 0 prints, in seconds: "bare" the median over blocks of the block's mean, "jostle" the
+ * median of jostle's samples, "jostle_blockmean" the median over blocks of their mean. */
+#include "comm/nbc.h"
+#include "core/stats.h"
+#include "core/timer.h"
+
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, n;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    if (argc != 4) {
+        if (rank == 0)
+            fprintf(stderr, "usage: ref_ialltoall BYTES REPS BLOCKS\n");
+        MPI_Finalize();
+        return 2;
+    }
+    size_t bytes = (size_t)atoll(argv[1]), sb, rb;
+    int reps = atoi(argv[2]), blocks = atoi(argv[3]);
+    jt_nbc_buffers(JT_NBC_IALLTOALL, bytes, n, &sb, &rb);
+    char *sbuf = calloc(1, sb ? sb : 1), *rbuf = calloc(1, rb ? rb : 1);
+    double overhead = jt_timer_overhead();
+    double *bare = calloc((size_t)blocks, sizeof *bare), *mine = calloc((size_t)blocks * reps,
+                                                                         sizeof *mine);
+    for (int k = 0; k < 10; k++) /* warm-up of both paths */
+        jt_nbc_pure_sample(JT_NBC_IALLTOALL, bytes, MPI_COMM_WORLD, 0, sbuf, rbuf);
+    for (int b = 0; b < blocks; b++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = jt_now();
+        for (int r = 0; r < reps; r++) {
+            MPI_Request req;
+            MPI_Ialltoall(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, MPI_COMM_WORLD,
+                          &req);
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+        }
+        double t = (jt_now() - t0) / reps;
+        MPI_Allreduce(&t, &bare[b], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        double *blk = mine + (size_t)b * reps;
+        for (int r = 0; r < reps; r++)
+            blk[r] = jt_nbc_pure_sample(JT_NBC_IALLTOALL, bytes, MPI_COMM_WORLD, 0, sbuf, rbuf) -
+                     overhead;
+        MPI_Allreduce(MPI_IN_PLACE, blk, reps, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    }
+    if (rank == 0) {
+        double *means = calloc((size_t)blocks, sizeof *means);
+        for (int b = 0; b < blocks; b++)
+            for (int r = 0; r < reps; r++)
+                means[b] += mine[(size_t)b * reps + r] / reps;
+        jt_stats sb_, sm, smm;
+        jt_stats_compute(bare, (size_t)blocks, &sb_);
+        jt_stats_compute(means, (size_t)blocks, &smm);
+        jt_stats_compute(mine, (size_t)blocks * reps, &sm);
+        printf("bare %.12g\njostle %.12g\njostle_blockmean %.12g\n", sb_.median, sm.median,
+               smm.median);
+        free(means);
+    }
+    free(bare);
+    free(mine);
+    free(sbuf);
+    free(rbuf);
+    MPI_Finalize();
+    return 0;
+}
