@@ -234,21 +234,9 @@ static void sync_clocks(jt_ctx *ctx, state *s)
 static void *setup(jt_ctx *ctx)
 {
     state *s = calloc(1, sizeof *s);
-    char err[512];
-    const char *spec = jt_opt_str(&ctx->opts, "sizes");
-    if (!spec)
-        spec = "8,1K,64K,1M,16M";
-    if (jt_sizes_parse(spec, &s->sizes, &s->nsizes, err, sizeof err))
-        jt_usage_error("--sizes: %s", err);
-    for (size_t i = 0; i < s->nsizes; i++) {
+    s->nsizes = jt_bench_sizes(ctx, "8,1K,64K,1M,16M", &s->sizes);
+    for (size_t i = 0; i < s->nsizes; i++)
         s->cap = s->sizes[i] > s->cap ? (size_t)s->sizes[i] : s->cap;
-        if (s->sizes[i] > (uint64_t)INT_MAX) {
-            char b[32];
-            jt_format_bytes(s->sizes[i], b, sizeof b);
-            jt_usage_error("--sizes: size '%s' is not allowed: MPI_Bcast counts at most %d "
-                           "bytes (count of MPI_BYTE)", b, INT_MAX);
-        }
-    }
     parse_routes(s, jt_opt_str(&ctx->opts, "routing"));
     parse_ks(s, jt_opt_str(&ctx->opts, "recipients"), ctx->size);
     s->segment = bytes_option(ctx, "segment", JT_DBCAST_MAX_SEGMENT);
@@ -269,8 +257,8 @@ static void *setup(jt_ctx *ctx)
         char msg[512];
         char b[32];
         jt_format_bytes(s->cap, b, sizeof b);
-        snprintf(msg, sizeof msg, "--sizes '%s' is too large for host %s: a %s buffer per rank "
-                 "and the host has %zu MiB available per rank", spec, ctx->host, b, avail >> 20);
+        snprintf(msg, sizeof msg, "--sizes: size '%s' is too large for host %s: a %s buffer per rank "
+                 "and the host has %zu MiB available per rank", b, ctx->host, b, avail >> 20);
         jt_check_all(ctx, s->cap > avail * 8 / 10 ? msg : NULL);
     }
 

@@ -13,6 +13,10 @@ extern const jt_bench jt_bench_cholesky;
 /* NULL-terminated. */
 extern const jt_bench *const jt_benches[];
 
+/* --sizes, or dflt when not given, as message sizes: parsed, each within one MPI message (an int
+ * count of MPI_BYTE); a usage error names the bad value.  Returns how many; *sizes is malloc'ed. */
+size_t jt_bench_sizes(const jt_ctx *ctx, const char *dflt, uint64_t **sizes);
+
 /* Bytes this host can give each of its ranks (MemAvailable / local ranks), for size checks. */
 size_t jt_bench_memory_per_rank(const jt_ctx *ctx);
 

@@ -120,13 +120,7 @@ static void *setup(jt_ctx *ctx)
 {
     state *s = calloc(1, sizeof *s);
     char err[512];
-    const char *spec = jt_opt_str(&ctx->opts, "sizes");
-    if (jt_sizes_parse(spec ? spec : "4", &s->sizes, &s->nsizes, err, sizeof err))
-        jt_usage_error("--sizes: %s", err);
-    for (size_t i = 0; i < s->nsizes; i++)
-        if (s->sizes[i] > (uint64_t)INT_MAX)
-            jt_usage_error("--sizes: size %llu is not allowed: one MPI message holds at most %d "
-                           "bytes", (unsigned long long)s->sizes[i], INT_MAX);
+    s->nsizes = jt_bench_sizes(ctx, "4", &s->sizes);
     const char *kname = jt_opt_str(&ctx->opts, "kernel");
     if (!(s->kernel = jt_kernel_find(kname)))
         jt_usage_error("--kernel '%s' is not allowed: expected one of copy, triad, cg, gemm, cpu",

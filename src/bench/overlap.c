@@ -153,9 +153,7 @@ static void *setup(jt_ctx *ctx)
 {
     state *s = calloc(1, sizeof *s);
     char err[512];
-    const char *spec = jt_opt_str(&ctx->opts, "sizes");
-    if (jt_sizes_parse(spec ? spec : "4:1M", &s->sizes, &s->nsizes, err, sizeof err))
-        jt_usage_error("--sizes: %s", err);
+    s->nsizes = jt_bench_sizes(ctx, "4:1M", &s->sizes);
     parse_ops(s, jt_opt_str(&ctx->opts, "collectives"));
     int kind = jt_opt_choice(&ctx->opts, "kernel", jt_work_names);
     s->policy = parse_choice(&ctx->opts, "policy", jt_rank_policy_find, "packed, scatter or numa");
@@ -167,9 +165,6 @@ static void *setup(jt_ctx *ctx)
                        ctx->size - 1);
     size_t sbytes = 1, rbytes = 1;
     for (size_t i = 0; i < s->nsizes; i++) {
-        if (s->sizes[i] > (uint64_t)INT_MAX)
-            jt_usage_error("--sizes: size %llu is not allowed: one MPI message holds at most %d "
-                           "bytes", (unsigned long long)s->sizes[i], INT_MAX);
         for (int k = 0; k < s->nops; k++) {
             size_t sb, rb;
             jt_nbc_buffers(s->ops[k], s->sizes[i], ctx->size, &sb, &rb);

@@ -51,17 +51,8 @@ static const jt_metric stream_metrics[] = {
 static void *setup(jt_ctx *ctx)
 {
     state *s = calloc(1, sizeof *s);
-    char err[512];
     const char *spec = jt_opt_str(&ctx->opts, "sizes");
-    if (jt_sizes_parse(spec ? spec : "0:4M", &s->sizes, &s->nsizes, err, sizeof err))
-        jt_usage_error("--sizes: %s", err);
-    for (size_t i = 0; i < s->nsizes; i++)
-        if (s->sizes[i] > (uint64_t)INT_MAX) {
-            char b[32];
-            jt_format_bytes(s->sizes[i], b, sizeof b);
-            jt_usage_error("--sizes: size '%s' is not allowed: one MPI message holds at most %d "
-                           "bytes (count of MPI_BYTE)", b, INT_MAX);
-        }
+    s->nsizes = jt_bench_sizes(ctx, "0:4M", &s->sizes);
     s->mode = (jt_p2p_mode)jt_opt_choice(&ctx->opts, "mode", jt_p2p_mode_names);
     s->window = (int)jt_opt_long(&ctx->opts, "window", 1, 4096);
     int cold = jt_opt_flag(&ctx->opts, "cold");

@@ -1,5 +1,9 @@
 #include "bench/bench.h"
 
+#include "core/errors.h"
+#include "core/sizes.h"
+
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -14,6 +18,23 @@ const jt_bench *const jt_benches[] = {
     &jt_bench_cholesky,
     NULL,
 };
+
+size_t jt_bench_sizes(const jt_ctx *ctx, const char *dflt, uint64_t **sizes)
+{
+    const char *spec = jt_opt_str(&ctx->opts, "sizes");
+    size_t n;
+    char err[512];
+    if (jt_sizes_parse(spec ? spec : dflt, sizes, &n, err, sizeof err))
+        jt_usage_error("--sizes: %s", err);
+    for (size_t i = 0; i < n; i++)
+        if ((*sizes)[i] > (uint64_t)INT_MAX) {
+            char b[32];
+            jt_format_bytes((*sizes)[i], b, sizeof b);
+            jt_usage_error("--sizes: size '%s' is not allowed: one MPI message holds at most %d "
+                           "bytes (count of MPI_BYTE)", b, INT_MAX);
+        }
+    return n;
+}
 
 size_t jt_bench_memory_per_rank(const jt_ctx *ctx)
 {
