@@ -21,9 +21,13 @@ The options every simulated run gets (SMPI_CONFIG) and why:
 
 import math
 import re
+import shlex
+import shutil
+import sys
+import time
 from pathlib import Path
 
-from .errors import UsageError
+from .errors import JostleError, UsageError
 
 _UNITS = {
     "latency": {"s": 1, "ms": 1e-3, "us": 1e-6, "ns": 1e-9},
@@ -129,3 +133,55 @@ def smpi_flags(poll_cost: float = 1e-7) -> list:
         raise UsageError(f"poll cost {poll_cost} is not allowed; expected seconds > 0")
     cfg = [*SMPI_CONFIG, f"smpi/iprobe:{_fmt(poll_cost)}", f"smpi/test:{_fmt(poll_cost)}"]
     return [f"--cfg={c}" for c in cfg]
+
+
+def find_bench(explicit=None) -> Path:
+    """The SimGrid build of jostle-bench: --bench PATH, else build/simgrid/ of the checkout."""
+    from .launch import repo_root
+    if explicit:
+        p = Path(explicit)
+        if not p.is_file():
+            raise UsageError(f"--bench '{p}' is not a file")
+        return p.absolute()
+    for base in dict.fromkeys(x for x in (repo_root(), Path.cwd()) if x):
+        p = base / "build" / "simgrid" / "jostle-bench"
+        if p.is_file():
+            return p
+    raise JostleError("cannot find the SimGrid build of jostle-bench (build/simgrid/jostle-bench); "
+                      "`make build` makes it when smpicc is installed, or pass --bench PATH")
+
+
+def run_sweep(args, benchmark: str, nodes: list, bench_args: list, seconds_per_node: float) -> int:
+    """The simulated campaign of one benchmark: for each node count a platform and hostfile and
+    one smpirun run named BENCHMARK-sim-N (resumable: a completed count is not run again).
+    args carries the simulation options every simulated command shares (--bandwidth, --latency,
+    --speed, --poll-cost, --bench) and the campaign ones (--output-dir, --campaign, --timeout,
+    --dry-run, --quiet)."""
+    from .campaign import Campaign, LaunchConfig, RunSpec
+    from .progress import Progress
+    bw, lat = parse_bandwidth(args.bandwidth), parse_latency(args.latency)
+    speed = parse_speed(args.speed)
+    if not args.dry_run and not shutil.which("smpirun"):
+        raise JostleError("smpirun is not installed (SimGrid); --simulate needs it")
+    bench = find_bench(args.bench)
+    camp_dir = Path(args.output_dir) / args.campaign
+    flags = smpi_flags(args.poll_cost)
+    progress = Progress()
+    t0 = time.monotonic()
+    for n in nodes:
+        plat, hosts = write_platform(camp_dir / "platforms", n, bw, lat, speed)
+        run = RunSpec(f"{benchmark}-sim-{n}", benchmark, bench_args, n, [],
+                      args.timeout or 600 + seconds_per_node * n)
+        prefix = shlex.join(["smpirun", "-np", str(n), "-platform", str(plat),
+                             "-hostfile", str(hosts), *flags,
+                             "--log=root.thresh:warning", "--log=smpi_config.thresh:error"])
+        config = LaunchConfig(bench, "custom", prefix=prefix)
+        camp = Campaign(camp_dir, [run])
+        if args.dry_run:
+            print(config.plan(run, [run.benchmark, *run.args, "--output", str(camp.output(run))]).line)
+            continue
+        camp.run(config, progress, quiet=args.quiet)
+    if not args.dry_run:
+        print(f"jostle: {len(nodes)} simulated run(s) in {camp_dir} "
+              f"({time.monotonic() - t0:.1f} s)", file=sys.stderr)
+    return 0

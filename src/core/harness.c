@@ -544,6 +544,20 @@ static point_result measure(jt_ctx *ctx, const jt_bench *b, void *st, size_t i,
 
 static int column_width(const char *c) { return (int)(strlen(c) > 14 ? strlen(c) : 14); }
 
+/* Opens a point line: what every point line starts with (docs/records.md). */
+static void point_head(jt_json *j, const jt_point *p, const char *metric, const char *unit,
+                       long long n)
+{
+    jt_json_init(j);
+    jt_json_object(j);
+    jt_json_kstr(j, "type", "point");
+    jt_json_key(j, "params");
+    jt_json_raw(j, p->params);
+    jt_json_kstr(j, "metric", metric);
+    jt_json_kstr(j, "unit", unit);
+    jt_json_kint(j, "n", n);
+}
+
 /* The point's values computed from its metrics' statistics: n is the fewest samples any
  * metric had, median the value; no distribution is claimed. */
 static void report_values(jt_ctx *ctx, const jt_point *p, const jt_stats *all, point_result pr,
@@ -560,14 +574,7 @@ static void report_values(jt_ctx *ctx, const jt_point *p, const jt_stats *all, p
         if (n == 0 || isnan(x)) /* undefined (a zero time): no line */
             continue;
         jt_json j;
-        jt_json_init(&j);
-        jt_json_object(&j);
-        jt_json_kstr(&j, "type", "point");
-        jt_json_key(&j, "params");
-        jt_json_raw(&j, p->params);
-        jt_json_kstr(&j, "metric", v->name);
-        jt_json_kstr(&j, "unit", v->unit);
-        jt_json_kint(&j, "n", (long long)n);
+        point_head(&j, p, v->name, v->unit, (long long)n);
         jt_json_knum(&j, "median", x);
         jt_json_kstr(&j, "formula", v->formula);
         jt_json_knum(&j, "elapsed_s", pr.elapsed);
@@ -602,14 +609,7 @@ static void report_point(jt_ctx *ctx, const jt_point *p, jt_series *ser, point_r
         if (st.n == 0)
             continue;
         jt_json j;
-        jt_json_init(&j);
-        jt_json_object(&j);
-        jt_json_kstr(&j, "type", "point");
-        jt_json_key(&j, "params");
-        jt_json_raw(&j, p->params);
-        jt_json_kstr(&j, "metric", mt->name);
-        jt_json_kstr(&j, "unit", mt->unit);
-        jt_json_kint(&j, "n", (long long)st.n);
+        point_head(&j, p, mt->name, mt->unit, (long long)st.n);
         jt_json_knum(&j, "min", st.min);
         jt_json_knum(&j, "p25", st.p25);
         jt_json_knum(&j, "median", st.median);

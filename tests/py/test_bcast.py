@@ -12,24 +12,17 @@ import pytest
 from jostle import simgrid
 from jostle.errors import UsageError
 from jostle.results import load_run
+from mpijobs import run_bench
 
 ROOT = Path(__file__).resolve().parents[2]
-EXE = ROOT / "build/openmpi/jostle-bench"
 SIM_EXE = ROOT / "build/simgrid/jostle-bench"
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-           OMPI_MCA_rmaps_base_oversubscribe="1")
 QUICK = ["--min-reps", "5", "--max-time", "0.02", "--warmup", "1"]
 ROUTINGS = {"flat", "binomial", "chain", "pipeline-chain", "pipeline-tree", "auto", "mpi_bcast"}
 
 
 def bcast(tmp_path, *args, np=4, name="b.jsonl"):
-    if not EXE.exists():
-        pytest.skip(f"{EXE} is not built (make build)")
     out = tmp_path / name
-    p = subprocess.run(["mpirun.openmpi", "-np", str(np), "--oversubscribe", "--bind-to", "none",
-                        str(EXE), "bcast", "--output", str(out), *args], env=ENV,
-                       capture_output=True, text=True, timeout=240)
-    return p, out
+    return run_bench("bcast", *args, out=out, n=np, timeout=240), out
 
 
 def test_every_routing_delivers_and_records(tmp_path):

@@ -2,29 +2,19 @@
 assertions are about structure and arithmetic (phases present, bytes and flops per sweep, the
 intensity executed, metrics of each phase, oversubscription marked), never machine speeds."""
 import os
-import subprocess
-from pathlib import Path
 
 import pytest
 
 from jostle.results import load_run
 
-ROOT = Path(__file__).resolve().parents[2]
-EXE = ROOT / "build/openmpi/jostle-bench"
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-           OMPI_MCA_rmaps_base_oversubscribe="1")
+from mpijobs import run_bench
 QUICK = ["--min-reps", "5", "--max-time", "0.05", "--phase-time", "0.05", "--warmup", "2",
          "--array-bytes", "3M", "--compute-cores", "1", "--oversubscribe"]
 
 
 def contention(tmp_path, *args, name="c.jsonl"):
-    if not EXE.exists():
-        pytest.skip(f"{EXE} is not built (make build)")
     out = tmp_path / name
-    p = subprocess.run(["mpirun.openmpi", "-np", "2", "--oversubscribe", "--bind-to", "none",
-                        str(EXE), "contention", "--output", str(out), *args], env=ENV,
-                       capture_output=True, text=True, timeout=180)
-    return p, out
+    return run_bench("contention", *args, out=out), out
 
 
 def test_phases_metrics_and_triad_arithmetic(tmp_path):

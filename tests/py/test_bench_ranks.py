@@ -11,28 +11,11 @@ import pytest
 
 from jostle.results import IncompleteRunError, load_run
 
-ROOT = Path(__file__).resolve().parents[2]
-BUILDS = {"openmpi": ROOT / "build/openmpi/jostle-bench", "mpich": ROOT / "build/mpich/jostle-bench"}
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-           OMPI_MCA_rmaps_base_oversubscribe="1")
-
-
-def launch(flavor, n=2):
-    if flavor == "mpich":
-        return ["mpiexec.mpich", "-n", str(n)]
-    return ["mpirun.openmpi", "-np", str(n), "--oversubscribe", "--bind-to", "none"]
-
-
-def bench(flavor):
-    exe = BUILDS[flavor]
-    if not exe.exists():
-        pytest.skip(f"{exe} is not built (make build)")
-    return str(exe)
+from mpijobs import ENV, ROOT, bench_exe as bench, launcher as launch, run_bench
 
 
 def run(flavor, *args, n=2, timeout=120):
-    return subprocess.run(launch(flavor, n) + [bench(flavor), "pingpong", *args], env=ENV,
-                          capture_output=True, text=True, timeout=timeout)
+    return run_bench("pingpong", *args, n=n, flavor=flavor, timeout=timeout)
 
 
 @pytest.mark.parametrize("flavor", ["openmpi", "mpich"])

@@ -1,7 +1,6 @@
 """The cholesky benchmark: 2 and 4 real ranks (Open MPI, oversubscribed) with the residual
 checked, bad input (exit 2 with a clear message), a small SimGrid run, the command's plan and
 the figure/report hooks.  No assertion on machine speed."""
-import os
 import shutil
 import subprocess
 import sys
@@ -12,23 +11,16 @@ import pytest
 from jostle import report
 from jostle.figures import cholesky as fig
 from jostle.results import load_run
+from mpijobs import ENV, run_bench
 
 ROOT = Path(__file__).resolve().parents[2]
-EXE = ROOT / "build/openmpi/jostle-bench"
 SIM_EXE = ROOT / "build/simgrid/jostle-bench"
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-           OMPI_MCA_rmaps_base_oversubscribe="1", PYTHONPATH=str(ROOT / "python"))
 QUICK = ["--min-reps", "2", "--max-time", "0.05", "--warmup", "0"]
 
 
 def chol(tmp_path, *args, np=2, name="c.jsonl"):
-    if not EXE.exists():
-        pytest.skip(f"{EXE} is not built (make build)")
     out = tmp_path / name
-    p = subprocess.run(["mpirun.openmpi", "-np", str(np), "--oversubscribe", "--bind-to", "none",
-                        str(EXE), "cholesky", "--output", str(out), *args], env=ENV,
-                       capture_output=True, text=True, timeout=240)
-    return p, out
+    return run_bench("cholesky", *args, out=out, n=np, timeout=240), out
 
 
 @pytest.mark.parametrize("np,grid", [(2, "1x2"), (4, "2x2")])

@@ -2,7 +2,6 @@
 tiny sizes; jostle place --ranks; bad input.  Assertions are about structure, the formulas
 and the placement, never machine speeds."""
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,27 +10,16 @@ import pytest
 
 from jostle.figures import overlap as fig
 from jostle.results import load_run
+from mpijobs import ENV, bench_exe, run_bench
 
 ROOT = Path(__file__).resolve().parents[2]
-EXE = ROOT / "build/openmpi/jostle-bench"
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-           OMPI_MCA_rmaps_base_oversubscribe="1")
 QUICK = ["--min-reps", "5", "--max-time", "0.05", "--warmup", "2", "--sizes", "4,1K"]
 TOPOS = ROOT / "share/topologies"
 
 
-def need_exe():
-    if not EXE.exists():
-        pytest.skip(f"{EXE} is not built (make build)")
-
-
 def overlap(tmp_path, *args, np=2):
-    need_exe()
     out = tmp_path / f"o{np}.jsonl"
-    p = subprocess.run(["mpirun.openmpi", "-np", str(np), "--oversubscribe", "--bind-to", "none",
-                        str(EXE), "overlap", "--output", str(out), *args], env=ENV,
-                       capture_output=True, text=True, timeout=180)
-    return p, out
+    return run_bench("overlap", *args, out=out, n=np), out
 
 
 def clamp(x):
@@ -93,8 +81,7 @@ def test_bad_input_exits_2(tmp_path, args, text):
 
 
 def test_more_ranks_than_cores_needs_oversubscribe(tmp_path):
-    need_exe()
-    cores = json.loads(subprocess.run([str(EXE), "--machine"], capture_output=True,
+    cores = json.loads(subprocess.run([bench_exe(), "--machine"], capture_output=True,
                                       text=True).stdout)["cores"]
     p, out = overlap(tmp_path, *QUICK, np=cores + 1)
     assert p.returncode == 2 and "allowed only with --oversubscribe" in p.stderr
@@ -102,8 +89,7 @@ def test_more_ranks_than_cores_needs_oversubscribe(tmp_path):
 
 
 def place(*args):
-    need_exe()
-    return subprocess.run([sys.executable, "-m", "jostle.cli", "place", "--bench", str(EXE),
+    return subprocess.run([sys.executable, "-m", "jostle.cli", "place", "--bench", bench_exe(),
                            *args], capture_output=True, text=True, timeout=60)
 
 

@@ -8,15 +8,12 @@ skipped.
 """
 
 import argparse
-import shlex
-import shutil
 import sys
 import time
-from pathlib import Path
 
 from .. import launch, simgrid
-from ..campaign import Campaign, LaunchConfig, RunSpec
-from ..errors import JostleError, UsageError
+from ..campaign import Campaign, RunSpec
+from ..errors import UsageError
 from ..progress import Progress
 from ..sizes import parse_sizes
 from . import _common as c
@@ -132,20 +129,6 @@ def bench_args(args, spec, routing, sim) -> list:
     return out
 
 
-def find_sim_bench(explicit=None) -> Path:
-    if explicit:
-        p = Path(explicit)
-        if not p.is_file():
-            raise UsageError(f"--bench '{p}' is not a file")
-        return p.absolute()
-    for base in dict.fromkeys(x for x in (launch.repo_root(), Path.cwd()) if x):
-        p = base / "build" / "simgrid" / "jostle-bench"
-        if p.is_file():
-            return p
-    raise JostleError("cannot find the SimGrid build of jostle-bench (build/simgrid/jostle-bench); "
-                      "`make build` makes it when smpicc is installed, or pass --bench PATH")
-
-
 def main(args):
     if args.simulate:
         return simulate(args)
@@ -173,34 +156,8 @@ def main(args):
 
 def simulate(args):
     nodes = simgrid.parse_nodes(args.nodes)
-    bw = simgrid.parse_bandwidth(args.bandwidth)
-    lat = simgrid.parse_latency(args.latency)
-    speed = simgrid.parse_speed(args.speed)
     spec = args.sizes or SIM_SIZES
     parse_sizes(spec)   # refused here, with the value named, before any launch
     _ks(args.recipients, min(nodes), "simulated nodes (the smallest of --nodes)")
     routing = args.routing or SIM_ROUTINGS
-    if not args.dry_run and not shutil.which("smpirun"):
-        raise JostleError("smpirun is not installed (SimGrid); --simulate needs it")
-    bench = find_sim_bench(args.bench)
-    camp_dir = Path(args.output_dir) / args.campaign
-    flags = simgrid.smpi_flags(args.poll_cost)
-    progress = Progress()
-    t0 = time.monotonic()
-    for n in nodes:
-        plat, hosts = simgrid.write_platform(camp_dir / "platforms", n, bw, lat, speed)
-        run = RunSpec(f"bcast-sim-{n}", "bcast", bench_args(args, spec, routing, True), n, [],
-                      args.timeout or 600 + 4.0 * n)
-        prefix = shlex.join(["smpirun", "-np", str(n), "-platform", str(plat),
-                             "-hostfile", str(hosts), *flags,
-                             "--log=root.thresh:warning", "--log=smpi_config.thresh:error"])
-        config = LaunchConfig(bench, "custom", prefix=prefix)
-        camp = Campaign(camp_dir, [run])
-        if args.dry_run:
-            print(config.plan(run, [run.benchmark, *run.args, "--output", str(camp.output(run))]).line)
-            continue
-        camp.run(config, progress, quiet=args.quiet)
-    if not args.dry_run:
-        print(f"jostle: {len(nodes)} simulated run(s) in {camp_dir} "
-              f"({time.monotonic() - t0:.1f} s)", file=sys.stderr)
-    return 0
+    return simgrid.run_sweep(args, "bcast", nodes, bench_args(args, spec, routing, True), 4.0)

@@ -8,18 +8,14 @@ flops at the node speed. Resumable: node counts already complete are skipped.
 """
 
 import argparse
-import shlex
-import shutil
 import sys
 import time
-from pathlib import Path
 
 from .. import simgrid
-from ..campaign import Campaign, LaunchConfig, RunSpec
-from ..errors import JostleError, UsageError
+from ..campaign import Campaign, RunSpec
+from ..errors import UsageError
 from ..progress import Progress
 from . import _common as c
-from .bcast import find_sim_bench
 
 ORDER = 31
 SIM_N, SIM_TILE = 16384, 512
@@ -129,29 +125,4 @@ def simulate(args):
     if args.matrix != "spd":
         raise UsageError("--matrix nonspd is not allowed with --simulate: the kernels do not run")
     nodes = simgrid.parse_nodes(args.nodes)
-    bw, lat = simgrid.parse_bandwidth(args.bandwidth), simgrid.parse_latency(args.latency)
-    speed = simgrid.parse_speed(args.speed)
-    bargs = bench_args(args, True)
-    if not args.dry_run and not shutil.which("smpirun"):
-        raise JostleError("smpirun is not installed (SimGrid); --simulate needs it")
-    bench = find_sim_bench(args.bench)
-    camp_dir = Path(args.output_dir) / args.campaign
-    flags = simgrid.smpi_flags(args.poll_cost)
-    progress = Progress()
-    t0 = time.monotonic()
-    for n in nodes:
-        plat, hosts = simgrid.write_platform(camp_dir / "platforms", n, bw, lat, speed)
-        run = RunSpec(f"cholesky-sim-{n}", "cholesky", bargs, n, [], args.timeout or 600 + 2.0 * n)
-        prefix = shlex.join(["smpirun", "-np", str(n), "-platform", str(plat),
-                             "-hostfile", str(hosts), *flags,
-                             "--log=root.thresh:warning", "--log=smpi_config.thresh:error"])
-        config = LaunchConfig(bench, "custom", prefix=prefix)
-        camp = Campaign(camp_dir, [run])
-        if args.dry_run:
-            print(config.plan(run, [run.benchmark, *run.args, "--output", str(camp.output(run))]).line)
-            continue
-        camp.run(config, progress, quiet=args.quiet)
-    if not args.dry_run:
-        print(f"jostle: {len(nodes)} simulated run(s) in {camp_dir} "
-              f"({time.monotonic() - t0:.1f} s)", file=sys.stderr)
-    return 0
+    return simgrid.run_sweep(args, "cholesky", nodes, bench_args(args, True), 2.0)
