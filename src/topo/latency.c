@@ -62,6 +62,13 @@ static uint64_t next_rand(uint64_t *s)
     return *s * 2685821657736338717ull;
 }
 
+#define MAX_ROUNDS 64
+
+static int clamp_rounds(int rounds)
+{
+    return rounds < 1 ? 1 : rounds > MAX_ROUNDS ? MAX_ROUNDS : rounds;
+}
+
 int jt_latency_probe(const jt_topo *tp, int core, int mem, size_t bytes, long accesses,
                      int rounds, jt_probe *out)
 {
@@ -95,11 +102,8 @@ int jt_latency_probe(const jt_topo *tp, int core, int mem, size_t bytes, long ac
     void **p = (void **)base;
     for (size_t i = 0; i < n; i++) /* warm-up lap: the TLB and the walk start in a steady state */
         p = (void **)*p;
-    double v[64];
-    if (rounds > 64)
-        rounds = 64;
-    if (rounds < 1)
-        rounds = 1;
+    double v[MAX_ROUNDS];
+    rounds = clamp_rounds(rounds);
     for (int r = 0; r < rounds; r++) {
         double t0 = jt_now();
         for (long i = 0; i < accesses; i++)
@@ -124,11 +128,8 @@ int jt_bandwidth_probe(const jt_topo *tp, int core, int mem, size_t bytes, int r
     k->init(&w, tp, bytes, mem, 1);
     out->mem = w.buf[0].numa;
     k->sweep(&w); /* warm-up */
-    double v[64];
-    if (rounds > 64)
-        rounds = 64;
-    if (rounds < 1)
-        rounds = 1;
+    double v[MAX_ROUNDS];
+    rounds = clamp_rounds(rounds);
     for (int r = 0; r < rounds; r++) {
         double t0 = jt_now();
         k->sweep(&w);
