@@ -33,6 +33,8 @@ static const jt_opt_spec options[] = {
     {"thread-core", "WHERE", "numa", "progress thread's core: bind (the rank's), next, numa "
                                      "(algorithm 2: a free core of the rank's node) or N"},
     {"poll-us", "F", "10", "microseconds between MPI_Test calls in polling mode"},
+    {"batch", "N", "16", "samples of each time run back to back after one barrier (IMB-NBC); 1 "
+                         "puts a barrier before every sample (OSU)"},
     {"root", "R", "0", "root of igather, iscatter, ibcast, ireduce"},
     {"array-bytes", "B", NULL, "triad's arrays per rank [3 x last-level cache / ranks of the "
                                "host, at least 24M]"},
@@ -46,11 +48,12 @@ static const char *const mode_names[] = {"none", "polling", "thread", NULL};
 enum { S_PURE, S_CPU, S_OVRL, NSERIES };
 enum { M_OVRL, M_PURE, M_CPU }; /* metrics: t_ovrl first, the one that converges last */
 #define CALIB_SAMPLES 10
+#define MAX_BATCH 1024
 
 typedef struct state {
     uint64_t *sizes;
     size_t nsizes;
-    int ops[JT_NBC_COUNT_], nops, root, mode, policy, thread_pol, rank_core, thread_core;
+    int ops[JT_NBC_COUNT_], nops, root, batch, mode, policy, thread_pol, rank_core, thread_core;
     double poll_s;
     jt_work work;
     jt_buffer sbuf, rbuf;
@@ -85,7 +88,8 @@ static const jt_point_value values[] = {
      "guide; Taboada 2016)", overlap_min},
     {"overlap_max", "1", "Overlap(max)",
      "max(0, min(1, (t_pure + t_cpu - t_ovrl) / max(t_pure, t_cpu))) of the medians (what "
-     "IMB-NBC's code prints)", overlap_max},
+     "IMB-NBC's code prints: IMB_output.c, IMB_display_times, with the times of the rank of "
+     "largest t_ovrl)", overlap_max},
 };
 
 static int thread_level_for(const jt_opts *o)
@@ -160,6 +164,7 @@ static void *setup(jt_ctx *ctx)
     s->mode = jt_opt_choice(&ctx->opts, "progress-mode", mode_names);
     s->poll_s = jt_opt_double(&ctx->opts, "poll-us", 0.0, 1e6) * 1e-6;
     s->root = (int)jt_opt_long(&ctx->opts, "root", 0, INT_MAX);
+    s->batch = (int)jt_opt_long(&ctx->opts, "batch", 1, MAX_BATCH);
     if (s->root >= ctx->size)
         jt_usage_error("--root %d is not allowed: the job has ranks 0 to %d", s->root,
                        ctx->size - 1);
@@ -248,48 +253,54 @@ static void poll_test(void *arg)
     jt_nbc_test(arg, 2);
 }
 
-/* One sample of each time, this rank's view. */
-static void sample(jt_ctx *ctx, state *s, int op, size_t size, double out[3])
+/* b samples of each time, this rank's view, into out[3 * q + series]: per series one barrier,
+ * then b samples back to back (IMB-NBC's loops; --batch 1 is OSU's barrier before each). */
+static void sample_batch(jt_ctx *ctx, state *s, int op, size_t size, int b, double *out)
 {
-    MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-    out[S_PURE] = jt_nbc_pure_sample(op, size, ctx->comm, s->root, s->sbuf.p, s->rbuf.p);
+    double t[MAX_BATCH];
+    jt_nbc_pure_batch(op, size, ctx->comm, s->root, s->sbuf.p, s->rbuf.p, b, t);
+    for (int q = 0; q < b; q++)
+        out[3 * q + S_PURE] = t[q];
 
     MPI_Barrier(ctx->comm);
-    double t0 = jt_now();
-    jt_work_run(&s->work, s->units, 0, NULL, NULL);
-    out[S_CPU] = jt_now() - t0;
-
-    MPI_Barrier(ctx->comm);
-    t0 = jt_now();
-    int nr = jt_nbc_post(op, size, ctx->comm, s->root, s->sbuf.p, s->rbuf.p, req);
-    if (s->mode == MODE_THREAD) {
-        jt_progress_thread_hand(&s->pt, req, nr);
+    for (int q = 0; q < b; q++) {
+        double t0 = jt_now();
         jt_work_run(&s->work, s->units, 0, NULL, NULL);
-        jt_progress_thread_wait(&s->pt);
-    } else {
-        jt_work_run(&s->work, s->units, s->poll_s, s->mode == MODE_POLLING ? poll_test : NULL,
-                    req);
-        jt_nbc_wait(req, nr);
+        out[3 * q + S_CPU] = jt_now() - t0;
     }
-    out[S_OVRL] = jt_now() - t0;
+
+    MPI_Barrier(ctx->comm);
+    for (int q = 0; q < b; q++) {
+        MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+        double t0 = jt_now();
+        int nr = jt_nbc_post(op, size, ctx->comm, s->root, s->sbuf.p, s->rbuf.p, req);
+        if (s->mode == MODE_THREAD) {
+            jt_progress_thread_hand(&s->pt, req, nr);
+            jt_work_run(&s->work, s->units, 0, NULL, NULL);
+            jt_progress_thread_wait(&s->pt);
+        } else {
+            jt_work_run(&s->work, s->units, s->poll_s,
+                        s->mode == MODE_POLLING ? poll_test : NULL, req);
+            jt_nbc_wait(req, nr);
+        }
+        out[3 * q + S_OVRL] = jt_now() - t0;
+    }
 }
 
-/* The median over CALIB_SAMPLES of the slowest rank's time of post+wait (work < 0) or of the
- * work alone. */
+/* The median over CALIB_SAMPLES, run back to back after one barrier, of post+wait (work < 0)
+ * or of the work alone; the slowest rank's. */
 static double calib_time(jt_ctx *ctx, state *s, int op, size_t size, long work)
 {
     double t[CALIB_SAMPLES], mine, all;
-    for (int k = 0; k < CALIB_SAMPLES; k++) {
-        MPI_Request req[2];
+    if (work >= 0) {
         MPI_Barrier(ctx->comm);
-        double t0 = jt_now();
-        if (work >= 0) {
+        for (int k = 0; k < CALIB_SAMPLES; k++) {
+            double t0 = jt_now();
             jt_work_run(&s->work, work, 0, NULL, NULL);
-        } else {
-            int nr = jt_nbc_post(op, size, ctx->comm, s->root, s->sbuf.p, s->rbuf.p, req);
-            jt_nbc_wait(req, nr);
+            t[k] = jt_now() - t0;
         }
-        t[k] = jt_now() - t0;
+    } else {
+        jt_nbc_pure_batch(op, size, ctx->comm, s->root, s->sbuf.p, s->rbuf.p, CALIB_SAMPLES, t);
     }
     jt_stats st;
     jt_stats_compute(t, CALIB_SAMPLES, &st);
@@ -321,17 +332,25 @@ static void run(jt_ctx *ctx, void *st, size_t i, jt_series *ser, size_t n)
     if (3 * n > s->cap) {
         s->cap = 3 * n;
         s->local = realloc(s->local, s->cap * sizeof *s->local);
-        s->all = realloc(s->all, s->cap * sizeof *s->all);
+        s->all = realloc(s->all, s->cap * (size_t)ctx->size * sizeof *s->all);
         if (!s->local || !s->all)
             jt_fatal("out of memory for samples");
     }
-    for (size_t q = 0; q < n; q++)
-        sample(ctx, s, op, size, s->local + 3 * q);
-    /* A collective is done when its last rank is: each sample is the slowest rank's. */
-    MPI_Reduce(s->local, s->all, (int)(3 * n), MPI_DOUBLE, MPI_MAX, 0, ctx->comm);
-    for (size_t q = 0; ctx->rank == 0 && q < n; q++)
-        for (int k = 0; k < NSERIES; k++)
-            jt_series_push(&ser[k], s->all[3 * q + k]);
+    for (size_t q = 0; q < n; q += (size_t)s->batch) {
+        int b = n - q < (size_t)s->batch ? (int)(n - q) : s->batch;
+        sample_batch(ctx, s, op, size, b, s->local + 3 * q);
+    }
+    MPI_Gather(s->local, (int)(3 * n), MPI_DOUBLE, s->all, (int)(3 * n), MPI_DOUBLE, 0,
+               ctx->comm);
+    for (size_t q = 0; ctx->rank == 0 && q < n; q += (size_t)s->batch) {
+        size_t b = n - q < (size_t)s->batch ? n - q : (size_t)s->batch;
+        for (int k = 0; k < NSERIES; k++) {
+            double t[MAX_BATCH];
+            jt_nbc_slowest(s->all + 3 * q + (size_t)k, ctx->size, 3 * n, 3, b, t);
+            for (size_t i = 0; i < b; i++)
+                jt_series_push(&ser[k], t[i]);
+        }
+    }
 }
 
 static void teardown(jt_ctx *ctx, void *st)
@@ -362,8 +381,9 @@ static void meta(jt_ctx *ctx, void *st, jt_json *j)
                  "10 t_pure samples, the slowest rank's; corrected once by 10 timed runs of the "
                  "work)");
     jt_json_kstr(j, "t_ovrl", "post, the same work, then wait (or the progress thread's end)");
-    jt_json_kstr(j, "sample", "barrier, then each rank times itself; a sample is the maximum "
-                 "over ranks");
+    jt_json_kint(j, "batch", s->batch);
+    jt_json_kstr(j, "sample", "per time, one barrier then `batch` samples back to back, each "
+                 "timed by every rank; a batch's samples are its slowest rank's (largest total)");
     jt_json_kstr(j, "size", "bytes per rank block (alltoall, gather, scatter, allgather), of "
                  "the buffer (bcast, reduce, allreduce: MPI_FLOAT), per direction (isendrecv)");
     jt_json_kstr(j, "progress_mode", mode_names[s->mode]);

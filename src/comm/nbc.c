@@ -140,13 +140,34 @@ void jt_progress_thread_stop(jt_progress_thread *p)
     pthread_cond_destroy(&p->cv);
 }
 
-double jt_nbc_pure_sample(jt_nbc_op op, size_t size, MPI_Comm comm, int root, void *sbuf,
-                          void *rbuf)
+void jt_nbc_pure_batch(jt_nbc_op op, size_t size, MPI_Comm comm, int root, void *sbuf,
+                       void *rbuf, int n, double *t)
 {
-    MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     MPI_Barrier(comm);
-    double t0 = jt_now();
-    int nr = jt_nbc_post(op, size, comm, root, sbuf, rbuf, req);
-    jt_nbc_wait(req, nr);
-    return jt_now() - t0;
+    for (int k = 0; k < n; k++) {
+        MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+        double t0 = jt_now();
+        int nr = jt_nbc_post(op, size, comm, root, sbuf, rbuf, req);
+        jt_nbc_wait(req, nr);
+        t[k] = jt_now() - t0;
+    }
+}
+
+void jt_nbc_slowest(const double *all, int nranks, size_t stride, size_t step, size_t b,
+                    double *out)
+{
+    const double *slow = all;
+    double worst = -1;
+    for (int r = 0; r < nranks; r++) {
+        const double *v = all + (size_t)r * stride;
+        double sum = 0;
+        for (size_t i = 0; i < b; i++)
+            sum += v[i * step];
+        if (sum > worst) {
+            worst = sum;
+            slow = v;
+        }
+    }
+    for (size_t i = 0; i < b; i++)
+        out[i] = slow[i * step];
 }

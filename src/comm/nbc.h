@@ -32,10 +32,18 @@ int jt_nbc_post(jt_nbc_op op, size_t size, MPI_Comm comm, int root, void *sbuf, 
 void jt_nbc_wait(MPI_Request req[2], int nreq);
 int jt_nbc_test(MPI_Request req[2], int nreq);
 
-/* One t_pure sample: ranks aligned by a barrier, then post and wait; this rank's time (the
+/* n t_pure samples (post, then wait), each timed, after one barrier: back to back as IMB-NBC
+ * runs them, or with n = 1 a barrier before each as OSU does.  This rank's times in t[] (the
  * caller takes the slowest rank's).  The overlap benchmark and bench/ref/ref_ialltoall.c. */
-double jt_nbc_pure_sample(jt_nbc_op op, size_t size, MPI_Comm comm, int root, void *sbuf,
-                          void *rbuf);
+void jt_nbc_pure_batch(jt_nbc_op op, size_t size, MPI_Comm comm, int root, void *sbuf,
+                       void *rbuf, int n, double *t);
+
+/* The b samples of the slowest rank, the one with the largest total, into out: samples of rank
+ * r are all[r * stride + i * step], i < b.  Back to back, the ranks' own samples do not line up
+ * one by one, and a collective is done when its last rank is (IMB reports the slowest rank's
+ * mean likewise); with a barrier before each sample (b = 1) this is the maximum over ranks. */
+void jt_nbc_slowest(const double *all, int nranks, size_t stride, size_t step, size_t b,
+                    double *out);
 
 /* A thread per rank that completes the requests handed to it with MPI_Test (the library must
  * grant MPI_THREAD_MULTIPLE).  Idle, it sleeps on a condition variable. */

@@ -34,6 +34,7 @@ def test_records_and_both_formulas(tmp_path, np, mode):
     r = load_run(out)
     m = r.meta
     assert m["overlap"]["figures_show"] == "overlap_min"
+    assert m["overlap"]["batch"] == 16 and "slowest rank" in m["overlap"]["sample"]
     assert "min(t_pure, t_cpu)" in m["overlap"]["overlap_min"]
     assert "max(t_pure, t_cpu)" in m["overlap"]["overlap_max"]
     assert m["kernel"]["name"] == "cpu" and m["kernel"]["unit_s"] > 0
@@ -60,6 +61,15 @@ def test_records_and_both_formulas(tmp_path, np, mode):
     assert fig.build([r]) and fig.tables([r])[0]["rows"]
 
 
+def test_barrier_before_every_sample(tmp_path):
+    p, out = overlap(tmp_path, *QUICK, "--batch", "1", "--collectives", "ibcast")
+    assert p.returncode == 0, p.stderr
+    r = load_run(out)
+    assert r.meta["overlap"]["batch"] == 1
+    n = r.points.set_index("metric").loc["t_pure", "n"]
+    assert (n >= 5).all()
+
+
 def test_overlap_formulas_on_known_times():
     # pure 10, cpu 10, ovrl 12: 8/10 both ways; pure 10, cpu 5, ovrl 12: 3/5 and 3/10.
     assert clamp((10 + 10 - 12) / 10) == pytest.approx(0.8)
@@ -73,6 +83,7 @@ def test_overlap_formulas_on_known_times():
     (["--progress-mode", "often"], "progress-mode"),
     (["--thread-core", "99999"], "--thread-core '99999' is not allowed"),
     (["--root", "7"], "--root 7 is not allowed"),
+    (["--batch", "0"], "--batch '0' is not allowed"),
 ])
 def test_bad_input_exits_2(tmp_path, args, text):
     p, out = overlap(tmp_path, *QUICK, *args)
