@@ -32,6 +32,8 @@ static const jt_opt_spec options[] = {
                                       "thread per rank, MPI_THREAD_MULTIPLE)"},
     {"thread-core", "WHERE", "numa", "progress thread's core: bind (the rank's), next, numa "
                                      "(algorithm 2: a free core of the rank's node) or N"},
+    {"thread-idle", "HOW", "spin", "an idle progress thread spins, yielding, or sleeps (a wake-up "
+                                   "costs microseconds, a time slice when its core is busy)"},
     {"poll-us", "F", "10", "microseconds between MPI_Test calls in polling mode"},
     {"batch", "N", "16", "samples of each time run back to back after one barrier (IMB-NBC); 1 "
                          "puts a barrier before every sample (OSU)"},
@@ -44,6 +46,7 @@ static const jt_opt_spec options[] = {
 };
 
 enum { MODE_NONE, MODE_POLLING, MODE_THREAD };
+static const char *const idle_names[] = {"spin", "sleep", NULL};
 static const char *const mode_names[] = {"none", "polling", "thread", NULL};
 enum { S_PURE, S_CPU, S_OVRL, NSERIES };
 enum { M_OVRL, M_PURE, M_CPU }; /* metrics: t_ovrl first, the one that converges last */
@@ -162,6 +165,7 @@ static void *setup(jt_ctx *ctx)
     int kind = jt_opt_choice(&ctx->opts, "kernel", jt_work_names);
     s->policy = parse_choice(&ctx->opts, "policy", jt_rank_policy_find, "packed, scatter or numa");
     s->mode = jt_opt_choice(&ctx->opts, "progress-mode", mode_names);
+    int idle = jt_opt_choice(&ctx->opts, "thread-idle", idle_names);
     s->poll_s = jt_opt_double(&ctx->opts, "poll-us", 0.0, 1e6) * 1e-6;
     s->root = (int)jt_opt_long(&ctx->opts, "root", 0, INT_MAX);
     s->batch = (int)jt_opt_long(&ctx->opts, "batch", 1, MAX_BATCH);
@@ -211,7 +215,7 @@ static void *setup(jt_ctx *ctx)
     jt_ctx_bound_comm(ctx, &b, &s->sbuf);
     jt_work_init(&s->work, &ctx->topo, kind, array, JT_MEM_ANY);
     if (s->mode == MODE_THREAD) {
-        jt_progress_thread_start(&s->pt, &ctx->topo, s->thread_core);
+        jt_progress_thread_start(&s->pt, &ctx->topo, s->thread_core, idle == 0);
         jt_ctx_bound_role(ctx, "progress", &s->pt.bind);
     }
     /* Every rank calibrates at once, as they will compute: a shared memory bus counts. */
@@ -389,7 +393,7 @@ static void meta(jt_ctx *ctx, void *st, jt_json *j)
     jt_json_kstr(j, "progress_mode", mode_names[s->mode]);
     jt_json_knum(j, "poll_us", s->mode == MODE_POLLING ? s->poll_s * 1e6 : 0);
     if (s->mode == MODE_THREAD)
-        jt_json_kint(j, "progress_tests_rank0", s->pt.tests);
+        jt_json_kstr(j, "thread_idle", s->pt.spin ? "spin" : "sleep");
     jt_json_end(j);
     jt_json_key(j, "kernel");
     jt_json_object(j);

@@ -73,6 +73,22 @@ int jt_nbc_test(MPI_Request req[2], int nreq)
 
 /* ---- progress thread ------------------------------------------------------------------- */
 
+/* Waits for requests or the end: spinning (a yield per turn, so a thread that shares its core
+ * lets the other run) or asleep on the condition variable (a wake-up costs microseconds). */
+static int progress_idle(jt_progress_thread *p)
+{
+    if (p->spin) {
+        while (!atomic_load(&p->pending) && !atomic_load(&p->quit))
+            sched_yield();
+    } else {
+        pthread_mutex_lock(&p->mu);
+        while (!atomic_load(&p->pending) && !atomic_load(&p->quit))
+            pthread_cond_wait(&p->cv, &p->mu);
+        pthread_mutex_unlock(&p->mu);
+    }
+    return !atomic_load(&p->quit);
+}
+
 static void *progress_main(void *arg)
 {
     jt_progress_thread *p = arg;
@@ -80,28 +96,25 @@ static void *progress_main(void *arg)
     pthread_mutex_lock(&p->mu);
     p->ready = 1;
     pthread_cond_broadcast(&p->cv);
-    for (;;) {
-        while (!p->pending && !p->quit)
-            pthread_cond_wait(&p->cv, &p->mu);
-        if (p->quit)
-            break;
-        pthread_mutex_unlock(&p->mu);
-        for (int flag = 0; !flag; p->tests++)
-            flag = jt_nbc_test(p->req, p->nreq);
-        pthread_mutex_lock(&p->mu);
-        p->pending = 0;
+    pthread_mutex_unlock(&p->mu);
+    while (progress_idle(p)) {
+        while (!jt_nbc_test(p->req, p->nreq))
+            ;
+        atomic_store(&p->pending, 0);
         atomic_store(&p->done, 1);
     }
-    pthread_mutex_unlock(&p->mu);
     return NULL;
 }
 
-void jt_progress_thread_start(jt_progress_thread *p, const jt_topo *tp, int core)
+void jt_progress_thread_start(jt_progress_thread *p, const jt_topo *tp, int core, int spin)
 {
     memset(p, 0, sizeof *p);
     p->tp = tp;
     p->core = core;
+    p->spin = spin;
     atomic_init(&p->done, 1);
+    atomic_init(&p->pending, 0);
+    atomic_init(&p->quit, 0);
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
     if (pthread_create(&p->th, NULL, progress_main, p) != 0)
@@ -112,15 +125,24 @@ void jt_progress_thread_start(jt_progress_thread *p, const jt_topo *tp, int core
     pthread_mutex_unlock(&p->mu);
 }
 
-void jt_progress_thread_hand(jt_progress_thread *p, MPI_Request *req, int nreq)
+/* The flag is raised under the mutex so that a sleeping thread cannot miss the signal. */
+static void progress_raise(jt_progress_thread *p, atomic_int *flag)
 {
     pthread_mutex_lock(&p->mu);
+    atomic_store(flag, 1);
+    pthread_cond_signal(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}
+
+void jt_progress_thread_hand(jt_progress_thread *p, MPI_Request *req, int nreq)
+{
     p->req = req;
     p->nreq = nreq;
     atomic_store(&p->done, 0);
-    p->pending = 1;
-    pthread_cond_signal(&p->cv);
-    pthread_mutex_unlock(&p->mu);
+    if (p->spin)
+        atomic_store(&p->pending, 1);
+    else
+        progress_raise(p, &p->pending);
 }
 
 void jt_progress_thread_wait(jt_progress_thread *p)
@@ -131,10 +153,7 @@ void jt_progress_thread_wait(jt_progress_thread *p)
 
 void jt_progress_thread_stop(jt_progress_thread *p)
 {
-    pthread_mutex_lock(&p->mu);
-    p->quit = 1;
-    pthread_cond_signal(&p->cv);
-    pthread_mutex_unlock(&p->mu);
+    progress_raise(p, &p->quit);
     pthread_join(p->th, NULL);
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->cv);

@@ -46,20 +46,20 @@ void jt_nbc_slowest(const double *all, int nranks, size_t stride, size_t step, s
                     double *out);
 
 /* A thread per rank that completes the requests handed to it with MPI_Test (the library must
- * grant MPI_THREAD_MULTIPLE).  Idle, it sleeps on a condition variable. */
+ * grant MPI_THREAD_MULTIPLE).  Idle, it spins (yielding) when `spin`, else sleeps on a
+ * condition variable. */
 typedef struct jt_progress_thread {
     pthread_t th;
     pthread_mutex_t mu;
     pthread_cond_t cv;
     const jt_topo *tp;
-    int core, ready, pending, quit, nreq;
+    int core, spin, ready, nreq;
     MPI_Request *req;
-    atomic_int done;
-    long tests;            /* MPI_Test calls made, for the records */
+    atomic_int pending, quit, done;
     jt_binding bind;       /* obtained, read back by the thread itself */
 } jt_progress_thread;
 
-void jt_progress_thread_start(jt_progress_thread *p, const jt_topo *tp, int core);
+void jt_progress_thread_start(jt_progress_thread *p, const jt_topo *tp, int core, int spin);
 void jt_progress_thread_hand(jt_progress_thread *p, MPI_Request *req, int nreq);
 /* Returns once the handed requests are complete (yields the core meanwhile: the thread may
  * share it). */

@@ -42,6 +42,7 @@ def test_records_and_both_formulas(tmp_path, np, mode):
     assert set(m["binding"]) == {str(k) for k in range(np)}
     if mode == "thread":
         assert m["mpi"]["thread_level"] == "multiple"
+        assert m["overlap"]["thread_idle"] == "spin"
         assert all("progress" in m["binding"][str(k)] for k in range(np))
     cores = m["machine"]["cores"]
     if np > cores:
@@ -84,6 +85,7 @@ def test_overlap_formulas_on_known_times():
     (["--thread-core", "99999"], "--thread-core '99999' is not allowed"),
     (["--root", "7"], "--root 7 is not allowed"),
     (["--batch", "0"], "--batch '0' is not allowed"),
+    (["--thread-idle", "doze"], "thread-idle"),
 ])
 def test_bad_input_exits_2(tmp_path, args, text):
     p, out = overlap(tmp_path, *QUICK, *args)
