@@ -18,6 +18,7 @@
 #include "jostle/dbcast.h"
 #include "runtime/chol_matrix.h"
 #include "runtime/chol_plan.h"
+#include "topo/place.h"
 
 #include <limits.h>
 #include <math.h>
@@ -177,10 +178,27 @@ static void *setup(jt_ctx *ctx)
 #if !CH_SIM && defined(JT_HAVE_OPENBLAS)
     openblas_set_num_threads(1); /* the workers are the parallelism */
 #endif
-    s->sched = jt_sched_create(s->workers, s->plan->ntasks + 1, jt_chol_exec, jt_chol_cost,
-                               s->plan);
+    /* The calling thread communicates, on the rank's communication core; the workers take the
+     * other cores of the rank's share, then wrap over it (as contention's compute threads). */
+    int *cores = NULL;
+#if !CH_SIM
+    jt_binding cb;
+    jt_bind_thread(&ctx->topo, ctx->comm_core, &cb);
+    jt_ctx_bound_comm(ctx, &cb, NULL);
+    cores = calloc((size_t)s->workers, sizeof *cores);
+    if (!cores)
+        jt_fatal("out of memory");
+    jt_place_compute_cores(jt_topo_ncores(&ctx->topo), ctx->local_rank, ctx->local_size,
+                           ctx->comm_core, s->workers, cores);
+#endif
+    s->sched = jt_sched_create(s->workers, &ctx->topo, cores, s->plan->ntasks + 1, jt_chol_exec,
+                               jt_chol_cost, s->plan);
+    free(cores);
     if (!s->sched)
         jt_fatal("rank %d: cannot start %d workers", ctx->rank, s->workers);
+    for (int w = 0; w < s->workers; w++)
+        if (jt_sched_binding(s->sched, w))
+            jt_ctx_bound_compute(ctx, jt_sched_binding(s->sched, w), NULL);
     jt_dbcast_cfg cfg;
     jt_dbcast_cfg_default(&cfg);
     cfg.progress = JT_PROGRESS_POLL; /* the runtime's communication thread drives it */

@@ -147,10 +147,9 @@ static void *setup(jt_ctx *ctx)
     s->computing = ctx->rank < 2 && (on == 0 || (on == 1 && ctx->rank == 0));
 
     /* This rank's share of its host: the communicating thread and the compute threads. */
-    int ncores = jt_topo_ncores(&ctx->topo), first, count;
-    jt_place_share(ncores, ctx->local_rank, ctx->local_size, &first, &count);
-    int comm_in_share = ctx->comm_core >= first && ctx->comm_core < first + count;
-    int free_cores = count - (comm_in_share ? 1 : 0);
+    int ncores = jt_topo_ncores(&ctx->topo);
+    int free_cores = jt_place_compute_cores(ncores, ctx->local_rank, ctx->local_size,
+                                            ctx->comm_core, 0, NULL);
     s->ncompute = jt_opt_given(&ctx->opts, "compute-cores")
                       ? (int)jt_opt_long(&ctx->opts, "compute-cores", 0, 4096)
                       : free_cores;
@@ -199,18 +198,9 @@ static void *setup(jt_ctx *ctx)
     jt_p2p_init(&s->p2p, ctx->comm, me, me >= 0 ? 1 - me : -1, JT_P2P_PINGPONG, 1, 0, s->buf.p,
                 s->buf.bytes, frames);
 
-    /* Compute threads take the share's cores in order, skipping the communicating thread's
-     * core; past the free ones (with --oversubscribe) they wrap over the whole share. */
     int *cores = calloc((size_t)(s->ncompute > 0 ? s->ncompute : 1), sizeof *cores);
-    for (int t = 0, c = 0; t < s->ncompute; t++) {
-        if (t < free_cores) {
-            while (first + c == ctx->comm_core)
-                c++;
-            cores[t] = first + c++;
-        } else {
-            cores[t] = first + (t - free_cores) % count;
-        }
-    }
+    jt_place_compute_cores(ncores, ctx->local_rank, ctx->local_size, ctx->comm_core, s->ncompute,
+                           cores);
 #ifdef JT_HAVE_OPENBLAS
     openblas_set_num_threads(1); /* one BLAS thread per compute thread */
 #endif

@@ -1,6 +1,7 @@
 #include "core/harness.h"
 
 #include "core/errors.h"
+#include "core/simulated.h"
 #include "core/stats.h"
 #include "core/timer.h"
 #include "jostle_buildinfo.h"
@@ -383,6 +384,7 @@ static void write_meta(jt_ctx *ctx, const jt_bench *b, void *st, char **hosts, c
 
     jt_json_key(&j, "machine");
     jt_topo_machine_json(&ctx->topo, &j);
+    jt_simulated_json(&j);
     jt_json_key(&j, "options");
     jt_opts_json(&ctx->opts, &j);
     jt_json_key(&j, "harness");

@@ -34,7 +34,10 @@ struct jt_sched {
     pthread_mutex_t mu;
     pthread_cond_t work, finished;
     pthread_t *threads;
-    int stop;
+    const jt_topo *tp;
+    int *cores;        /* per worker, or NULL: unbound */
+    jt_binding *bind;  /* per worker, as obtained */
+    int stop, started;
 #endif
 };
 
@@ -84,8 +87,8 @@ static int take(jt_sched *s, int *out, int max)
 
 #if SCHED_SIM
 
-jt_sched *jt_sched_create(int nworkers, int cap, jt_sched_exec exec, jt_sched_cost cost,
-                          void *arg)
+jt_sched *jt_sched_create(int nworkers, const jt_topo *tp, const int *cores, int cap,
+                          jt_sched_exec exec, jt_sched_cost cost, void *arg)
 {
     jt_sched *s = calloc(1, sizeof *s);
     if (!s)
@@ -96,6 +99,7 @@ jt_sched *jt_sched_create(int nworkers, int cap, jt_sched_exec exec, jt_sched_co
     s->run = calloc((size_t)s->nworkers, sizeof *s->run);
     s->run_task = calloc((size_t)s->nworkers, sizeof *s->run_task);
     s->exec = exec, s->cost = cost, s->arg = arg;
+    (void)tp, (void)cores; /* no threads: the node's executions run on the rank's host */
     if (!s->heap || !s->done || !s->run || !s->run_task) {
         jt_sched_destroy(s);
         return NULL;
@@ -108,6 +112,12 @@ void jt_sched_destroy(jt_sched *s)
     if (!s)
         return;
     free(s->heap), free(s->done), free(s->run), free(s->run_task), free(s);
+}
+
+const jt_binding *jt_sched_binding(const jt_sched *s, int w)
+{
+    (void)s, (void)w;
+    return NULL;
 }
 
 /* Finished executions become done; free slots take the most urgent ready tasks. */
@@ -159,6 +169,13 @@ static void *worker(void *p)
 {
     jt_sched *s = p;
     pthread_mutex_lock(&s->mu);
+    int me = s->started;
+    pthread_mutex_unlock(&s->mu);
+    if (s->cores)
+        jt_bind_thread(s->tp, s->cores[me], &s->bind[me]);
+    pthread_mutex_lock(&s->mu);
+    s->started++;
+    pthread_cond_broadcast(&s->finished);
     for (;;) {
         while (!s->nheap && !s->stop)
             pthread_cond_wait(&s->work, &s->mu);
@@ -175,8 +192,8 @@ static void *worker(void *p)
     return NULL;
 }
 
-jt_sched *jt_sched_create(int nworkers, int cap, jt_sched_exec exec, jt_sched_cost cost,
-                          void *arg)
+jt_sched *jt_sched_create(int nworkers, const jt_topo *tp, const int *cores, int cap,
+                          jt_sched_exec exec, jt_sched_cost cost, void *arg)
 {
     jt_sched *s = calloc(1, sizeof *s);
     if (!s)
@@ -193,12 +210,31 @@ jt_sched *jt_sched_create(int nworkers, int cap, jt_sched_exec exec, jt_sched_co
         free(s->heap), free(s->done), free(s->threads), free(s);
         return NULL;
     }
-    for (int w = 0; w < s->nworkers; w++)
+    /* One at a time: each worker reads its index, binds itself and counts itself in. */
+    if (cores) {
+        s->tp = tp;
+        s->cores = malloc((size_t)s->nworkers * sizeof *s->cores);
+        s->bind = calloc((size_t)s->nworkers, sizeof *s->bind);
+        if (!s->cores || !s->bind) {
+            s->nworkers = 0; /* none started */
+            jt_sched_destroy(s);
+            return NULL;
+        }
+        for (int w = 0; w < s->nworkers; w++)
+            s->cores[w] = cores[w];
+    }
+    pthread_mutex_lock(&s->mu);
+    for (int w = 0; w < s->nworkers; w++) {
         if (pthread_create(&s->threads[w], NULL, worker, s)) {
+            pthread_mutex_unlock(&s->mu);
             s->nworkers = w;
             jt_sched_destroy(s);
             return NULL;
         }
+        while (s->started == w)
+            pthread_cond_wait(&s->finished, &s->mu);
+    }
+    pthread_mutex_unlock(&s->mu);
     return s;
 }
 
@@ -215,7 +251,12 @@ void jt_sched_destroy(jt_sched *s)
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->work);
     pthread_cond_destroy(&s->finished);
-    free(s->heap), free(s->done), free(s->threads), free(s);
+    free(s->heap), free(s->done), free(s->threads), free(s->cores), free(s->bind), free(s);
+}
+
+const jt_binding *jt_sched_binding(const jt_sched *s, int w)
+{
+    return s->bind && w >= 0 && w < s->nworkers ? &s->bind[w] : NULL;
 }
 
 void jt_sched_push(jt_sched *s, int task, int prio)

@@ -10,13 +10,18 @@
 #ifndef JT_SCHED_H
 #define JT_SCHED_H
 
+#include "topo/bind.h"
+
 typedef struct jt_sched jt_sched;
 typedef void (*jt_sched_exec)(void *arg, int task);
 typedef double (*jt_sched_cost)(void *arg, int task);
 
-/* cap: the largest task id + 1.  NULL on failure. */
-jt_sched *jt_sched_create(int nworkers, int cap, jt_sched_exec exec, jt_sched_cost cost,
-                          void *arg);
+/* cap: the largest task id + 1.  cores (native build; NULL: unbound): worker w binds itself to
+ * cores[w] before it takes a task, and all have when this returns.  NULL on failure. */
+jt_sched *jt_sched_create(int nworkers, const jt_topo *tp, const int *cores, int cap,
+                          jt_sched_exec exec, jt_sched_cost cost, void *arg);
+/* Worker w's binding as obtained; NULL when unbound or simulated. */
+const jt_binding *jt_sched_binding(const jt_sched *s, int w);
 void jt_sched_destroy(jt_sched *s);
 /* A ready task (communication thread). */
 void jt_sched_push(jt_sched *s, int task, int prio);

@@ -120,6 +120,23 @@ void jt_place_share(int ncores, int l, int L, int *first, int *count)
     *count = (int)((long)ncores * (l + 1) / L) - *first;
 }
 
+int jt_place_compute_cores(int ncores, int l, int L, int comm_core, int n, int *cores)
+{
+    int first, count;
+    jt_place_share(ncores, l, L, &first, &count);
+    int free_cores = count - (comm_core >= first && comm_core < first + count ? 1 : 0);
+    for (int t = 0, c = 0; t < n; t++) {
+        if (t < free_cores) {
+            while (first + c == comm_core)
+                c++;
+            cores[t] = first + c++;
+        } else {
+            cores[t] = first + (t - free_cores) % count;
+        }
+    }
+    return free_cores;
+}
+
 const char *const jt_favor_names[] = {"latency", "bandwidth", NULL};
 
 /* One entry per PCI device: ib0 and mlx5_0 are two names of one card. */

@@ -31,6 +31,11 @@ int jt_place_core_of_numa(const jt_topo *tp, int node, int k, int from_end);
 /* The share of a host's cores that local rank l of L gets: [*first, *first + *count). */
 void jt_place_share(int ncores, int l, int L, int *first, int *count);
 
+/* Cores for n compute threads of local rank l of L whose communicating thread is on comm_core:
+ * the share's cores in order, skipping comm_core; past the free ones they wrap over the whole
+ * share (oversubscribed).  Returns how many free cores the share has. */
+int jt_place_compute_cores(int ncores, int l, int L, int comm_core, int n, int *cores);
+
 /* What decides between NICs on different NUMA nodes (Moreaud 2007, 3.2.2). */
 typedef enum { JT_FAVOR_LATENCY, JT_FAVOR_BANDWIDTH } jt_favor;
 extern const char *const jt_favor_names[]; /* NULL-terminated, in enum order */

@@ -37,6 +37,10 @@ def test_real_ranks_factorize_and_check(tmp_path, np, grid):
     assert c["tiles"] == 6 and (c["grid_p"], c["grid_q"]) == tuple(map(int, grid.split("x")))
     if np == 4:
         assert c["tiles_broadcast"] > 0     # a 2x2 grid has tiles needed by two ranks
+    # The communication thread and every worker are bound and recorded, per rank.
+    for k in range(np):
+        b = r.meta["binding"][str(k)]
+        assert "core" in b["comm"] and len(b["compute"]) == c["workers"]
 
 
 @pytest.mark.parametrize("args,msg", [
@@ -65,8 +69,12 @@ def test_small_smpi_run(tmp_path):
     r = load_run(tmp_path / "s" / "cholesky-sim-4.jsonl")
     assert set(r.points["mode"]) == {"flat", "dbcast"}
     assert r.meta["cholesky"]["simulated"] is True
+    sim = r.meta["simulated"]   # what SimGrid says the simulated nodes are
+    assert sim["platform_hosts"] == 4 and sim["host_speed_flops"] == pytest.approx(100e9)
+    assert sim["route_bandwidth_Bps"] == pytest.approx(10e9 / 8)
     gains = fig._gains(fig._frame([r]))
     assert len(gains) == 1 and gains[0]["nodes"] == 4 and gains[0]["n"] == 2048
+    assert "100 GFlop/s nodes, 10 Gbit/s" in gains[0]["platform"]
     html = report.render([r])
     assert 'id="cholesky-summary"' in html
 

@@ -21,8 +21,20 @@ def _frame(runs):
     nodes = {r.name: (r.meta.get("mpi") or {}).get("ranks") for r in runs}
     df = df.copy()
     df["nodes"] = df["run"].map(nodes)
+    df["platform"] = df["run"].map({r.name: _platform(r.meta.get("simulated")) for r in runs})
     df["simulated"] = [r.startswith("cholesky-sim-") for r in df["run"]]
     return df
+
+
+def _platform(sim):
+    """The simulated node and network in words, from the record's "simulated" object."""
+    if not sim:
+        return ""
+    words = [f"{sim['host_speed_flops'] / 1e9:g} GFlop/s nodes"]
+    if "route_bandwidth_Bps" in sim:
+        words.append(f"{sim['route_bandwidth_Bps'] * 8 / 1e9:g} Gbit/s, "
+                     f"{sim['route_latency_s'] * 1e6:g} µs between nodes")
+    return ", ".join(words)
 
 
 def _gains(df):
@@ -35,6 +47,7 @@ def _gains(df):
             out.append(dict(run=run, nodes=int(d["nodes"].iloc[0]), n=int(d["order"].iloc[0]),
                             tile=int(d["tile"].iloc[0]), grid=d["grid"].iloc[0],
                             routing=d[d["mode"] == "dbcast"]["routing"].iloc[0],
+                            platform=d["platform"].iloc[0],
                             flat=med["flat"], dbcast=med["dbcast"],
                             gain=100 * (med["dbcast"] / med["flat"] - 1)))
     return sorted(out, key=lambda x: x["nodes"])
@@ -47,19 +60,30 @@ def build(runs) -> list:
     figs = []
     sim = [x for x in _gains(df[df["simulated"]])]
     for (n, tile), pts in _group(sim).items():
-        fig, ax = plt.subplots(figsize=(6.4, 4.2))
-        ax.plot([p["nodes"] for p in pts], [p["gain"] for p in pts], marker="o", color="tab:red")
-        ax.axhline(0, color="black", linewidth=0.8)
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("simulated nodes (one rank each)")
-        ax.set_ylabel("gain of dynamic broadcasts over flat sends (%)")
-        ax.set_title(f"Tiled Cholesky, N = {n}, tiles {tile}×{tile} (SimGrid)")
-        ax.grid(True, alpha=0.3)
+        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10.5, 4.2))
+        x = [p["nodes"] for p in pts]
+        ax1.plot(x, [p["flat"] for p in pts], marker="s", color="tab:gray", label="flat sends")
+        ax1.plot(x, [p["dbcast"] for p in pts], marker="o", color="tab:red",
+                 label=f"dynamic broadcasts ({pts[0]['routing']})")
+        ax1.set_ylabel("GFlop/s (simulated)")
+        ax1.legend(loc="upper left", fontsize=8)
+        ax2.plot(x, [p["gain"] for p in pts], marker="o", color="tab:red")
+        ax2.axhline(0, color="black", linewidth=0.8)
+        ax2.set_ylabel("gain of dynamic broadcasts over flat sends (%)")
+        for ax in (ax1, ax2):
+            ax.set_xscale("log", base=2)
+            ax.set_xlabel("simulated nodes (one rank each)")
+            ax.grid(True, alpha=0.3)
+        plat = pts[0]["platform"]
+        fig.suptitle(f"Tiled Cholesky, N = {n}, tiles {tile}×{tile} (SimGrid"
+                     f"{': ' + plat if plat else ''})", fontsize=10)
+        fig.tight_layout()
+        where = plat or "platform not recorded"
         figs.append(Figure(f"cholesky-gain-{n}-{tile}", "Cholesky: dbcast gain versus nodes",
-                           f"GFlop/s with dynamic broadcasts ({pts[0]['routing']}) over flat "
-                           f"sends, minus one, for N = {n} and {tile}×{tile} tiles on a "
-                           "simulated cluster; same DAG, same run, only the routing differs.",
-                           fig))
+                           f"Left: GFlop/s of each mode; right: dynamic broadcasts "
+                           f"({pts[0]['routing']}) over flat sends, minus one, for N = {n} and "
+                           f"{tile}×{tile} tiles on a simulated cluster ({where}); same DAG, "
+                           "same run, only the routing differs.", fig))
     real = df[(~df["simulated"]) & (df["metric"] == "gflops")]
     if not real.empty:
         fig, ax = plt.subplots(figsize=(6.4, 4.2))
