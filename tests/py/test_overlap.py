@@ -142,3 +142,13 @@ def test_overlap_command_bad_input():
     p = subprocess.run([sys.executable, "-m", "jostle.cli", "overlap", "--collectives", "ibarrier"],
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 2 and "'ibarrier' is not a collective" in p.stderr
+
+
+def test_overlap_command_passes_batch_and_idle():
+    p = subprocess.run([sys.executable, "-m", "jostle.cli", "overlap", "--dry-run", "--ranks", "2",
+                        "--policy", "numa", "--progress-mode", "thread", "--batch", "4",
+                        "--thread-idle", "sleep", "--bench", bench_exe()],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    line = p.stdout.strip().splitlines()[-1]
+    assert "--batch 4" in line and "--thread-idle sleep" in line

@@ -92,6 +92,11 @@ def _options(p):
     g.add_argument("--thread-core", default="numa", metavar="bind|next|numa|N",
                    help="where a progress thread goes (default numa: algorithm 2)")
     g.add_argument("--poll-us", type=c.positive_float, metavar="F", help="polling period (10)")
+    g.add_argument("--thread-idle", choices=("spin", "sleep"), default="spin",
+                   help="an idle progress thread spins, yielding (default), or sleeps")
+    g.add_argument("--batch", type=c.positive_int, metavar="N",
+                   help="samples back to back after one barrier (16, as IMB-NBC; 1: a barrier "
+                        "before each, as OSU)")
     g.add_argument("--kernel", choices=("cpu", "triad"), default="cpu",
                    help="work during the overlap: cpu (IMB-like, default) or triad")
     g.add_argument("--both-mpi", action="store_true",
@@ -118,6 +123,10 @@ def plan(args, configs, cores) -> list:
               "--kernel", args.kernel, "--thread-core", args.thread_core, *(QUICK if args.quick else [])]
     if args.poll_us:
         common += ["--poll-us", str(args.poll_us)]
+    if args.batch:
+        common += ["--batch", str(args.batch)]
+    if args.thread_idle != "spin":
+        common += ["--thread-idle", args.thread_idle]
     sizes = parse_sizes(args.sizes or DEFAULT_SIZES)
     out = []
     for lib, config in configs:
