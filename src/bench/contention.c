@@ -86,14 +86,12 @@ static void parse_phases(state *s, const char *list)
         jt_usage_error("--phases '%s' is empty: expected a list of compute, comm, together", list);
 }
 
+/* Every last-level cache of the host together (32 MiB when hwloc knows none). */
 static size_t llc_total(const jt_topo *tp)
 {
-    for (int d = 0; d < hwloc_topology_get_depth(tp->t); d++) {
-        hwloc_obj_t o = hwloc_get_obj_by_depth(tp->t, d, 0);
-        if (o && hwloc_obj_type_is_dcache(o->type))
-            return (size_t)o->attr->cache.size * (size_t)hwloc_get_nbobjs_by_depth(tp->t, d);
-    }
-    return (size_t)32 << 20;
+    int n;
+    size_t one = jt_topo_llc_bytes(tp, &n);
+    return one ? one * (size_t)n : (size_t)32 << 20;
 }
 
 static void metrics(state *s)

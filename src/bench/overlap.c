@@ -191,7 +191,7 @@ static void *setup(jt_ctx *ctx)
             jt_warn(ctx, "MPI_THREAD_MULTIPLE not granted: polling instead of a progress thread "
                     "(--fallback)");
     }
-    size_t array = 3 * jt_topo_llc_bytes(&ctx->topo) / (size_t)ctx->local_size;
+    size_t array = 3 * jt_topo_llc_bytes(&ctx->topo, NULL) / (size_t)ctx->local_size;
     array = array < ((size_t)24 << 20) ? (size_t)24 << 20 : array;
     if (jt_opt_given(&ctx->opts, "array-bytes")) {
         uint64_t v;

@@ -65,14 +65,9 @@ static void *setup(jt_ctx *ctx)
     if (ctx->rank == 0 && ctx->size > 2)
         jt_warn(ctx, "ranks 2 to %d take no part in pingpong and wait idle", ctx->size - 1);
 
-    long llc = 0;
-    hwloc_obj_t o = NULL;
-    for (int d = 0; d < hwloc_topology_get_depth(ctx->topo.t) && !llc; d++)
-        if ((o = hwloc_get_obj_by_depth(ctx->topo.t, d, 0)) && hwloc_obj_type_is_dcache(o->type))
-            llc = (long)o->attr->cache.size;
     size_t frames = 1;
     size_t arena = jt_p2p_arena_bytes(s->mode, s->window, s->sizes, s->nsizes, cold,
-                                      (size_t)llc, &frames);
+                                      jt_topo_llc_bytes(&ctx->topo, NULL), &frames);
     size_t avail = jt_bench_memory_per_rank(ctx);
     char msg[512];
     snprintf(msg, sizeof msg, "--sizes '%s' is too large for host %s: the buffers of %s mode "

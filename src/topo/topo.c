@@ -169,12 +169,17 @@ void jt_topo_machine_json(const jt_topo *tp, jt_json *j)
     jt_json_end(j);
 }
 
-size_t jt_topo_llc_bytes(const jt_topo *tp)
+size_t jt_topo_llc_bytes(const jt_topo *tp, int *count)
 {
     for (int d = 0; d < hwloc_topology_get_depth(tp->t); d++) {
         hwloc_obj_t o = hwloc_get_obj_by_depth(tp->t, d, 0);
-        if (o && hwloc_obj_type_is_dcache(o->type))
+        if (o && hwloc_obj_type_is_dcache(o->type)) {
+            if (count)
+                *count = (int)hwloc_get_nbobjs_by_depth(tp->t, d);
             return (size_t)o->attr->cache.size;
+        }
     }
+    if (count)
+        *count = 0;
     return 0;
 }

@@ -39,9 +39,9 @@ int jt_topo_numa_of_nodeset(const jt_topo *tp, hwloc_const_nodeset_t set);
 
 int jt_topo_nics(const jt_topo *tp, jt_nic *out, int max);
 
-/* Bytes of the last-level cache of one core's view (the first data cache met from the top),
- * 0 when hwloc knows none. */
-size_t jt_topo_llc_bytes(const jt_topo *tp);
+/* Bytes of one last-level cache (the first data cache met from the top), 0 when hwloc knows
+ * none; *count (may be NULL) gets how many the machine has. */
+size_t jt_topo_llc_bytes(const jt_topo *tp, int *count);
 
 /* The machine object of the run metadata (see docs/records.md). */
 void jt_topo_machine_json(const jt_topo *tp, struct jt_json *j);
