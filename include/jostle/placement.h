@@ -48,8 +48,9 @@ int jt_progress_policy_find(const char *name);
 
 /* The seed's example machine, or any with equal NUMA nodes: positions are cores. */
 int jt_layout_uniform(jt_layout *l, int nnuma, int cores_per_numa);
-/* From an hwloc topology: each core under the first NUMA node it is local to.  Returns 0, or
- * -1 with the reason in err (too many cores or nodes for the layout). */
+/* From an hwloc topology: each core under the first NUMA node it is local to; nodes holding no
+ * core (memory only) are left out, so layout node k is the k-th node that holds cores.
+ * Returns 0, or -1 with the reason in err (too many cores or nodes for the layout). */
 int jt_layout_from_hwloc(jt_layout *l, hwloc_topology_t t, char *err, size_t errlen);
 /* NUMA node of a position. */
 int jt_layout_numa_of(const jt_layout *l, int pos);

@@ -64,6 +64,19 @@ def _count_points(path: Path) -> int:
             return 0
 
 
+def _own_args(argv) -> list:
+    """A recorded argv without the program and what the campaign adds to every run."""
+    out, skip = [], False
+    for a in argv[1:]:
+        if skip:
+            skip = False
+        elif a == "--output":
+            skip = True
+        elif a not in ("--progress", "--quiet"):
+            out.append(a)
+    return out
+
+
 class Campaign:
     def __init__(self, directory, runs):
         self.dir = Path(directory)
@@ -85,10 +98,18 @@ class Campaign:
         if not out.exists():
             return False
         try:
-            load_run(out)
+            run = load_run(out)
         except JostleError as e:
             raise JostleError(f"{out} exists but is not a complete run ({e}); "
                               "move it away to run it again") from None
+        # Resuming by name alone would pass off a run of other options as this one.
+        made, planned = _own_args(run.meta.get("argv") or []), [spec.benchmark, *spec.args]
+        ranks = (run.meta.get("mpi") or {}).get("ranks")
+        if made != planned or (ranks is not None and ranks != spec.ranks):
+            raise UsageError(
+                f"{out} was made with other options ({ranks} ranks: {' '.join(made)}) than this "
+                f"campaign plans for it ({spec.ranks} ranks: {' '.join(planned)}); use another "
+                "--campaign, or move the file away to measure it again")
         return True
 
     def prepare(self):
@@ -111,9 +132,11 @@ class Campaign:
         manifest.write_text(json.dumps({"campaign": self.name, "runs": list(known.values())},
                                        indent=1) + "\n")
 
-    def run(self, config: LaunchConfig, progress: Optional[Progress] = None,
-            quiet: bool = False) -> list:
-        """Run what is missing, in order; returns [(spec, 'skipped'|'ok')]. Stops at the first failure."""
+    def run(self, config, progress: Optional[Progress] = None, quiet: bool = False) -> list:
+        """Run what is missing, in order; returns [(spec, 'skipped'|'ok')]. Stops at the first
+        failure. config: the LaunchConfig of every run, or a function of the RunSpec giving
+        each its own (one library or platform per run)."""
+        config_of = config if callable(config) else (lambda spec: config)
         progress = progress or Progress()
         self.prepare()
         done = []
@@ -123,7 +146,7 @@ class Campaign:
                 progress.note(f"run {k}/{len(self.runs)} {spec.name}: already complete ({out}), skipped")
                 done.append((spec, "skipped"))
                 continue
-            self._one(k, spec, config, progress, quiet)
+            self._one(k, spec, config_of(spec), progress, quiet)
             done.append((spec, "ok"))
         return done
 

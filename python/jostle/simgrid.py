@@ -166,22 +166,24 @@ def run_sweep(args, benchmark: str, nodes: list, bench_args: list, seconds_per_n
     bench = find_bench(args.bench)
     camp_dir = Path(args.output_dir) / args.campaign
     flags = smpi_flags(args.poll_cost)
-    progress = Progress()
     t0 = time.monotonic()
-    for n in nodes:
+    runs, config_of = [], {}
+    for n in nodes:   # one platform, hence one launcher prefix, per node count
         plat, hosts = write_platform(camp_dir / "platforms", n, bw, lat, speed)
         run = RunSpec(f"{benchmark}-sim-{n}", benchmark, bench_args, n, [],
                       args.timeout or 600 + seconds_per_node * n)
         prefix = shlex.join(["smpirun", "-np", str(n), "-platform", str(plat),
                              "-hostfile", str(hosts), *flags,
                              "--log=root.thresh:warning", "--log=smpi_config.thresh:error"])
-        config = LaunchConfig(bench, "custom", prefix=prefix)
-        camp = Campaign(camp_dir, [run])
-        if args.dry_run:
-            print(config.plan(run, [run.benchmark, *run.args, "--output", str(camp.output(run))]).line)
-            continue
-        camp.run(config, progress, quiet=args.quiet)
-    if not args.dry_run:
-        print(f"jostle: {len(nodes)} simulated run(s) in {camp_dir} "
-              f"({time.monotonic() - t0:.1f} s)", file=sys.stderr)
+        runs.append(run)
+        config_of[run.name] = LaunchConfig(bench, "custom", prefix=prefix)
+    camp = Campaign(camp_dir, runs)
+    if args.dry_run:
+        for run in runs:
+            print(config_of[run.name].plan(run, [run.benchmark, *run.args, "--output",
+                                                 str(camp.output(run))]).line)
+        return 0
+    camp.run(lambda run: config_of[run.name], Progress(), quiet=args.quiet)
+    print(f"jostle: {len(nodes)} simulated run(s) in {camp_dir} "
+          f"({time.monotonic() - t0:.1f} s)", file=sys.stderr)
     return 0

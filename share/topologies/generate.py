@@ -381,11 +381,42 @@ def hagrid():
     return m, dist
 
 
+# --------------------------------------------------------------------------
+# memory-only NUMA node: not a published machine, a shape for the placement
+# engine (KNL MCDRAM, HBM, CXL memory expanders look like this to hwloc 2.x)
+# --------------------------------------------------------------------------
+
+def memonly():
+    """2 packages x 4 cores, one NUMA node each (0 and 1), plus NUMA node 2:
+    memory only (a CXL expander), a memory child of the Machine with no CPU of
+    its own (empty cpuset).  No NIC."""
+    sockets, cores = 2, 4
+    ncpu = sockets * cores
+    m = machine_obj(range(ncpu), range(sockets + 1), [
+        ("JostleFake", "memonly"),
+        ("JostleSource", "synthetic: 2 x 4 cores + a memory-only NUMA node (CXL)"),
+        ("Architecture", "x86_64")])
+    m.add(Obj("NUMANode", sockets, [], [sockets],
+              attrs={"local_memory": 16 * GiB, "subtype": "CXL-DRAM"}))
+    for s in range(sockets):
+        cpus = list(range(s * cores, (s + 1) * cores))
+        pkg = m.add(Obj("Package", s, cpus, [s], infos=[("CPUVendor", "GenuineIntel")]))
+        pkg.add(numanode(s, cpus, 8 * GiB))
+        for c, pu in enumerate(cpus):
+            pkg.add(core_with_caches(pu, c, s, [
+                ("L2Cache", 1024 * KiB, 2, 16, 0),
+                ("L1Cache", 32 * KiB, 1, 8, 1)]))
+    # 10 local, 21 the other package, 26 the expander (behind the CXL link)
+    dist = [[10, 21, 26], [21, 10, 26], [26, 26, 10]]
+    return m, dist
+
+
 TOPOLOGIES = {
     "henri.xml": henri,
     "opteron-2numa-nic0.xml": dalton,
     "opteron-2numa-nic1.xml": infini,
     "opteron-8numa.xml": hagrid,
+    "memonly-numa.xml": memonly,
 }
 
 

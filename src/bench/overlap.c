@@ -145,7 +145,16 @@ static void place(jt_ctx *ctx, state *s)
     char *end;
     long n = strtol(tc, &end, 10);
     err[0] = '\0';
-    if (s->thread_pol >= 0)
+    int moved = jt_opt_given(&ctx->opts, "comm-core");
+    if (moved && s->thread_pol == JT_PROG_NUMA && s->mode != MODE_THREAD)
+        s->thread_core = s->rank_core; /* no thread */
+    else if (moved && s->thread_pol == JT_PROG_NUMA)
+        snprintf(err, sizeof err, "--thread-core numa is not allowed with --comm-core: "
+                 "algorithm 2 places threads by the policy's rank map; use bind, next or a core");
+    else if (moved && s->thread_pol >= 0) /* bind, next: relative to the core given */
+        s->thread_core = s->thread_pol == JT_PROG_BIND ? s->rank_core
+                                                           : (s->rank_core + 1) % ncores;
+    else if (s->thread_pol >= 0)
         s->thread_core = s->layout.core[jt_placement_progress(&s->layout, s->policy,
                                                               s->thread_pol, l, L)];
     else if (end != tc && !*end && n >= 0 && n < ncores)
@@ -175,6 +184,11 @@ static void *setup(jt_ctx *ctx)
     size_t sbytes = 1, rbytes = 1;
     for (size_t i = 0; i < s->nsizes; i++) {
         for (int k = 0; k < s->nops; k++) {
+            if ((s->ops[k] == JT_NBC_IREDUCE || s->ops[k] == JT_NBC_IALLREDUCE) &&
+                s->sizes[i] < sizeof(float))
+                jt_usage_error("--sizes: %llu B is not allowed with %s: its buffers are "
+                               "MPI_FLOATs, so sizes start at 4 B",
+                               (unsigned long long)s->sizes[i], jt_nbc_names[s->ops[k]]);
             size_t sb, rb;
             jt_nbc_buffers(s->ops[k], s->sizes[i], ctx->size, &sb, &rb);
             sbytes = sb > sbytes ? sb : sbytes;
@@ -410,8 +424,10 @@ static void meta(jt_ctx *ctx, void *st, jt_json *j)
     jt_json_kstr(j, "thread_core", s->thread_pol >= 0 ? jt_progress_policy_names[s->thread_pol]
                                                       : "explicit");
     jt_json_kint(j, "ranks_per_host", L);
-    if (jt_placement_map(&s->layout, s->policy, s->thread_pol >= 0 ? s->thread_pol : 0, L, rp,
-                         pp) == 0) {
+    /* The policies' map; with --comm-core or an explicit thread core only "binding" says. */
+    if (jt_opt_given(&ctx->opts, "comm-core") || s->thread_pol < 0)
+        jt_json_kstr(j, "planned", "overridden by --comm-core or --thread-core N: see binding");
+    else if (jt_placement_map(&s->layout, s->policy, s->thread_pol, L, rp, pp) == 0) {
         jt_json_key(j, "planned");
         jt_json_array(j);
         for (int r = 0; r < L; r++) {

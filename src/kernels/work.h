@@ -2,7 +2,7 @@
  * run a cache-resident loop for a time close to the communication's; jostle also offers a
  * memory-bound triad.  Work is counted in units whose duration is calibrated on the calling
  * thread, so a target time maps to a number of units.  While it runs, an optional callback
- * (MPI_Test) is called every poll_s seconds. */
+ * (MPI_Test) is called every poll_s seconds of calibrated work (counted in units). */
 #ifndef JT_WORK_H
 #define JT_WORK_H
 

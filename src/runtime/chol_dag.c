@@ -49,7 +49,9 @@ int jt_chol_priority(const jt_chol_grid *g, const jt_chol_task *t)
     switch (t->kind) {
     case JT_CHOL_POTRF: return base;
     case JT_CHOL_TRSM: return base - t->m;
-    case JT_CHOL_SYRK: return base - t->m; /* as StarPU: the diagonal update is urgent */
+    /* SYRK(m,k) updates tile (m,m): 2T - 2k - 2m.  StarPU 1.3's mpi_cholesky (with unbounded
+     * scheduler priorities) does the same: one update codelet for SYRK and GEMM, priority
+     * 2T - 2k - m - n for every m >= n, the diagonal included. */
     default: return base - t->m - t->n;
     }
 }

@@ -31,7 +31,9 @@ int jt_chol_tile_id(const jt_chol_grid *g, int m, int n);
 void jt_chol_foreach(const jt_chol_grid *g, void (*f)(const jt_chol_task *t, void *arg),
                      void *arg);
 long jt_chol_ntasks(int T);
-/* Higher runs first: the critical path (as StarPU's Cholesky examples), 2T - 2k - m - n. */
+/* Higher runs first: the critical path (as StarPU's Cholesky examples), 2T - 2k - m - n for
+ * the task on tile (m,n) at step k: POTRF 2T - 2k, TRSM(m,k) 2T - 2k - m, SYRK(m,k)
+ * 2T - 2k - 2m, GEMM(m,n,k) 2T - 2k - m - n. */
 int jt_chol_priority(const jt_chol_grid *g, const jt_chol_task *t);
 double jt_chol_task_flops(jt_chol_kind kind, int nb);
 double jt_chol_flops(double N); /* N³/3 + N²/2 + N/6 */

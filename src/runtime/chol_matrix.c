@@ -40,25 +40,50 @@ void jt_chol_fill(const jt_chol_grid *g, jt_chol_matrix kind, int m, int n, doub
                                                      (long)n * g->nb + c);
 }
 
-double jt_chol_residual(const jt_chol_plan *p, jt_chol_matrix kind, MPI_Comm comm)
+/* The gather's one tag.  Tile ids reach T(T+1)/2, past 32767 (the MPI_TAG_UB an MPI library
+ * must at least offer) from T = 256: the tag cannot be the tile.  It need not be: MPI does not
+ * let two messages between one pair of ranks on one communicator and tag overtake each other,
+ * and every sender sends its owned tiles in increasing id while rank 0 receives each tile from
+ * its owner in increasing id, so the j-th message from a rank is the j-th tile rank 0 expects
+ * from it.  (The factorization's own messages travel on jt_dbcast's duplicate of comm.) */
+#define RESIDUAL_TAG 0
+
+int jt_chol_residual(const jt_chol_plan *p, jt_chol_matrix kind, MPI_Comm comm, double *res)
 {
     const jt_chol_grid *g = &p->g;
     int nb = g->nb, cnt = nb * nb;
-    (void)kind; /* unused without BLAS */
     size_t N = (size_t)g->T * nb;
+    *res = 0;
+#ifndef HAVE_BLAS
+    (void)kind, (void)comm, (void)cnt, (void)N;
+    return -1; /* the same on every rank: nothing is sent */
+#else
+    /* Rank 0 allocates before anyone sends and says whether it could: without that, a rank 0
+     * short of memory would skip its receives while the others block in MPI_Send. */
+    double *L = NULL, *A = NULL, *t = NULL;
+    int ok = 1;
+    if (p->rank == 0) {
+        L = calloc(N * N, sizeof *L);
+        A = malloc(N * N * sizeof *A);
+        t = malloc((size_t)cnt * sizeof *t);
+        ok = L && A && t;
+    }
+    MPI_Bcast(&ok, 1, MPI_INT, 0, comm);
+    if (!ok) {
+        free(L), free(A), free(t);
+        return -1;
+    }
     if (p->rank != 0) {
         for (int i = 0; i < p->ntiles; i++)
             if (p->tiles[i].where == JT_TILE_OWNED)
-                MPI_Send(p->tiles[i].a, cnt, MPI_DOUBLE, 0, i, comm);
+                MPI_Send(p->tiles[i].a, cnt, MPI_DOUBLE, 0, RESIDUAL_TAG, comm);
         return 0;
     }
-    double *L = calloc(N * N, sizeof *L), *A = malloc(N * N * sizeof *A);
-    double *t = malloc((size_t)cnt * sizeof *t), res = NAN;
-    for (int i = 0; L && A && t && i < p->ntiles; i++) {
+    for (int i = 0; i < p->ntiles; i++) {
         const jt_chol_tile *x = &p->tiles[i];
         const double *src = x->a;
         if (x->where != JT_TILE_OWNED) {
-            MPI_Recv(t, cnt, MPI_DOUBLE, jt_chol_owner(g, x->m, x->n), i, comm,
+            MPI_Recv(t, cnt, MPI_DOUBLE, jt_chol_owner(g, x->m, x->n), RESIDUAL_TAG, comm,
                      MPI_STATUS_IGNORE);
             src = t;
         }
@@ -66,24 +91,21 @@ double jt_chol_residual(const jt_chol_plan *p, jt_chol_matrix kind, MPI_Comm com
             for (int r = x->m == x->n ? c : 0; r < nb; r++)
                 L[((size_t)x->n * nb + c) * N + (size_t)x->m * nb + r] = src[(size_t)c * nb + r];
     }
-#ifdef HAVE_BLAS
-    if (L && A && t) {
-        double na = 0, nr = 0;
-        for (size_t c = 0; c < N; c++)
-            for (size_t r = c; r < N; r++)
-                A[c * N + r] = jt_chol_entry((long)N, kind, (long)r, (long)c);
-        for (size_t c = 0; c < N; c++)
-            for (size_t r = c; r < N; r++)
-                na += (r == c ? 1 : 2) * A[c * N + r] * A[c * N + r];
-        /* A := A - L Lᵀ, lower triangle. */
-        cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, (int)N, (int)N, -1.0, L, (int)N,
-                    1.0, A, (int)N);
-        for (size_t c = 0; c < N; c++)
-            for (size_t r = c; r < N; r++)
-                nr += (r == c ? 1 : 2) * A[c * N + r] * A[c * N + r];
-        res = sqrt(nr) / sqrt(na);
-    }
-#endif
+    double na = 0, nr = 0;
+    for (size_t c = 0; c < N; c++)
+        for (size_t r = c; r < N; r++)
+            A[c * N + r] = jt_chol_entry((long)N, kind, (long)r, (long)c);
+    for (size_t c = 0; c < N; c++)
+        for (size_t r = c; r < N; r++)
+            na += (r == c ? 1 : 2) * A[c * N + r] * A[c * N + r];
+    /* A := A - L Lᵀ, lower triangle. */
+    cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, (int)N, (int)N, -1.0, L, (int)N, 1.0,
+                A, (int)N);
+    for (size_t c = 0; c < N; c++)
+        for (size_t r = c; r < N; r++)
+            nr += (r == c ? 1 : 2) * A[c * N + r] * A[c * N + r];
+    *res = sqrt(nr) / sqrt(na);
     free(L), free(A), free(t);
-    return res;
+    return 0;
+#endif
 }

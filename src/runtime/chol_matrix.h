@@ -18,8 +18,10 @@ int jt_chol_bad_row(long N); /* r of NONSPD */
 void jt_chol_fill(const jt_chol_grid *g, jt_chol_matrix kind, int m, int n, double *a);
 
 /* ‖A − L·Lᵀ‖_F / ‖A‖_F over the whole matrix, for the L now in the owned final tiles:
- * every rank sends them to rank 0, which rebuilds A and L and returns the residual
- * (other ranks: 0).  Collective; needs 2 N² doubles on rank 0.  NaN without BLAS. */
-double jt_chol_residual(const jt_chol_plan *p, jt_chol_matrix kind, MPI_Comm comm);
+ * every rank sends them to rank 0, which rebuilds A and L and puts the residual in *res
+ * (other ranks: 0; NaN if L holds NaN).  Collective; needs 2 N² doubles on rank 0, which it
+ * allocates first and broadcasts whether it could.  Returns 0, or -1 on every rank (nothing
+ * sent, *res = 0) when rank 0 could not allocate them or the build has no BLAS. */
+int jt_chol_residual(const jt_chol_plan *p, jt_chol_matrix kind, MPI_Comm comm, double *res);
 
 #endif

@@ -50,10 +50,14 @@ int jt_layout_from_hwloc(jt_layout *l, hwloc_topology_t t, char *err, size_t err
     }
     memset(l, 0, sizeof *l);
     /* Each core under the first node it is local to (node 0 when none claims it), node by
-     * node in logical order. */
-    int m = 0, nodes = nnuma > 0 ? nnuma : 1;
-    for (int k = 0; k < nodes; k++) {
-        l->first[k] = m;
+     * node in logical order.  Only nodes holding a core take part: a memory-only node (KNL
+     * MCDRAM, HBM, CXL) would have 0 cores, algorithm 1 would put ranks on it at first[k]
+     * (outside it, maybe == ncores) and the numa progress policy would find no node.  (hwloc
+     * lists it after the nodes below it, so it is never a core's first.)  Every core has a
+     * node, so one is left at least: all cores on node 0 when no node is local to any. */
+    int m = 0, nodes = 0;
+    for (int k = 0; k < (nnuma > 0 ? nnuma : 1); k++) {
+        l->first[nodes] = m;
         for (int c = 0; c < ncores; c++) {
             hwloc_obj_t co = hwloc_get_obj_by_type(t, ct, (unsigned)c);
             int node = 0;
@@ -67,6 +71,8 @@ int jt_layout_from_hwloc(jt_layout *l, hwloc_topology_t t, char *err, size_t err
             if (node == k)
                 l->core[m++] = c;
         }
+        if (m > l->first[nodes])
+            nodes++;
     }
     l->nnuma = nodes;
     l->ncores = m;

@@ -47,6 +47,22 @@ int main(void)
     }
     CHECK(nbcast == 3 && nsend1 == 6); /* broadcasts: L10, L20, L21 */
 
+    /* Priorities 2T - 2k - m - n of the task on tile (m,n) at step k (T = 4): SYRK(m,k) is
+     * the update of (m,m), so 8 - 2k - 2m, below the TRSM(m,k) it waits for. */
+    const struct { jt_chol_task t; int prio; } prios[] = {
+        {{JT_CHOL_POTRF, 0, 0, 0}, 8}, {{JT_CHOL_POTRF, 2, 2, 2}, 4},
+        {{JT_CHOL_TRSM, 1, 0, 0}, 7},  {{JT_CHOL_TRSM, 3, 1, 1}, 3},
+        {{JT_CHOL_SYRK, 1, 1, 0}, 6},  {{JT_CHOL_SYRK, 3, 3, 0}, 2},
+        {{JT_CHOL_SYRK, 2, 2, 1}, 2},  {{JT_CHOL_GEMM, 2, 1, 0}, 5},
+        {{JT_CHOL_GEMM, 3, 2, 1}, 1},
+    };
+    for (size_t i = 0; i < sizeof prios / sizeof *prios; i++) {
+        const jt_chol_task *t = &prios[i].t;
+        int got = jt_chol_priority(&g, t);
+        CHECKF(got == prios[i].prio, "%s(%d,%d,%d): priority %d, expected %d",
+               jt_chol_kind_name(t->kind), t->m, t->n, t->k, got, prios[i].prio);
+    }
+
     /* The local views agree with the DAG: every task runs once, every send has its receive. */
     int tasks = 0, bc[4] = {0}, s1[4] = {0}, recv[4] = {0};
     for (int r = 0; r < 4; r++) {

@@ -1,6 +1,7 @@
 /* Placement engine: the seed's example (8 cores, 2 NUMA nodes, 1 to 8 ranks: figures 1 and 2
- * of Taboada 2016) exactly, the algorithms against every small uniform machine, and the
- * policies' properties on the XML topologies of share/topologies. */
+ * of Taboada 2016) exactly, the algorithms against every small uniform machine, the policies'
+ * properties on the XML topologies of share/topologies, and a memory-only NUMA node
+ * (memonly-numa.xml) left out of the placement. */
 #include "check.h"
 
 #include "jostle/placement.h"
@@ -123,6 +124,100 @@ static void uniform_machines(void)
         }
 }
 
+/* The hwloc node (logical index) nearest to core c: of those local to it, the one of fewest
+ * CPUs, the first on a tie; -1 if none. */
+static int nearest_numa(hwloc_topology_t t, int c)
+{
+    hwloc_obj_t co = hwloc_get_obj_by_type(t, HWLOC_OBJ_CORE, (unsigned)c);
+    int best = -1, best_w = 0, n = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE);
+    for (int j = 0; j < n; j++) {
+        hwloc_obj_t no = hwloc_get_obj_by_type(t, HWLOC_OBJ_NUMANODE, (unsigned)j);
+        int w = hwloc_bitmap_weight(no->cpuset);
+        if (hwloc_bitmap_intersects(co->nodeset, no->nodeset) && (best < 0 || w < best_w)) {
+            best = j;
+            best_w = w;
+        }
+    }
+    return best;
+}
+
+static int load_xml(hwloc_topology_t *t, const char *name)
+{
+    const char *src = getenv("JOSTLE_SOURCE_DIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/share/topologies/%s", src ? src : ".", name);
+    hwloc_topology_init(t);
+    if (hwloc_topology_set_xml(*t, path) == 0 && hwloc_topology_load(*t) == 0)
+        return 0;
+    hwloc_topology_destroy(*t);
+    *t = NULL;
+    return -1;
+}
+
+/* memonly-numa.xml: 2 packages of 4 cores, NUMA nodes P#0 and P#1 on them, and P#2, memory
+ * only, on the Machine (hwloc gives it every CPU and puts it in every core's nodeset).  It
+ * takes no part: the layout is the seed's example machine, and no rank nor progress thread
+ * ever lands on it, for every rank and progress policy and 1 to 8 ranks. */
+static void memory_only_node(void)
+{
+    hwloc_topology_t t;
+    CHECK(load_xml(&t, "memonly-numa.xml") == 0);
+    if (!t)
+        return;
+    CHECK(hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE) == 3);
+    CHECK(hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE) == 8);
+    jt_layout l;
+    char err[256];
+    CHECK(jt_layout_from_hwloc(&l, t, err, sizeof err) == 0);
+    CHECK(l.nnuma == 2 && l.ncores == 8);
+    CHECK(l.first[0] == 0 && l.first[1] == 4 && l.first[2] == 8);
+    /* Layout node k is package k's cores, all nearest to NUMA node P#k, never P#2. */
+    for (int p = 0; p < l.ncores; p++) {
+        int k = jt_layout_numa_of(&l, p);
+        CHECK(k == p / 4);
+        hwloc_obj_t co = hwloc_get_obj_by_type(t, HWLOC_OBJ_CORE, (unsigned)l.core[p]);
+        hwloc_obj_t pkg = hwloc_get_ancestor_obj_by_type(t, HWLOC_OBJ_PACKAGE, co);
+        CHECK(pkg && (int)pkg->logical_index == k);
+        hwloc_obj_t no = hwloc_get_obj_by_type(t, HWLOC_OBJ_NUMANODE,
+                                               (unsigned)nearest_numa(t, l.core[p]));
+        CHECK(no && (int)no->os_index == k);
+    }
+    int rp[8], pp[8];
+    for (int n = 1; n <= 8; n++) {
+        int fails = jt_test_failures;
+        /* The seed's figures 1b and 2b, as on the uniform 2 x 4 machine. */
+        for (int r = 0; r < n; r++) {
+            CHECK(jt_placement_rank(&l, JT_RANKS_NUMA, r, n) == alg1_rows[n - 1][r]);
+            CHECK(jt_placement_progress(&l, JT_RANKS_NUMA, JT_PROG_NUMA, r, n) ==
+                  alg2_rows[n - 1][r]);
+        }
+        for (int pol = 0; pol < JT_RANKS_COUNT_; pol++)
+            for (int pr = 0; pr < JT_PROG_COUNT_; pr++) {
+                int count[2] = {0, 0};
+                CHECK(jt_placement_map(&l, pol, pr, n, rp, pp) == 0);
+                for (int r = 0; r < n; r++) {
+                    /* every rank and thread on a real core, of a node holding cores */
+                    int kr = jt_layout_numa_of(&l, rp[r]), kp = jt_layout_numa_of(&l, pp[r]);
+                    CHECK(rp[r] >= 0 && rp[r] < 8 && pp[r] >= 0 && pp[r] < 8);
+                    CHECK((kr == 0 || kr == 1) && (kp == 0 || kp == 1));
+                    if (kr == 0 || kr == 1)
+                        count[kr]++;
+                    for (int q = 0; q < r; q++)
+                        CHECK(rp[q] != rp[r]); /* one rank per core */
+                    if (pr == JT_PROG_BIND)
+                        CHECK(pp[r] == rp[r]);
+                    if (pr == JT_PROG_NUMA) /* never leaves its rank's node */
+                        CHECK(kp == kr);
+                }
+                if (pol == JT_RANKS_NUMA) /* balanced over the two nodes */
+                    CHECK(count[0] - count[1] <= 1 && count[1] - count[0] <= 1);
+            }
+        if (jt_test_failures != fails)
+            fprintf(stderr, "  (memonly-numa.xml, %d ranks)\n", n);
+    }
+    hwloc_topology_destroy(t);
+}
+
 static void xml_topologies(void)
 {
     const char *src = getenv("JOSTLE_SOURCE_DIR");
@@ -145,14 +240,21 @@ static void xml_topologies(void)
         char err[256];
         CHECK(jt_layout_from_hwloc(&l, t, err, sizeof err) == 0);
         CHECK(l.ncores == hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE));
-        CHECK(l.nnuma == hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE));
-        /* A position's core really is local to the position's node. */
+        /* The layout's nodes are the hwloc nodes nearest to some core, in logical order: a
+         * node of no core (memory only) is left out.  A position's core really is local to
+         * (and nearest to) the position's node. */
+        int nodes = 0, last = -1;
         for (int p = 0; p < l.ncores; p++) {
-            hwloc_obj_t c = hwloc_get_obj_by_type(t, HWLOC_OBJ_CORE, (unsigned)l.core[p]);
-            hwloc_obj_t n = hwloc_get_obj_by_type(t, HWLOC_OBJ_NUMANODE,
-                                                  (unsigned)jt_layout_numa_of(&l, p));
-            CHECK(hwloc_bitmap_intersects(c->nodeset, n->nodeset));
+            int k = jt_layout_numa_of(&l, p), j = nearest_numa(t, l.core[p]);
+            CHECK(k >= 0 && k < l.nnuma && l.first[k] < l.first[k + 1]);
+            if (p == 0 || k != jt_layout_numa_of(&l, p - 1)) {
+                CHECK(j > last); /* a new layout node: the next hwloc node holding cores */
+                last = j;
+                nodes++;
+            }
+            CHECK(j == last);
         }
+        CHECK(l.nnuma == nodes);
         for (int n = 1; n <= l.ncores + 3; n++)
             properties(&l, n, e->d_name);
         hwloc_topology_destroy(t);
@@ -168,5 +270,6 @@ int main(void)
     seed_example();
     uniform_machines();
     xml_topologies();
+    memory_only_node();
     TEST_END();
 }

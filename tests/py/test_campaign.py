@@ -42,6 +42,26 @@ def test_complete_runs_are_never_run_again(tmp_path, fake_bench):
     assert (tmp_path / "a.jsonl").stat().st_mtime_ns == before
 
 
+def test_a_run_made_with_other_options_is_refused_not_reused(tmp_path, fake_bench):
+    Campaign(tmp_path, [RunSpec("a", "pingpong", ["--sizes", "0:4"])]).run(
+        config(fake_bench), quiet_progress(tmp_path), quiet=True)
+    again = Campaign(tmp_path, [RunSpec("a", "pingpong", ["--sizes", "0:8"])])
+    with pytest.raises(UsageError, match="made with other options.*--sizes 0:4.*--sizes 0:8"):
+        again.run(config(fake_bench), quiet_progress(tmp_path), quiet=True)
+    more = Campaign(tmp_path, [RunSpec("a", "pingpong", ["--sizes", "0:4"], ranks=4)])
+    with pytest.raises(UsageError, match="2 ranks.*4 ranks"):
+        more.run(config(fake_bench), quiet_progress(tmp_path), quiet=True)
+
+
+def test_each_run_may_have_its_own_launcher(tmp_path, fake_bench):
+    specs = [RunSpec("a", "pingpong", ["--sizes", "4"]), RunSpec("b", "pingpong", ["--sizes", "8"])]
+    seen = []
+    Campaign(tmp_path, specs).run(lambda s: seen.append(s.name) or config(fake_bench),
+                                  quiet_progress(tmp_path), quiet=True)
+    assert seen == ["a", "b"]
+    assert "run 2/2 b: ok" in (tmp_path / "progress.log").read_text()
+
+
 def test_a_corrupt_complete_file_is_not_overwritten(tmp_path, fake_bench, data):
     (tmp_path / "a.jsonl").write_text((data / "noend.jsonl").read_text())
     with pytest.raises(JostleError, match="move it away"):

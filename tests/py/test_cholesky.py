@@ -1,6 +1,7 @@
 """The cholesky benchmark: 2 and 4 real ranks (Open MPI, oversubscribed) with the residual
-checked, bad input (exit 2 with a clear message), a small SimGrid run, the command's plan and
-the figure/report hooks.  No assertion on machine speed."""
+checked, a wrong factorization (a TRSM kernel made wrong by an LD_PRELOAD shim) failing with
+exit 1 and a .partial run file, bad input (exit 2 with a clear message), a small SimGrid run,
+the command's plan and the figure/report hooks.  No assertion on machine speed."""
 import shutil
 import subprocess
 import sys
@@ -11,7 +12,7 @@ import pytest
 from jostle import report
 from jostle.figures import cholesky as fig
 from jostle.results import load_run
-from mpijobs import ENV, run_bench
+from mpijobs import ENV, bench_exe, launcher, run_bench
 
 ROOT = Path(__file__).resolve().parents[2]
 SIM_EXE = ROOT / "build/simgrid/jostle-bench"
@@ -34,6 +35,7 @@ def test_real_ranks_factorize_and_check(tmp_path, np, grid):
     assert (df[df["metric"] == "residual"]["median"] < 1e-13).all()
     assert (df[df["metric"] == "gflops"]["median"] > 0).all()
     c = r.meta["cholesky"]
+    assert c["residual_bound"] == 10    # on ||A - L L^T||_F / (||A||_F N eps): ~1e-3 here
     assert c["tiles"] == 6 and (c["grid_p"], c["grid_q"]) == tuple(map(int, grid.split("x")))
     if np == 4:
         assert c["tiles_broadcast"] > 0     # a 2x2 grid has tiles needed by two ranks
@@ -41,6 +43,46 @@ def test_real_ranks_factorize_and_check(tmp_path, np, grid):
     for k in range(np):
         b = r.meta["binding"][str(k)]
         assert "core" in b["comm"] and len(b["compute"]) == c["workers"]
+
+
+# cblas_dtrsm interposed: the real one, then L(m,k)[0,0] += 1, so the factor is wrong while
+# everything else (POTRF, the updates, the residual's own dsyrk) is the real library.
+WRONG_TRSM = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+typedef void (*trsm_fn)(int, int, int, int, int, int, int, double, const double *, int,
+                        double *, int);
+static trsm_fn real;
+__attribute__((constructor)) static void init(void)
+{
+    real = (trsm_fn)dlsym(RTLD_NEXT, "cblas_dtrsm");
+}
+void cblas_dtrsm(int o, int s, int u, int t, int d, int m, int n, double alpha,
+                 const double *a, int lda, double *b, int ldb)
+{
+    real(o, s, u, t, d, m, n, alpha, a, lda, b, ldb);
+    b[0] += 1.0;
+}
+"""
+
+
+def test_wrong_factorization_fails(tmp_path):
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        pytest.skip("no C compiler for the LD_PRELOAD shim")
+    src, so, out = tmp_path / "wrong_trsm.c", tmp_path / "wrong_trsm.so", tmp_path / "c.jsonl"
+    src.write_text(WRONG_TRSM)
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(so), str(src), "-ldl"], check=True)
+    cmd = launcher("openmpi", 2) + ["-x", f"LD_PRELOAD={so}", bench_exe(), "cholesky", *QUICK,
+                                    "--n", "384", "--tile", "64", "--grid", "1x2",
+                                    "--output", str(out)]
+    p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=240)
+    assert p.returncode == 1, p.stderr    # jt_fatal: not 0, not 2 (bad input)
+    assert "the factorization is wrong" in p.stderr, p.stderr
+    assert "above the bound 10 (N 384, tile 64, grid 1x2)" in p.stderr
+    assert not out.exists()               # no complete result: the run file stays .partial
+    partial = out.with_name(out.name + ".partial")
+    assert partial.exists() and '"type":"end"' not in partial.read_text()
 
 
 @pytest.mark.parametrize("args,msg", [

@@ -62,6 +62,22 @@ def test_records_and_both_formulas(tmp_path, np, mode):
     assert fig.build([r]) and fig.tables([r])[0]["rows"]
 
 
+@pytest.mark.parametrize("args,rank_core,thread_core", [
+    (["--thread-core", "1"], None, 1),                          # explicit core
+    (["--comm-core", "1", "--thread-core", "bind"], 1, 1),      # bind follows the moved rank
+])
+def test_progress_thread_core_obtained(tmp_path, args, rank_core, thread_core):
+    p, out = overlap(tmp_path, *QUICK, "--collectives", "ialltoall", "--progress-mode", "thread",
+                     "--oversubscribe", *args)
+    assert p.returncode == 0, p.stderr
+    m = load_run(out).meta
+    b = m["binding"]["0"]
+    assert b["progress"]["core"] == thread_core
+    if rank_core is not None:
+        assert b["comm"]["core"] == rank_core
+    assert "see binding" in m["placement"]["planned"]
+
+
 def test_barrier_before_every_sample(tmp_path):
     p, out = overlap(tmp_path, *QUICK, "--batch", "1", "--collectives", "ibcast")
     assert p.returncode == 0, p.stderr
@@ -86,6 +102,8 @@ def test_overlap_formulas_on_known_times():
     (["--root", "7"], "--root 7 is not allowed"),
     (["--batch", "0"], "--batch '0' is not allowed"),
     (["--thread-idle", "doze"], "thread-idle"),
+    (["--collectives", "ireduce", "--sizes", "2,8"], "2 B is not allowed with ireduce"),
+    (["--progress-mode", "thread", "--comm-core", "1"], "--thread-core numa is not allowed with"),
 ])
 def test_bad_input_exits_2(tmp_path, args, text):
     p, out = overlap(tmp_path, *QUICK, *args)

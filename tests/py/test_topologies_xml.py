@@ -32,7 +32,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 TOPO = ROOT / "share" / "topologies"
 GENERATED = ["henri.xml", "opteron-2numa-nic0.xml", "opteron-2numa-nic1.xml",
-             "opteron-8numa.xml"]
+             "opteron-8numa.xml", "memonly-numa.xml"]
 ALL = GENERATED + ["this-vm.xml"]
 IO_TYPES = {"Bridge", "PCIDev", "OSDev"}
 SETS = ("cpuset", "complete_cpuset", "nodeset", "complete_nodeset")
@@ -51,6 +51,8 @@ EXPECT = {
     # seed 001 sec. 2.2: Hagrid, 8 NUMA nodes (8 dual-core), IB near node 0
     "opteron-8numa.xml": dict(pus=16, packages=8, numa=8, mem_gib=None,
                               nics={"ib0": {0}, "mthca0": {0}}),
+    # made up: 2 x 4 cores with a node each, and a memory-only (CXL-like) node; no NIC
+    "memonly-numa.xml": dict(pus=8, packages=2, numa=3, local_numa=2, mem_gib=None, nics={}),
 }
 
 # seed 001 sec. 3.3.2: the 11 HyperTransport links of Hagrid, read from the
@@ -132,9 +134,10 @@ def test_structure_matches_published_facts(fname):
     assert len(by_type["Core"]) == exp["pus"]          # no SMT anywhere
     assert len(by_type["Package"]) == exp["packages"]
     assert len(by_type["NUMANode"]) == exp["numa"]
-    # each NUMA node owns the same number of cores
-    sizes = {len(parse_bitmap(n.get("cpuset"))) for n in by_type["NUMANode"]}
-    assert sizes == {exp["pus"] // exp["numa"]}
+    # each NUMA node owns the same number of cores, but a memory-only one (empty cpuset)
+    local = [n for n in by_type["NUMANode"] if parse_bitmap(n.get("cpuset"))]
+    sizes = {len(parse_bitmap(n.get("cpuset"))) for n in local}
+    assert sizes == {exp["pus"] // exp.get("local_numa", exp["numa"])}
     if exp["mem_gib"] is not None:
         total = sum(int(n.get("local_memory")) for n in by_type["NUMANode"])
         assert total == exp["mem_gib"] << 30

@@ -1,6 +1,7 @@
 """`jostle overlap`: the overlap of non-blocking collectives with computation (IMB-NBC, as in
 Taboada, COMPAS 2016), as a resumable campaign of `jostle-bench overlap` runs: one run per
-(MPI library, rank policy, progress mode, number of ranks), every collective and size inside
+(MPI library, rank policy, progress mode, progress-thread core, number of ranks), every
+collective and size inside
 it; then the heat maps (ranks × size, colour = overlap) and the times versus size."""
 
 import argparse
@@ -32,10 +33,11 @@ EXAMPLES = """examples:
   jostle overlap --quick                                    2..cores ranks, a first look
   jostle overlap --ranks 2,4,8 --policy scatter,numa --progress-mode none,thread
   jostle overlap --hosts n1,n2,n3,n4 --ranks 4:32:4 --policy scatter,numa \\
-                 --progress-mode thread --thread-core numa      the seed's figure 3
+                 --progress-mode thread --thread-core bind,numa  the seed's figure 3
   jostle overlap --kernel triad --collectives ialltoall --sizes 1K:4M
 
-Runs: OUTPUT-DIR/CAMPAIGN/overlap-<mpi>-<policy>-<mode>-<kernel>-nNN.jsonl; figures in
+Runs: OUTPUT-DIR/CAMPAIGN/overlap-<mpi>-<policy>-<mode>[-<thread core>]-<kernel>-nNN.jsonl
+(a run already there with other options is refused, never passed off as this one); figures in
 OUTPUT-DIR/CAMPAIGN/figures/. The colour is overlap_min (the seed's formula, denominator
 min(t_pure, t_CPU)); overlap_max (IMB-NBC's printed formula) is recorded too."""
 
@@ -89,8 +91,12 @@ def _options(p):
     g.add_argument("--progress-mode", type=_choices(MODES, "a progress mode"),
                    default=["none", "thread"], metavar="A,B",
                    help="none, polling, thread (default none,thread)")
-    g.add_argument("--thread-core", default="numa", metavar="bind|next|numa|N",
-                   help="where a progress thread goes (default numa: algorithm 2)")
+    g.add_argument("--thread-core", type=_thread_cores, default=["numa"], metavar="A,B",
+                   help="where a progress thread goes: any of bind, next, numa (algorithm 2), "
+                        "or a core number (default numa); each is a configuration")
+    g.add_argument("--fallback", action="store_true",
+                   help="where the library does not grant MPI_THREAD_MULTIPLE, poll instead of "
+                        "a progress thread (default: such a run stops with exit 2)")
     g.add_argument("--poll-us", type=c.positive_float, metavar="F", help="polling period (10)")
     g.add_argument("--thread-idle", choices=("spin", "sleep"), default="spin",
                    help="an idle progress thread spins, yielding (default), or sleeps")
@@ -108,38 +114,49 @@ def _options(p):
     c.add_output_options(p, campaign_default="overlap")
 
 
-def _check(args):
-    tc = args.thread_core
-    if tc not in THREAD_CORES and not tc.isdigit():
-        raise UsageError(f"--thread-core '{tc}' is not allowed; expected bind, next, numa or a "
-                         "core number")
+def _thread_cores(text):
+    vals = [v.strip() for v in text.split(",")]
+    bad = [v for v in vals if v not in THREAD_CORES and not v.isdigit()]
+    if bad or not vals:
+        raise argparse.ArgumentTypeError(f"'{bad[0] if bad else text}' is not a progress-thread "
+                                         "core; allowed: bind, next, numa or a core number")
+    return vals
 
 
 def plan(args, configs, cores) -> list:
-    """[(LaunchConfig, RunSpec)]: one run per library × policy × mode × rank count."""
+    """[(LaunchConfig, RunSpec)]: one run per library × policy × mode (× thread core for
+    progress threads) × rank count."""
     hosts = list(args.hosts or [])
     counts = args.ranks or [n for n in (2, 4, 8, 16, 32, 64) if n <= max(cores, 2)]
     common = ["--collectives", ",".join(args.collectives), "--sizes", args.sizes or DEFAULT_SIZES,
-              "--kernel", args.kernel, "--thread-core", args.thread_core, *(QUICK if args.quick else [])]
-    if args.poll_us:
-        common += ["--poll-us", str(args.poll_us)]
-    if args.batch:
-        common += ["--batch", str(args.batch)]
+              "--kernel", args.kernel, *(QUICK if args.quick else [])]
+    for flag, value in (("--poll-us", args.poll_us), ("--batch", args.batch)):
+        if value:
+            common += [flag, str(value)]
     if args.thread_idle != "spin":
         common += ["--thread-idle", args.thread_idle]
+    if args.fallback:
+        common.append("--fallback")
     sizes = parse_sizes(args.sizes or DEFAULT_SIZES)
+    timeout = args.timeout or 60 + 2 * len(sizes) * len(args.collectives) * (
+        0.1 if args.quick else 2.5)
     out = []
     for lib, config in configs:
         for pol in args.policy:
             for mode in args.progress_mode:
-                for n in counts:
-                    per_host = -(-n // len(hosts)) if hosts else n
-                    extra = ["--oversubscribe"] if per_host > cores else []
-                    a = ["--policy", pol, "--progress-mode", mode, *extra, *common]
-                    name = f"overlap-{lib}-{pol}-{mode}-{args.kernel}-n{n:02d}"
-                    timeout = args.timeout or 60 + 2 * len(sizes) * len(args.collectives) * (
-                        0.1 if args.quick else 2.5)
-                    out.append((config, RunSpec(name, "overlap", a, n, hosts, timeout)))
+                for tc in (args.thread_core if mode == "thread" else [None]):
+                    for n in counts:
+                        per_host = -(-n // len(hosts)) if hosts else n
+                        if per_host > cores and args.oversubscribe == "no":
+                            raise UsageError(
+                                f"--ranks {n} puts {per_host} ranks on hosts of {cores} cores, "
+                                "and --oversubscribe no forbids more ranks than cores")
+                        a = ["--policy", pol, "--progress-mode", mode,
+                             *(["--thread-core", tc] if tc else []),
+                             *(["--oversubscribe"] if per_host > cores else []), *common]
+                        name = (f"overlap-{lib}-{pol}-{mode}{'-' + tc if tc else ''}-"
+                                f"{args.kernel}-n{n:02d}")
+                        out.append((config, RunSpec(name, "overlap", a, n, hosts, timeout)))
     return out
 
 
@@ -164,12 +181,10 @@ def execute(args, directory, progress) -> list:
     cfgs = configs(args)
     machine = launch.bench_machine(cfgs[0][1].bench)
     runs = plan(args, cfgs, int(machine.get("cores") or launch.host_cores()))
-    done = []
-    for config, spec in runs:   # one campaign directory; each run with its own launcher
-        camp = Campaign(directory, [spec])
-        camp.run(config, progress, quiet=args.quiet)
-        done.append(camp.output(spec))
-    return done
+    config_of = {spec.name: config for config, spec in runs}   # each run its own launcher
+    camp = Campaign(directory, [spec for _, spec in runs])
+    camp.run(lambda spec: config_of[spec.name], progress, quiet=args.quiet)
+    return [camp.output(spec) for _, spec in runs]
 
 
 def draw(paths, outdir) -> list:
@@ -181,7 +196,6 @@ def draw(paths, outdir) -> list:
 
 
 def main(args):
-    _check(args)
     camp_dir = Path(args.output_dir) / args.campaign
     if args.dry_run:
         cfgs = configs(args)
@@ -205,7 +219,7 @@ def step_overlap(ctx):
     p = argparse.ArgumentParser()
     _options(p)
     args = p.parse_args(["--quick", "--ranks", "2,4", "--collectives", "ialltoall",
-                         "--sizes", "8,1K,64K,256K", "--policy", "numa"])
+                         "--sizes", "8,1K,64K,256K", "--policy", "numa", "--fallback"])
     args = argparse.Namespace(**{**vars(args), **{k: v for k, v in vars(ctx.args).items()
                                                   if k in ("mpi", "bench", "launcher", "timeout",
                                                            "oversubscribe", "quiet")}})
