@@ -22,12 +22,35 @@ static int add_int(int **v, int *n, int x)
     return 0;
 }
 
+/* A remote task reading tiles this rank owns: its rank joins their recipients, once each, in
+ * the order the DAG needs them (as a runtime learns it when a remote task is inserted). */
+static void remote_reader(builder *b, const jt_chol_task *t, int owner)
+{
+    jt_chol_plan *p = b->p;
+    int im[2], ik[2], nin = jt_chol_inputs(t, im, ik);
+    for (int i = 0; i < nin; i++) {
+        jt_chol_tile *in = &p->tiles[jt_chol_tile_id(&p->g, im[i], ik[i])];
+        if (in->where != JT_TILE_OWNED || !in->recip)
+            continue;
+        int known = 0;
+        for (int q = 0; q < in->nrecip && !known; q++)
+            known = in->recip[q] == owner;
+        if (!known)
+            in->recip[in->nrecip++] = owner;
+    }
+}
+
 static void visit(const jt_chol_task *t, void *arg)
 {
     builder *b = arg;
     jt_chol_plan *p = b->p;
-    if (b->err || jt_chol_owner(&p->g, t->m, t->n) != p->rank)
+    int owner = jt_chol_owner(&p->g, t->m, t->n);
+    if (b->err)
         return;
+    if (owner != p->rank) {
+        remote_reader(b, t, owner);
+        return;
+    }
     if (p->ntasks == b->cap) {
         b->cap = b->cap ? 2 * b->cap : 64;
         jt_chol_ltask *q = realloc(p->tasks, (size_t)b->cap * sizeof *q);
@@ -59,11 +82,8 @@ static void visit(const jt_chol_task *t, void *arg)
         jt_chol_tile *f = &p->tiles[out];
         lt->final = out;
         f->recip = malloc((size_t)(p->g.P * p->g.Q) * sizeof *f->recip);
-        f->nrecip = f->recip ? jt_chol_recipients(&p->g, t->m, t->k, f->recip) : -1;
-        b->err |= f->nrecip < 0;
-        p->nsend1 += f->nrecip == 1;
-        p->nbcast += f->nrecip > 1;
-        p->nmsgs += f->nrecip > 0 ? f->nrecip : 0;
+        f->nrecip = 0;     /* filled by the remote readers visited later */
+        b->err |= !f->recip;
     }
 }
 
@@ -92,6 +112,13 @@ jt_chol_plan *jt_chol_plan_build(const jt_chol_grid *g, int rank)
         }
     jt_chol_foreach(g, visit, &b);
     free(b.last);
+    /* Broadcast detection: a final tile with several recipients. */
+    for (int i = 0; !b.err && i < p->ntiles; i++) {
+        int n = p->tiles[i].recip ? p->tiles[i].nrecip : 0;
+        p->nsend1 += n == 1;
+        p->nbcast += n > 1;
+        p->nmsgs += n;
+    }
     if (b.err) {
         jt_chol_plan_free(p);
         return NULL;

@@ -31,7 +31,7 @@ typedef struct jt_chol_tile {
     int where;          /* JT_TILE_* for this rank */
     double *a;          /* nb×nb column-major, set by the caller for OWNED and REMOTE */
     int *cons, ncons;   /* local tasks reading it as a final tile */
-    int *recip, nrecip; /* OWNED final tiles: the ranks to send it to, increasing */
+    int *recip, nrecip; /* OWNED final tiles: the ranks to send it to, in DAG order */
 } jt_chol_tile;
 
 typedef struct jt_chol_plan {

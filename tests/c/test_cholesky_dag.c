@@ -74,6 +74,19 @@ int main(void)
         bc[r] = p->nbcast, s1[r] = p->nsend1, recv[r] = p->nrecv;
         for (int i = 0; i < p->ntasks; i++)
             CHECK(jt_chol_owner(&g, p->tasks[i].t.m, p->tasks[i].t.n) == r);
+        /* The recipients the walk of the DAG found are the hand-checked ones above. */
+        for (size_t i = 0; i < sizeof sends / sizeof *sends; i++) {
+            const jt_chol_tile *t = &p->tiles[jt_chol_tile_id(&g, sends[i].m, sends[i].k)];
+            if (t->where != JT_TILE_OWNED)
+                continue;
+            int found = 0;
+            for (int q = 0; q < t->nrecip; q++)
+                for (int e = 0; e < sends[i].n; e++)
+                    found += t->recip[q] == sends[i].r[e];
+            CHECKF(t->nrecip == sends[i].n && found == sends[i].n,
+                   "rank %d, L(%d,%d): %d recipients from the DAG, expected %d", r, sends[i].m,
+                   sends[i].k, t->nrecip, sends[i].n);
+        }
         jt_chol_plan_free(p);
     }
     CHECK(tasks == 20);
@@ -85,5 +98,24 @@ int main(void)
      * r2 L00 L20 L21 L31 L22; r3 L10 L30 L32. */
     CHECKF(recv[0] == 1 && recv[1] == 3 && recv[2] == 5 && recv[3] == 3, "receives %d %d %d %d",
            recv[0], recv[1], recv[2], recv[3]);
+    /* A larger case: on a 3x4 grid of 12x12 tiles, every rank's recipients found by walking
+     * the DAG equal, as sets, the closed form of jt_chol_recipients. */
+    jt_chol_grid g2 = {12, 3, 4, 8};
+    for (int r = 0; r < 12; r++) {
+        jt_chol_plan *p = jt_chol_plan_build(&g2, r);
+        CHECK(p != NULL);
+        for (int i = 0; p && i < p->ntiles; i++) {
+            const jt_chol_tile *t = &p->tiles[i];
+            if (t->where != JT_TILE_OWNED)
+                continue;
+            int want[12], nw = jt_chol_recipients(&g2, t->m, t->n, want), same = 0;
+            for (int q = 0; q < t->nrecip; q++)
+                for (int e = 0; e < nw; e++)
+                    same += t->recip[q] == want[e];
+            CHECKF(t->nrecip == nw && same == nw, "3x4, rank %d, L(%d,%d): %d recipients from "
+                   "the DAG, %d from the closed form", r, t->m, t->n, t->nrecip, nw);
+        }
+        jt_chol_plan_free(p);
+    }
     TEST_END();
 }
