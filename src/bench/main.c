@@ -8,6 +8,7 @@
 #include "topo/topo.h"
 
 #include "core/sizes.h"
+#include "core/stats.h"
 
 #include <mpi.h>
 #include <stdio.h>
@@ -19,6 +20,8 @@ static void usage(FILE *f)
     fprintf(f, "Usage: jostle-bench BENCHMARK [options]   (under mpirun, mpiexec or srun)\n"
                "       jostle-bench --list | --version | --machine [--topology FILE.xml]\n"
                "       jostle-bench --parse-sizes SPEC   (the sizes as a JSON list)\n"
+               "       jostle-bench --stats < NUMBERS    (their statistics, as a point line's "
+               "keys)\n"
                "       jostle-bench --topo [--topology FILE.xml] [--export OUT.xml]\n"
                "       jostle-bench --place [--topology FILE.xml] [--nic NAME] [--favor latency|"
                "bandwidth] [--threads K]\n"
@@ -112,6 +115,39 @@ static int parse_sizes(int argc, char **argv)
     return 0;
 }
 
+/* The harness's statistics of numbers read from stdin, as a point line's keys: for samples
+ * measured outside jostle-bench (an outside reference such as StarPU's mpi_cholesky). */
+static int stats(int argc, char **argv)
+{
+    (void)argv;
+    if (argc != 2)
+        jt_usage_error("--stats takes no argument: numbers on standard input");
+    size_t n = 0, cap = 64;
+    double *v = malloc(cap * sizeof *v), x;
+    while (v && scanf("%lf", &x) == 1) {
+        if (n == cap)
+            v = realloc(v, (cap *= 2) * sizeof *v);
+        if (v)
+            v[n++] = x;
+    }
+    if (!v)
+        jt_fatal("out of memory");
+    if (!feof(stdin) || n == 0)
+        jt_usage_error("--stats: standard input must hold one or more numbers, and only numbers");
+    jt_stats st;
+    jt_stats_compute(v, n, &st);
+    jt_json j;
+    jt_json_init(&j);
+    jt_json_object(&j);
+    jt_json_kint(&j, "n", (long long)n);
+    jt_stats_json(&st, &j);
+    jt_json_end(&j);
+    puts(j.buf);
+    jt_json_free(&j);
+    free(v);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
@@ -122,6 +158,8 @@ int main(int argc, char **argv)
         return version();
     if (strcmp(argv[1], "--parse-sizes") == 0)
         return parse_sizes(argc, argv);
+    if (strcmp(argv[1], "--stats") == 0)
+        return stats(argc, argv);
     if (strcmp(argv[1], "--machine") == 0)
         return machine(argc, argv);
     if (strcmp(argv[1], "--topo") == 0)

@@ -75,3 +75,20 @@ double jt_stats_rel_halfwidth(const jt_stats *s)
         return INFINITY;
     return 0.5 * (s->ci_hi - s->ci_lo) / fabs(s->median);
 }
+
+void jt_stats_json(const jt_stats *st, jt_json *j)
+{
+    jt_json_knum(j, "min", st->min);
+    jt_json_knum(j, "p25", st->p25);
+    jt_json_knum(j, "median", st->median);
+    jt_json_knum(j, "p75", st->p75);
+    jt_json_knum(j, "p99", st->p99);
+    jt_json_knum(j, "max", st->max);
+    jt_json_knum(j, "mean", st->mean);
+    jt_json_knum(j, "stddev", st->stddev);
+    jt_json_key(j, "ci95");
+    jt_json_array(j);
+    jt_json_num(j, st->ci_lo);
+    jt_json_num(j, st->ci_hi);
+    jt_json_end(j);
+}

@@ -2,6 +2,8 @@
 #ifndef JT_STATS_H
 #define JT_STATS_H
 
+#include "core/json.h"
+
 #include <stddef.h>
 
 typedef struct jt_stats {
@@ -26,5 +28,8 @@ void jt_stats_compute(double *x, size_t n, jt_stats *s);
 
 /* Relative half-width of the median's interval, (hi - lo) / 2 / |median|. */
 double jt_stats_rel_halfwidth(const jt_stats *s);
+
+/* The distribution's keys of a record's point line (docs/records.md): min … stddev, ci95. */
+void jt_stats_json(const jt_stats *st, jt_json *j);
 
 #endif

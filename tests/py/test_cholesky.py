@@ -121,6 +121,26 @@ def test_small_smpi_run(tmp_path):
     assert 'id="cholesky-summary"' in html
 
 
+def test_starpu_reference_recorded_beside_jostle(tmp_path):
+    from jostle import starpu
+    if not starpu.MPI_CHOLESKY.is_file():
+        pytest.skip(f"{starpu.MPI_CHOLESKY} (starpu-examples) is not installed")
+    p = subprocess.run([sys.executable, "-m", "jostle.cli", "cholesky", "--n", "512", "--tile",
+                        "128", "--workers", "1", "--min-reps", "2", "--max-time", "0.05",
+                        "--starpu", "--starpu-reps", "2", "--output-dir", str(tmp_path),
+                        "--campaign", "c", "--name", "t", "--quiet"], env=ENV,
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    ref = load_run(tmp_path / "c" / "t-starpu.jsonl")
+    pt = ref.points.iloc[0]
+    assert ref.benchmark == "cholesky" and pt["mode"] == "starpu" and pt["n"] == 2
+    assert pt["median"] > 0 and pt["order"] == 512 and pt["tile"] == 128
+    assert "mpi_cholesky" in " ".join(ref.meta["argv"])
+    table = fig.tables([load_run(tmp_path / "c" / "t.jsonl"), ref])[0]
+    col = table["headers"].index("StarPU-MPI GFlop/s")
+    assert table["rows"][0][col] == pytest.approx(pt["median"], abs=0.006)  # rounded to 0.01
+
+
 def test_cli_plan_and_bad_grid(tmp_path):
     run = lambda *a: subprocess.run([sys.executable, "-m", "jostle.cli", "cholesky", *a],
                                     env=ENV, capture_output=True, text=True, timeout=60)

@@ -11,7 +11,7 @@ import argparse
 import sys
 import time
 
-from .. import simgrid
+from .. import simgrid, starpu
 from ..campaign import Campaign, RunSpec
 from ..errors import UsageError
 from ..progress import Progress
@@ -23,6 +23,7 @@ SIM_N, SIM_TILE = 16384, 512
 EXAMPLES = """examples:
   jostle cholesky                                   2 ranks here, N 2048, tiles 256
   jostle cholesky --ranks 4 --grid 2x2 --n 4096 --tile 512
+  jostle cholesky --n 4096 --tile 512 --workers 1 --starpu   beside StarPU-MPI's mpi_cholesky
   jostle cholesky --simulate --nodes 4:256          the seed's figure: gain vs node count
   jostle cholesky --matrix nonspd                   must fail with exit 2, naming the tile"""
 
@@ -67,6 +68,13 @@ def register(sub):
                    help="node speed, flop/s: the kernels' modelled rate (default 100Gf)")
     s.add_argument("--poll-cost", type=c.positive_float, default=1e-7, metavar="S",
                    help="simulated seconds per MPI_Iprobe/MPI_Test (default 1e-7)")
+    r = p.add_argument_group("outside reference")
+    r.add_argument("--starpu", action="store_true",
+                   help="also run StarPU-MPI's mpi_cholesky (starpu-examples) on the same N, "
+                        "tile and ranks, recorded as run <name>-starpu")
+    r.add_argument("--starpu-reps", type=c.positive_int, default=3, metavar="N",
+                   help="mpi_cholesky launches, one factorization each (default 3)")
+    r.add_argument("--starpu-bin", metavar="PATH", help=f"mpi_cholesky (default {starpu.MPI_CHOLESKY})")
     h = p.add_argument_group("repetitions")
     h.add_argument("--min-reps", type=c.positive_int, metavar="N",
                    help="factorizations per mode at least (default 5; simulated 1: deterministic)")
@@ -116,12 +124,25 @@ def main(args):
     if args.dry_run:
         print(config.plan(run, [run.benchmark, *run.args, "--output", str(camp.output(run))]).line)
         return 0
-    camp.run(config, Progress(), quiet=args.quiet)
+    progress = Progress()
+    camp.run(config, progress, quiet=args.quiet)
     print(f"jostle: results in {camp.output(run)}", file=sys.stderr)
+    if args.starpu:
+        n, nb = int(run.args[1]), int(run.args[3])
+        ref = camp.dir / f"{name}-starpu.jsonl"
+        if ref.exists():
+            progress.note(f"{ref}: already complete, skipped")
+        else:
+            starpu.run(starpu.find(args.starpu_bin), config.bench, ref, n=n, tile=nb,
+                       ranks=args.ranks, hosts=args.hosts or [], reps=args.starpu_reps,
+                       workers=args.workers or 1, progress=progress)
+        print(f"jostle: StarPU-MPI reference in {ref}", file=sys.stderr)
     return 0
 
 
 def simulate(args):
+    if args.starpu:
+        raise UsageError("--starpu is not allowed with --simulate: StarPU-MPI runs on real ranks")
     if args.matrix != "spd":
         raise UsageError("--matrix nonspd is not allowed with --simulate: the kernels do not run")
     nodes = simgrid.parse_nodes(args.nodes)
