@@ -97,18 +97,21 @@ def _fmt(x: float) -> str:
 
 
 def platform_xml(nodes: int, bandwidth: float, latency: float, speed: float,
-                 prefix: str = "node-") -> str:
-    """The platform file text: bandwidth in bytes/s, latency in s, speed in flop/s."""
+                 prefix: str = "node-", cores: int = 1) -> str:
+    """The platform file text: bandwidth in bytes/s, latency in s, speed in flop/s per core,
+    cores per node (an execution runs on one core: W concurrent ones need W cores)."""
     if nodes < 1:
         raise UsageError(f"a platform needs at least 1 node, not {nodes}")
+    if cores < 1:
+        raise UsageError(f"a node needs at least 1 core, not {cores}")
     return (
         "<?xml version='1.0'?>\n"
         '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
         '<platform version="4.1">\n'
         f"  <!-- jostle: {nodes} nodes, {_fmt(bandwidth)} B/s and {_fmt(latency)} s per node link,"
-        f" {_fmt(speed)} flop/s per node -->\n"
+        f" {cores} core(s) of {_fmt(speed)} flop/s per node -->\n"
         f'  <cluster id="jostle" prefix="{prefix}" suffix="" radical="0-{nodes - 1}"'
-        f' speed="{_fmt(speed)}f" bw="{_fmt(bandwidth)}Bps" lat="{_fmt(latency)}s"'
+        f' speed="{_fmt(speed)}f" core="{cores}" bw="{_fmt(bandwidth)}Bps" lat="{_fmt(latency)}s"'
         f' bb_bw="{_fmt(bandwidth * nodes)}Bps" bb_lat="0s"/>\n'
         "</platform>\n")
 
@@ -117,12 +120,13 @@ def hostfile_text(nodes: int, prefix: str = "node-") -> str:
     return "".join(f"{prefix}{i}\n" for i in range(nodes))
 
 
-def write_platform(directory, nodes: int, bandwidth: float, latency: float, speed: float):
+def write_platform(directory, nodes: int, bandwidth: float, latency: float, speed: float,
+                   cores: int = 1):
     """Writes <dir>/platform-<N>.xml and hostfile-<N>; returns (platform, hostfile) paths."""
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     plat, hosts = d / f"platform-{nodes}.xml", d / f"hostfile-{nodes}"
-    plat.write_text(platform_xml(nodes, bandwidth, latency, speed))
+    plat.write_text(platform_xml(nodes, bandwidth, latency, speed, cores=cores))
     hosts.write_text(hostfile_text(nodes))
     return plat, hosts
 
@@ -155,7 +159,7 @@ def run_sweep(args, benchmark: str, nodes: list, bench_args: list, seconds_per_n
     """The simulated campaign of one benchmark: for each node count a platform and hostfile and
     one smpirun run named BENCHMARK-sim-N (resumable: a completed count is not run again).
     args carries the simulation options every simulated command shares (--bandwidth, --latency,
-    --speed, --poll-cost, --bench) and the campaign ones (--output-dir, --campaign, --timeout,
+    --speed, --poll-cost, --bench, and --cores-per-node where the command has it) and the campaign ones (--output-dir, --campaign, --timeout,
     --dry-run, --quiet)."""
     from .campaign import Campaign, LaunchConfig, RunSpec
     from .progress import Progress
@@ -169,7 +173,8 @@ def run_sweep(args, benchmark: str, nodes: list, bench_args: list, seconds_per_n
     t0 = time.monotonic()
     runs, config_of = [], {}
     for n in nodes:   # one platform, hence one launcher prefix, per node count
-        plat, hosts = write_platform(camp_dir / "platforms", n, bw, lat, speed)
+        plat, hosts = write_platform(camp_dir / "platforms", n, bw, lat, speed,
+                                     getattr(args, "cores_per_node", 1))
         run = RunSpec(f"{benchmark}-sim-{n}", benchmark, bench_args, n, [],
                       args.timeout or 600 + seconds_per_node * n)
         prefix = shlex.join(["smpirun", "-np", str(n), "-platform", str(plat),

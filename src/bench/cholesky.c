@@ -31,6 +31,7 @@
 
 #if defined(JT_SMPI) || defined(SMPI_H)
 #define CH_SIM 1
+#include <simgrid/host.h>
 #else
 #define CH_SIM 0
 #endif
@@ -155,7 +156,11 @@ static void *setup(jt_ctx *ctx)
     s->kind = (jt_chol_matrix)jt_opt_choice(&ctx->opts, "matrix", matrix_names);
     s->workers = (int)jt_opt_long(&ctx->opts, "workers", 0, 1024);
     if (s->workers == 0) {
-        long cores = CH_SIM ? 1 : sysconf(_SC_NPROCESSORS_ONLN);
+#if CH_SIM /* the simulated node's cores: one worker each */
+        long cores = (long)sg_host_core_count(sg_host_self()) * ctx->local_size;
+#else
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+#endif
         s->workers = cores / ctx->local_size > 1 ? (int)(cores / ctx->local_size) : 1;
     }
     if (CH_SIM && s->kind == JT_MATRIX_NONSPD)

@@ -12,7 +12,8 @@ void jt_simulated_json(jt_json *j)
     jt_json_object(j);
     jt_json_kstr(j, "simulator", "SimGrid SMPI");
     jt_json_kint(j, "platform_hosts", (long long)n);
-    jt_json_knum(j, "host_speed_flops", sg_host_get_speed(self));
+    jt_json_knum(j, "host_speed_flops", sg_host_get_speed(self)); /* per core */
+    jt_json_kint(j, "host_cores", sg_host_core_count(self));
     /* One route, host 0 to host 1: on jostle's generated clusters every route is alike. */
     if (n >= 2) {
         jt_json_knum(j, "route_bandwidth_Bps", sg_host_get_route_bandwidth(all[0], all[1]));

@@ -104,19 +104,20 @@ def test_small_smpi_run(tmp_path):
     if not SIM_EXE.exists():
         pytest.skip(f"{SIM_EXE} is not built (make build with smpicc)")
     p = subprocess.run([sys.executable, "-m", "jostle.cli", "cholesky", "--simulate", "--nodes",
-                        "4", "--n", "2048", "--tile", "256", "--output-dir", str(tmp_path),
-                        "--campaign", "s", "--quiet"], env=ENV, capture_output=True, text=True,
-                       timeout=300)
+                        "4", "--n", "2048", "--tile", "256", "--cores-per-node", "2", "--speed",
+                        "50Gf", "--output-dir", str(tmp_path), "--campaign", "s", "--quiet"],
+                       env=ENV, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
     r = load_run(tmp_path / "s" / "cholesky-sim-4.jsonl")
     assert set(r.points["mode"]) == {"flat", "dbcast"}
     assert r.meta["cholesky"]["simulated"] is True
     sim = r.meta["simulated"]   # what SimGrid says the simulated nodes are
-    assert sim["platform_hosts"] == 4 and sim["host_speed_flops"] == pytest.approx(100e9)
+    assert sim["platform_hosts"] == 4 and sim["host_speed_flops"] == pytest.approx(50e9)
+    assert sim["host_cores"] == 2 and r.meta["cholesky"]["workers"] == 2   # a worker per core
     assert sim["route_bandwidth_Bps"] == pytest.approx(10e9 / 8)
     gains = fig._gains(fig._frame([r]))
     assert len(gains) == 1 and gains[0]["nodes"] == 4 and gains[0]["n"] == 2048
-    assert "100 GFlop/s nodes, 10 Gbit/s" in gains[0]["platform"]
+    assert "nodes of 2 × 50 GFlop/s cores, 10 Gbit/s" in gains[0]["platform"]
     html = report.render([r])
     assert 'id="cholesky-summary"' in html
 

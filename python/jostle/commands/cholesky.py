@@ -65,7 +65,11 @@ def register(sub):
     s.add_argument("--bandwidth", default="10Gbps", metavar="BW", help="per-node link (default 10Gbps)")
     s.add_argument("--latency", default="1us", metavar="T", help="per-link latency (default 1us)")
     s.add_argument("--speed", default="100Gf", metavar="F",
-                   help="node speed, flop/s: the kernels' modelled rate (default 100Gf)")
+                   help="speed of a node's core, flop/s: the kernels' modelled rate "
+                        "(default 100Gf)")
+    s.add_argument("--cores-per-node", type=c.positive_int, default=1, metavar="C",
+                   help="cores per simulated node, each running one worker (default 1; the "
+                        "seed's nodes: --cores-per-node 16)")
     s.add_argument("--poll-cost", type=c.positive_float, default=1e-7, metavar="S",
                    help="simulated seconds per MPI_Iprobe/MPI_Test (default 1e-7)")
     r = p.add_argument_group("outside reference")

@@ -31,7 +31,9 @@ def _platform(sim):
     """The simulated node and network in words, from the record's "simulated" object."""
     if not sim:
         return ""
-    words = [f"{sim['host_speed_flops'] / 1e9:g} GFlop/s nodes"]
+    cores = sim.get("host_cores", 1)
+    words = [f"{sim['host_speed_flops'] / 1e9:g} GFlop/s nodes" if cores == 1 else
+             f"nodes of {cores} × {sim['host_speed_flops'] / 1e9:g} GFlop/s cores"]
     if "route_bandwidth_Bps" in sim:
         words.append(f"{sim['route_bandwidth_Bps'] * 8 / 1e9:g} Gbit/s, "
                      f"{sim['route_latency_s'] * 1e6:g} µs between nodes")
