@@ -6,6 +6,8 @@ size for one configuration, where a protocol switch (rendezvous) shows.
 The colour is overlap_min, the seed's formula (denominator min(t_pure, t_CPU), as in IMB's
 user guide); the records also hold overlap_max (what IMB-NBC's code prints)."""
 
+import re
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -26,8 +28,9 @@ def frame(runs) -> pd.DataFrame:
             continue
         d = r.points.copy()
         d["ranks"] = (r.meta.get("mpi") or {}).get("ranks")
-        d["library"] = ((r.meta.get("mpi") or {}).get("library") or "?").split(",")[0]
-        d["caveats"] = ", ".join(caveats(r))
+        d["library"] = " ".join(((r.meta.get("mpi") or {}).get("library") or "?")
+                                .split(",")[0].split())   # MPICH's has a tab
+        d["caveats"] = "; ".join(caveats(r))
         parts.append(d)
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
@@ -41,7 +44,7 @@ def _label(cfg) -> str:
 def heatmaps(df) -> list:
     figs = []
     ov = df[df.metric == SHOWN]
-    for k, (cfg, d) in enumerate(ov.groupby(list(CONFIG), sort=True)):
+    for cfg, d in ov.groupby(list(CONFIG), sort=True):
         colls = list(dict.fromkeys(d.collective))
         fig, axes = plt.subplots(1, len(colls), figsize=(4.2 * len(colls), 3.6), squeeze=False)
         for ax, coll in zip(axes[0], colls):
@@ -55,9 +58,11 @@ def heatmaps(df) -> list:
             ax.set_title(coll)
         axes[0][0].set_ylabel("message size (bytes)")
         fig.colorbar(im, ax=axes[0].tolist(), label="overlap (min formula)")
-        cav = sorted({c for c in d.caveats if c})
+        cav = sorted({c for cs in d.caveats for c in cs.split("; ") if c})
         fig.suptitle(_label(cfg) + (f"  [{'; '.join(cav)}]" if cav else ""), fontsize=9)
-        figs.append(Figure(f"overlap-heatmap-{k}", f"Overlap: {_label(cfg)}",
+        slug = "-".join(re.sub(r"[^a-z0-9.]+", "", str(x).lower().split(" version")[0])
+                        for x in cfg)
+        figs.append(Figure(f"overlap-heatmap-{slug}", f"Overlap: {_label(cfg)}",
                            "Overlap ratio max(0, min(1, (t_pure + t_CPU − t_ovrl) / "
                            "min(t_pure, t_CPU))) of the medians (the seed's and IMB user "
                            "guide's formula; overlap_max, IMB-NBC's printed one, is in the "
