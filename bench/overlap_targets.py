@@ -6,6 +6,10 @@ at 8 B and at 64 KiB.  Both run back to back after a barrier (jostle: one per --
 as IMB-NBC does; with a barrier before every sample (--batch 1, OSU's way) jostle's small-size
 t_pure also holds the skew with which ranks leave the barrier (~8% at 8 B here).
 "ratio" compares jostle's median sample with the bare loop's mean; "block means" compares means.
+What it took (each measured here): no MPI call but the collective's inside the timed region,
+MPI_Wait rather than MPI_Waitall(1) (~4% at 8 B with Open MPI 4.1), one clock read per
+back-to-back sample, and a batch's samples taken from its slowest rank, not the per-sample
+maximum over ranks (~8%).
 
 Usage: bench/overlap_targets.py [--build build/openmpi] [--rounds 5] [--ranks 2]
 """
