@@ -120,7 +120,9 @@ jt_dbcast_ctx *jt_dbcast_init(MPI_Comm comm, const jt_dbcast_cfg *cfg);
 int jt_dbcast_finalize(jt_dbcast_ctx *ctx);
 
 /* Root side: start a broadcast of bytes to recipients (ranks of the ctx comm, distinct,
- * not the caller). tag >= 0. The request completes when buf may be reused. */
+ * not the caller), listed most urgent first: whatever the routing, the tree reaches them in
+ * that order as far as its shape allows. tag >= 0. The request completes when buf may be
+ * reused. */
 int jt_dbcast_send(jt_dbcast_ctx *ctx, const void *buf, size_t bytes, int tag,
                    const int *recipients, int nrecipients, jt_dbcast_req **req);
 /* Same with a routing for this message only (JT_ROUTE_AUTO = automatic). */

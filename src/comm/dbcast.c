@@ -51,8 +51,10 @@ typedef struct inb inb_t;
  * fluid network model such as SimGrid's, or a NIC interleaving its queues): segment 0
  * would arrive no sooner than the last, which defeats pipelining, and a tree's first
  * child (the largest subtree) would wait for its siblings' data too.  Window: 1 for a
- * whole message per child (children served in order, as MPI's trees do), 2 per child
- * for the pipelined routings (the next segment's latency hides behind this one). */
+ * whole message per child of a tree (children served in order, as MPI's trees do), 2 per
+ * child for the pipelined routings (the next segment's latency hides behind this one), and
+ * every child at once for flat: a linear broadcast posts all its sends (Open MPI's basic
+ * linear bcast, StarPU-MPI's sends of one data), the baseline dynamic broadcasts replace. */
 typedef struct {
     const unsigned char *data;
     int nkids;
@@ -451,7 +453,8 @@ static void sendq_init(jt_dbcast_ctx *ctx, sendq_t *q, const jt_dbcast_hdr *h,
     q->tag = xcalloc(ctx, (size_t)nkids, sizeof *q->tag);
     q->next = 0;
     q->inflight = 0;
-    q->window = jt_dbcast_route_is_pipelined((jt_dbcast_routing)h->routing) ? 2 * nkids : 1;
+    q->window = h->routing == JT_ROUTE_FLAT ? nkids
+              : jt_dbcast_route_is_pipelined((jt_dbcast_routing)h->routing) ? 2 * nkids : 1;
 }
 
 /* Posts queued segment sends while the window allows; segments below avail exist. */
@@ -946,11 +949,18 @@ int jt_dbcast_send_routed(jt_dbcast_ctx *ctx, const void *buf, size_t bytes, int
     r->st.bytes = bytes;
     r->st.routing = routing;
 
+    /* The caller's order is its urgency: the k-th recipient takes the k-th place the tree
+     * reaches (identity for flat and chains; binomial reaches its list's middle first). */
     jt_dbcast_hop *hops = xmalloc(ctx, (size_t)nrecipients * sizeof *hops);
+    int *place = xmalloc(ctx, (size_t)(nrecipients > 0 ? nrecipients : 1) * sizeof *place);
+    if (jt_dbcast_route_arrival(routing, nrecipients, place) != nrecipients)
+        for (int i = 0; i < nrecipients; i++)
+            place[i] = i;
     for (int i = 0; i < nrecipients; i++) {
-        hops[i].rank = recipients[i];
-        hops[i].seq = ctx->send_seq[recipients[i]]++;
+        hops[place[i]].rank = recipients[i];
+        hops[place[i]].seq = ctx->send_seq[recipients[i]]++;
     }
+    free(place);
     int nk = jt_dbcast_route_max_children(routing, nrecipients);
     jt_dbcast_route_child *kids = xmalloc(ctx, (size_t)nk * sizeof *kids);
     nk = jt_dbcast_route_children(routing, nrecipients, kids);

@@ -2,6 +2,7 @@
 #include "comm/dbcast_route.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int ceil_log2(long long x) /* smallest d with 2^d >= x, x >= 1 */
@@ -237,4 +238,45 @@ int jt_dbcast_route_parse(const char *name, jt_dbcast_routing *out)
         }
     }
     return -1;
+}
+
+/* Arrival of each list position: the caller's k-th child (in send order) gets the data k + 1
+ * steps after the caller had it, and forwards to its slice the same way. */
+typedef struct { int pos; long t; } arrival;
+
+static int by_time(const void *a, const void *b)
+{
+    const arrival *x = a, *y = b;
+    return x->t != y->t ? (x->t < y->t ? -1 : 1) : x->pos - y->pos;
+}
+
+int jt_dbcast_route_arrival(jt_dbcast_routing r, int n, int *out)
+{
+    if (n <= 0)
+        return n == 0 ? 0 : -1;
+    arrival *a = malloc((size_t)n * sizeof *a);
+    int *stk = malloc((size_t)(3 * n + 3) * sizeof *stk), cap = jt_dbcast_route_max_children(r, n);
+    jt_dbcast_route_child *kids = malloc((size_t)(cap > 0 ? cap : 1) * sizeof *kids);
+    if (!a || !stk || !kids) {
+        free(a), free(stk), free(kids);
+        return -1;
+    }
+    int top = 0; /* slices to route: offset, length, arrival time of their head's parent */
+    stk[top++] = 0, stk[top++] = n, stk[top++] = 0;
+    while (top > 0) {
+        int t0 = stk[--top], len = stk[--top], off = stk[--top];
+        int k = jt_dbcast_route_children(r, len, kids);
+        for (int c = 0; c < k; c++) {
+            a[off + kids[c].child] = (arrival){off + kids[c].child, (long)t0 + c + 1};
+            if (kids[c].sub_len > 0) {
+                stk[top++] = off + kids[c].sub_off, stk[top++] = kids[c].sub_len;
+                stk[top++] = t0 + c + 1;
+            }
+        }
+    }
+    qsort(a, (size_t)n, sizeof *a, by_time);
+    for (int k = 0; k < n; k++)
+        out[k] = a[k].pos;
+    free(a), free(stk), free(kids);
+    return n;
 }

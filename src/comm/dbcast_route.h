@@ -36,6 +36,12 @@ int jt_dbcast_route_depth(jt_dbcast_routing r, int n);
 
 int jt_dbcast_route_is_pipelined(jt_dbcast_routing r);
 
+/* The list positions in the order routing r reaches them, a node's sends one after the other
+ * (one step each): out[k] is the k-th position reached (ties: lower position first).  A root
+ * that lists its recipients by urgency puts its k-th recipient at out[k], so that trees serve
+ * them in that order as a flat send does.  Returns n, or -1 (bad routing, no memory). */
+int jt_dbcast_route_arrival(jt_dbcast_routing r, int n, int *out);
+
 /* The cost model (jt_dbcast_model, jt_dbcast_model_default) is public: jostle/dbcast.h. */
 
 /* Largest segment ever used (keeps every MPI count an int). */

@@ -14,6 +14,7 @@ typedef struct {
     int max_depth;
     int max_fanout;
     int max_round;   /* a node sends to its children one per round, in order */
+    int *round_of;   /* per recipient index: the round it is reached in */
 } walk_t;
 
 /* Walks the tree exactly as the layer does: every node routes its own sub-list. */
@@ -55,6 +56,7 @@ static void walk(jt_dbcast_routing r, const int *list, int n, int depth, int rou
             w->max_depth = depth + 1;
         if (round + c + 1 > w->max_round)
             w->max_round = round + c + 1;
+        w->round_of[who] = round + c + 1;
         walk(r, list + kids[c].sub_off, kids[c].sub_len, depth + 1, round + c + 1, w);
     }
     free(kids);
@@ -74,8 +76,34 @@ static void check_tree(jt_dbcast_routing r, int n)
     /* the list holds arbitrary "ranks": a permutation, to catch index/rank mix-ups */
     for (int i = 0; i < n; i++)
         list[i] = (int)(((long long)i * 7919 + 13) % (n ? n : 1));
-    walk_t w = {calloc((size_t)n + 1, sizeof(int)), calloc((size_t)n + 1, sizeof(int)), 0, 0, 0};
+    walk_t w = {calloc((size_t)n + 1, sizeof(int)), calloc((size_t)n + 1, sizeof(int)), 0, 0, 0,
+                calloc((size_t)n + 1, sizeof(int))};
     walk(r, list, n, 0, 0, &w);
+    /* arrival order: a permutation of the positions, along which the rounds never go down */
+    int *order = calloc((size_t)n + 1, sizeof *order);
+    char *seen = calloc((size_t)n + 1, 1);
+    CHECKF(jt_dbcast_route_arrival(r, n, order) == n, "%s n=%d: arrival failed",
+           jt_dbcast_route_name(r), n);
+    for (int k = 0; k < n; k++) {
+        CHECKF(order[k] >= 0 && order[k] < n && !seen[order[k]], "%s n=%d: arrival %d is not a "
+               "permutation", jt_dbcast_route_name(r), n, k);
+        if (order[k] < 0 || order[k] >= n)
+            break;
+        seen[order[k]] = 1;
+        if (k > 0)
+            CHECKF(w.round_of[list[order[k]]] >= w.round_of[list[order[k - 1]]],
+                   "%s n=%d: arrival %d in round %d after round %d", jt_dbcast_route_name(r), n,
+                   k, w.round_of[list[order[k]]], w.round_of[list[order[k - 1]]]);
+    }
+    if (n > 0)
+        CHECKF(w.round_of[list[order[0]]] == 1, "%s n=%d: first arrival not in round 1",
+               jt_dbcast_route_name(r), n);
+    if (r == JT_ROUTE_FLAT || r == JT_ROUTE_CHAIN)
+        for (int k = 0; k < n; k++)
+            CHECKF(order[k] == k, "%s n=%d: arrival is not the list order", jt_dbcast_route_name(r), n);
+    free(order);
+    free(seen);
+    free(w.round_of);
     for (int i = 0; i < n; i++)
         CHECKF(w.reached[i] == 1, "%s n=%d: recipient %d reached %d times", jt_dbcast_route_name(r),
               n, i, w.reached[i]);
