@@ -70,12 +70,9 @@ typedef struct state {
 
 static double us(double s, const jt_point *p) { (void)p; return s * 1e6; }
 
-/* (t_pure + t_CPU - t_ovrl) / min or max of (t_pure, t_CPU), clamped to [0, 1]. */
 static double overlap(const jt_stats *st, int use_max)
 {
-    double pure = st[M_PURE].median, cpu = st[M_CPU].median, ovrl = st[M_OVRL].median;
-    double d = use_max ? fmax(pure, cpu) : fmin(pure, cpu);
-    return d > 0 ? fmax(0.0, fmin(1.0, (pure + cpu - ovrl) / d)) : NAN;
+    return jt_nbc_overlap(st[M_PURE].median, st[M_CPU].median, st[M_OVRL].median, use_max);
 }
 static double overlap_min(const jt_stats *st, const jt_point *p) { (void)p; return overlap(st, 0); }
 static double overlap_max(const jt_stats *st, const jt_point *p) { (void)p; return overlap(st, 1); }

@@ -4,6 +4,7 @@
 #include "core/timer.h"
 
 #include <limits.h>
+#include <math.h>
 #include <sched.h>
 #include <string.h>
 
@@ -194,4 +195,10 @@ void jt_nbc_slowest(const double *all, int nranks, size_t stride, size_t step, s
     }
     for (size_t i = 0; i < b; i++)
         out[i] = slow[i * step];
+}
+
+double jt_nbc_overlap(double t_pure, double t_cpu, double t_ovrl, int use_max)
+{
+    double d = use_max ? fmax(t_pure, t_cpu) : fmin(t_pure, t_cpu);
+    return d > 0 ? fmax(0.0, fmin(1.0, (t_pure + t_cpu - t_ovrl) / d)) : NAN;
 }

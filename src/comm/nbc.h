@@ -38,6 +38,11 @@ int jt_nbc_test(MPI_Request req[2], int nreq);
 void jt_nbc_pure_batch(jt_nbc_op op, size_t size, MPI_Comm comm, int root, void *sbuf,
                        void *rbuf, int n, double *t);
 
+/* The overlap ratio (t_pure + t_cpu - t_ovrl) / min(t_pure, t_cpu) (IMB's user guide, the
+ * seed), or / max(...) when use_max (what IMB-NBC prints), clamped to [0, 1]; NaN when the
+ * denominator is not positive. */
+double jt_nbc_overlap(double t_pure, double t_cpu, double t_ovrl, int use_max);
+
 /* The b samples of the slowest rank, the one with the largest total, into out: samples of rank
  * r are all[r * stride + i * step], i < b.  Back to back, the ranks' own samples do not line up
  * one by one, and a collective is done when its last rank is (IMB reports the slowest rank's

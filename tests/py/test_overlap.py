@@ -87,13 +87,6 @@ def test_barrier_before_every_sample(tmp_path):
     assert (n >= 5).all()
 
 
-def test_overlap_formulas_on_known_times():
-    # pure 10, cpu 10, ovrl 12: 8/10 both ways; pure 10, cpu 5, ovrl 12: 3/5 and 3/10.
-    assert clamp((10 + 10 - 12) / 10) == pytest.approx(0.8)
-    assert clamp((10 + 5 - 12) / min(10, 5)) == pytest.approx(0.6)
-    assert clamp((10 + 5 - 12) / max(10, 5)) == pytest.approx(0.3)
-
-
 @pytest.mark.parametrize("args,text", [
     (["--collectives", "ialltoal"], "'ialltoal' is not one of"),
     (["--policy", "spread"], "--policy 'spread' is not allowed"),

@@ -5,6 +5,7 @@ collective and size inside
 it; then the heat maps (ranks × size, colour = overlap) and the times versus size."""
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -106,7 +107,8 @@ def _options(p):
     g.add_argument("--kernel", choices=("cpu", "triad"), default="cpu",
                    help="work during the overlap: cpu (IMB-like, default) or triad")
     g.add_argument("--both-mpi", action="store_true",
-                   help="run every configuration with each of build/openmpi and build/mpich")
+                   help="run every configuration with each of build/openmpi and build/mpich "
+                        "(the default unless --mpi, --bench or --launcher chooses one)")
     g.add_argument("--hosts", type=c.hosts_type, metavar="A,B", help="hosts (default: this one)")
     g.add_argument("--quick", action="store_true", help="20 repetitions, 0.1 s per point")
     g.add_argument("--dry-run", action="store_true", help="print the command lines and exit")
@@ -161,10 +163,13 @@ def plan(args, configs, cores) -> list:
 
 
 def configs(args) -> list:
-    """[(library name, LaunchConfig)]: the chosen build, or each of Open MPI and MPICH."""
-    if not args.both_mpi:
-        config = c.launch_config(args)
-        return [(launch.bench_version(config.bench).get("mpi_flavor", "mpi"), config)]
+    """[(library name, LaunchConfig)]: each of Open MPI and MPICH whose build is there (the MPI
+    library is a dimension of the seed's comparison), unless one build or launcher is chosen
+    (--mpi, --bench, $JOSTLE_BENCH, --launcher, --platform) without --both-mpi."""
+    chosen = (args.mpi != "auto" or args.bench or os.environ.get("JOSTLE_BENCH")
+              or args.launcher or getattr(args, "platform", None))
+    if chosen and not args.both_mpi:
+        return [_single(args)]
     out = []
     for flavor in ("openmpi", "mpich"):
         try:
@@ -172,9 +177,14 @@ def configs(args) -> list:
             out.append((flavor, c.launch_config(ns)))
         except Exception:  # that build is absent: only the ones present are compared
             continue
-    if not out:
+    if not out and args.both_mpi:
         raise UsageError("--both-mpi: neither build/openmpi nor build/mpich holds a jostle-bench")
-    return out
+    return out or [_single(args)]
+
+
+def _single(args):
+    config = c.launch_config(args)
+    return (launch.bench_version(config.bench).get("mpi_flavor", "mpi"), config)
 
 
 def execute(args, directory, progress) -> list:
