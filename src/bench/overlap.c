@@ -28,8 +28,9 @@ static const jt_opt_spec options[] = {
     {"policy", "NAME", "scatter", "rank placement on its host: packed, scatter (NUMA-blind) or "
                                   "numa (Taboada's algorithm 1); --comm-core overrides it"},
     {"progress-mode", "MODE", "none", "none (the library's own progress), polling (MPI_Test "
-                                      "every --poll-us during the work) or thread (a progress "
-                                      "thread per rank, MPI_THREAD_MULTIPLE)"},
+                                      "every --poll-us during the work), thread (a progress "
+                                      "thread per rank, MPI_THREAD_MULTIPLE) or async (MPICH's "
+                                      "own progress thread)"},
     {"thread-core", "WHERE", "numa", "progress thread's core: bind (the rank's), next, numa "
                                      "(algorithm 2: a free core of the rank's node) or N"},
     {"thread-idle", "HOW", "spin", "an idle progress thread spins, yielding, or sleeps (a wake-up "
@@ -45,9 +46,11 @@ static const jt_opt_spec options[] = {
     {NULL, NULL, NULL, NULL},
 };
 
-enum { MODE_NONE, MODE_POLLING, MODE_THREAD };
+enum { MODE_NONE, MODE_POLLING, MODE_THREAD, MODE_ASYNC };
 static const char *const idle_names[] = {"spin", "sleep", NULL};
-static const char *const mode_names[] = {"none", "polling", "thread", NULL};
+static const char *const mode_names[] = {"none", "polling", "thread", "async", NULL};
+/* MPICH's own progress thread, switched on by the variable it reads in MPI_Init. */
+#define ASYNC_CVAR "MPIR_CVAR_ASYNC_PROGRESS"
 enum { S_PURE, S_CPU, S_OVRL, NSERIES };
 enum { M_OVRL, M_PURE, M_CPU }; /* metrics: t_ovrl first, the one that converges last */
 #define CALIB_SAMPLES 10
@@ -95,7 +98,15 @@ static const jt_point_value values[] = {
 static int thread_level_for(const jt_opts *o)
 {
     const char *m = jt_opt_str(o, "progress-mode");
-    return m && strcmp(m, "thread") == 0 ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE;
+    return m && (strcmp(m, "thread") == 0 || strcmp(m, "async") == 0) ? MPI_THREAD_MULTIPLE
+                                                                        : MPI_THREAD_SINGLE;
+}
+
+static void before_init(const jt_opts *o)
+{
+    const char *m = jt_opt_str(o, "progress-mode");
+    if (m && strcmp(m, "async") == 0)
+        setenv(ASYNC_CVAR, "1", 1);
 }
 
 static void parse_ops(state *s, const char *list)
@@ -192,11 +203,21 @@ static void *setup(jt_ctx *ctx)
             rbytes = rb > rbytes ? rb : rbytes;
         }
     }
-    if (s->mode == MODE_THREAD && ctx->thread_level < MPI_THREAD_MULTIPLE) {
+    if (s->mode == MODE_ASYNC) {
+        char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+        int len;
+        MPI_Get_library_version(lib, &len);
+        if (!strstr(lib, "MPICH"))
+            jt_usage_error("--progress-mode async is MPICH's own progress thread (%s=1) and "
+                           "this library is %.*s: use none, polling or thread", ASYNC_CVAR,
+                           (int)strcspn(lib, ",\n"), lib);
+    }
+    if ((s->mode == MODE_THREAD || s->mode == MODE_ASYNC) &&
+        ctx->thread_level < MPI_THREAD_MULTIPLE) {
         if (!jt_opt_flag(&ctx->opts, "fallback"))
-            jt_usage_error("--progress-mode thread needs MPI_THREAD_MULTIPLE and this MPI library "
+            jt_usage_error("--progress-mode %s needs MPI_THREAD_MULTIPLE and this MPI library "
                            "granted less: use --progress-mode polling, or add --fallback to poll "
-                           "instead");
+                           "instead", mode_names[s->mode]);
         s->mode = MODE_POLLING;
         if (ctx->rank == 0)
             jt_warn(ctx, "MPI_THREAD_MULTIPLE not granted: polling instead of a progress thread "
@@ -410,6 +431,9 @@ static void meta(jt_ctx *ctx, void *st, jt_json *j)
     jt_json_knum(j, "poll_us", s->mode == MODE_POLLING ? s->poll_s * 1e6 : 0);
     if (s->mode == MODE_THREAD)
         jt_json_kstr(j, "thread_idle", s->pt.spin ? "spin" : "sleep");
+    if (s->mode == MODE_ASYNC)
+        jt_json_kstr(j, "library_progress", "MPICH's progress thread (" ASYNC_CVAR "=1, set "
+                     "before MPI_Init; placed by MPICH, not by jostle)");
     jt_json_end(j);
     jt_json_key(j, "kernel");
     jt_json_object(j);
@@ -453,6 +477,7 @@ const jt_bench jt_bench_overlap = {
     .options = options,
     .thread_level = MPI_THREAD_SINGLE,
     .thread_level_for = thread_level_for,
+    .before_init = before_init,
     .min_ranks = 2,
     .nseries = NSERIES,
     .label_head = "Coll/Size",

@@ -696,6 +696,8 @@ int jt_harness_main(const jt_bench *b, int argc, char **argv)
                            thread_level_name(wanted));
         wanted = asked;
     }
+    if (b->before_init)
+        b->before_init(&ctx->opts);
     MPI_Init_thread(&argc, &argv, wanted, &ctx->thread_level);
     ctx->comm = MPI_COMM_WORLD;
     MPI_Comm_rank(ctx->comm, &ctx->rank);

@@ -100,6 +100,8 @@ typedef struct jt_bench {
     /* Optional: the level to ask for, from the options (a progress thread wants MULTIPLE);
      * setup then judges what was granted (ctx->thread_level).  At least thread_level. */
     int (*thread_level_for)(const jt_opts *opts);
+    /* Optional: what the MPI library must find at MPI_Init (its environment), from the options. */
+    void (*before_init)(const jt_opts *opts);
     int min_ranks;
     int nseries;
     unsigned ratio_series;      /* bit k: series k holds ratios, not durations (no clock correction) */

@@ -17,19 +17,21 @@ QUICK = ["--min-reps", "5", "--max-time", "0.05", "--warmup", "2", "--sizes", "4
 TOPOS = ROOT / "share/topologies"
 
 
-def overlap(tmp_path, *args, np=2):
+def overlap(tmp_path, *args, np=2, mpi="openmpi"):
     out = tmp_path / f"o{np}.jsonl"
-    return run_bench("overlap", *args, out=out, n=np), out
+    return run_bench("overlap", *args, out=out, n=np, flavor=mpi), out
 
 
 def clamp(x):
     return max(0.0, min(1.0, x))
 
 
-@pytest.mark.parametrize("np,mode", [(2, "none"), (2, "polling"), (4, "thread")])
-def test_records_and_both_formulas(tmp_path, np, mode):
+@pytest.mark.parametrize("np,mode,mpi", [(2, "none", "openmpi"), (2, "polling", "openmpi"),
+                                         (4, "thread", "openmpi"), (2, "async", "mpich")])
+def test_records_and_both_formulas(tmp_path, np, mode, mpi):
     p, out = overlap(tmp_path, *QUICK, "--collectives", "ialltoall,igather,isendrecv",
-                     "--progress-mode", mode, "--policy", "numa", "--oversubscribe", np=np)
+                     "--progress-mode", mode, "--policy", "numa", "--oversubscribe", np=np,
+                     mpi=mpi)
     assert p.returncode == 0, p.stderr
     r = load_run(out)
     m = r.meta
@@ -40,6 +42,9 @@ def test_records_and_both_formulas(tmp_path, np, mode):
     assert m["kernel"]["name"] == "cpu" and m["kernel"]["unit_s"] > 0
     assert len(m["placement"]["planned"]) == np
     assert set(m["binding"]) == {str(k) for k in range(np)}
+    if mode == "async":   # MPICH's own thread, asked for before MPI_Init
+        assert "MPICH" in m["mpi"]["library"] and "MPIR_CVAR_ASYNC_PROGRESS=1" in \
+            m["overlap"]["library_progress"] and m["mpi"]["thread_level"] == "multiple"
     if mode == "thread":
         assert m["mpi"]["thread_level"] == "multiple"
         assert m["overlap"]["thread_idle"] == "spin"
@@ -97,6 +102,7 @@ def test_barrier_before_every_sample(tmp_path):
     (["--thread-idle", "doze"], "thread-idle"),
     (["--collectives", "ireduce", "--sizes", "2,8"], "2 B is not allowed with ireduce"),
     (["--progress-mode", "thread", "--comm-core", "1"], "--thread-core numa is not allowed with"),
+    (["--progress-mode", "async"], "--progress-mode async is MPICH's own progress thread"),
 ])
 def test_bad_input_exits_2(tmp_path, args, text):
     p, out = overlap(tmp_path, *QUICK, *args)

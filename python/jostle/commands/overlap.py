@@ -24,7 +24,7 @@ ORDER = 25
 COLLECTIVES = ("ialltoall", "igather", "iscatter", "ibcast", "iallgather", "ireduce",
                "iallreduce", "isendrecv")
 POLICIES = ("packed", "scatter", "numa")
-MODES = ("none", "polling", "thread")
+MODES = ("none", "polling", "thread", "async")
 THREAD_CORES = ("bind", "next", "numa")
 SEED_COLLECTIVES = "ialltoall,igather,iscatter"        # the seed's figure 3
 DEFAULT_SIZES = "4:1M"
@@ -91,7 +91,8 @@ def _options(p):
                    metavar="A,B", help="rank placement policies (default scatter,numa)")
     g.add_argument("--progress-mode", type=_choices(MODES, "a progress mode"),
                    default=["none", "thread"], metavar="A,B",
-                   help="none, polling, thread (default none,thread)")
+                   help="none, polling, thread, async (MPICH's own progress thread; MPICH "
+                        "builds only) (default none,thread)")
     g.add_argument("--thread-core", type=_thread_cores, default=["numa"], metavar="A,B",
                    help="where a progress thread goes: any of bind, next, numa (algorithm 2), "
                         "or a core number (default numa); each is a configuration")
@@ -146,6 +147,8 @@ def plan(args, configs, cores) -> list:
     for lib, config in configs:
         for pol in args.policy:
             for mode in args.progress_mode:
+                if mode == "async" and lib != "mpich":
+                    continue   # MPICH's own progress thread: nothing to compare elsewhere
                 for tc in (args.thread_core if mode == "thread" else [None]):
                     for n in counts:
                         per_host = -(-n // len(hosts)) if hosts else n
@@ -159,6 +162,9 @@ def plan(args, configs, cores) -> list:
                         name = (f"overlap-{lib}-{pol}-{mode}{'-' + tc if tc else ''}-"
                                 f"{args.kernel}-n{n:02d}")
                         out.append((config, RunSpec(name, "overlap", a, n, hosts, timeout)))
+    if not out:
+        raise UsageError("nothing to run: --progress-mode async needs the MPICH build "
+                         "(build/mpich)")
     return out
 
 
