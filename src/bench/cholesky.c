@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #if defined(JT_SMPI) || defined(SMPI_H)
@@ -58,6 +59,9 @@ static const jt_opt_spec options[] = {
     {"workers", "W", "0", "compute threads per rank (0: cores of the host / its ranks, at "
                           "least 1); simulated: concurrent executions per node"},
     {"matrix", "KIND", "spd", "spd, or nonspd (a negative pivot at row N/2: must be reported)"},
+    {"kernel-rates", "LIST", NULL, "simulated: each kernel's GFlop/s per core, potrf=R,trsm=R,"
+                                   "syrk=R,gemm=R (jostle-bench --kernel-rates measures them); "
+                                   "default: every kernel at the host's speed"},
     {NULL, NULL, NULL, NULL},
 };
 
@@ -73,6 +77,7 @@ typedef struct state {
     int sent1, bcasts; /* over all ranks: tiles sent to one rank, broadcast to several */
     long msgs;
     int unchecked; /* batches whose residual rank 0 could not compute (no memory) */
+    double rates[4];   /* --kernel-rates, GFlop/s by kind; 0: the host's speed */
 } state;
 
 static double secs(double s, const jt_point *p) { (void)p; return s; }
@@ -134,6 +139,38 @@ static void tile_free(double *a)
 #endif
 }
 
+/* --kernel-rates potrf=R,trsm=R,syrk=R,gemm=R (GFlop/s): simulated tasks then last their
+ * flops at their kernel's rate, not at the host's speed (chol_plan.h, cost_scale). */
+static void kernel_rates(state *s, const char *list)
+{
+    if (!CH_SIM)
+        jt_usage_error("--kernel-rates is for simulated runs: here the kernels run");
+    char *copy = strdup(list), *save = NULL;
+    int seen = 0;
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(t, '='), *end = NULL;
+        int k = -1;
+        for (int q = 0; eq && q < 4; q++)
+            if ((size_t)(eq - t) == strlen(jt_chol_kind_name((jt_chol_kind)q)) &&
+                strncasecmp(t, jt_chol_kind_name((jt_chol_kind)q), (size_t)(eq - t)) == 0)
+                k = q;
+        double r = eq ? strtod(eq + 1, &end) : 0;
+        if (k < 0 || !end || *end || !(r > 0))
+            jt_usage_error("--kernel-rates '%s' is not allowed: '%s' should be potrf, trsm, syrk "
+                           "or gemm = GFlop/s > 0", list, t);
+        s->rates[k] = r;
+        seen |= 1 << k;
+    }
+    free(copy);
+    if (seen != 15)
+        jt_usage_error("--kernel-rates '%s' is not allowed: give all of potrf, trsm, syrk, gemm",
+                       list);
+#if CH_SIM
+    for (int k = 0; k < 4; k++)
+        s->plan->cost_scale[k] = sg_host_get_speed(sg_host_self()) / (s->rates[k] * 1e9);
+#endif
+}
+
 static void *setup(jt_ctx *ctx)
 {
 #if !CH_SIM && !(defined(JT_HAVE_OPENBLAS) && defined(JT_HAVE_LAPACKE))
@@ -170,6 +207,8 @@ static void *setup(jt_ctx *ctx)
     if (!s->plan)
         jt_fatal("rank %d: cannot build the local view of %d x %d tiles", ctx->rank, s->g.T,
                  s->g.T);
+    if (jt_opt_given(&ctx->opts, "kernel-rates"))
+        kernel_rates(s, jt_opt_str(&ctx->opts, "kernel-rates"));
     size_t bytes = (size_t)s->g.nb * s->g.nb * sizeof(double), ntile = 0;
     for (int i = 0; i < s->plan->ntiles; i++)
         ntile += s->plan->tiles[i].where != JT_TILE_NONE;
@@ -338,8 +377,18 @@ static void meta(jt_ctx *ctx, void *st, jt_json *j)
     jt_json_kint(j, "tiles_broadcast", s->bcasts);
     jt_json_kint(j, "messages_if_flat", s->msgs);
     jt_json_kbool(j, "simulated", CH_SIM);
-    jt_json_kstr(j, "kernels", CH_SIM ? "SimGrid executions of the tile flops at the host speed"
-                                      : "OpenBLAS/LAPACKE, one BLAS thread per worker");
+    jt_json_kstr(j, "kernels", !CH_SIM ? "OpenBLAS/LAPACKE, one BLAS thread per worker"
+                               : s->rates[0] > 0 ? "SimGrid executions lasting each kernel's "
+                                                   "flops at its rate (kernel_rates_gflops)"
+                                                 : "SimGrid executions of the tile flops at the "
+                                                   "host speed");
+    if (s->rates[0] > 0) {
+        jt_json_key(j, "kernel_rates_gflops");
+        jt_json_object(j);
+        for (int k = 0; k < 4; k++)
+            jt_json_knum(j, jt_chol_kind_name((jt_chol_kind)k), s->rates[k]);
+        jt_json_end(j);
+    }
     jt_json_end(j);
 }
 

@@ -98,6 +98,8 @@ jt_chol_plan *jt_chol_plan_build(const jt_chol_grid *g, int rank)
     p->tiles = calloc((size_t)p->ntiles, sizeof *p->tiles);
     builder b = {p, malloc((size_t)p->ntiles * sizeof(int)), 0, 0};
     atomic_init(&p->fail_row, INT_MAX);
+    for (int k = 0; k < 4; k++)
+        p->cost_scale[k] = 1.0;
     if (!p->tiles || !b.last) {
         free(b.last);
         jt_chol_plan_free(p);

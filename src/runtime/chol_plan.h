@@ -48,6 +48,9 @@ typedef struct jt_chol_plan {
     int nsend1, nbcast;
     long nmsgs;
     atomic_int fail_row; /* first row whose POTRF pivot was not positive, or INT_MAX */
+    /* Simulated: a task's work at the host's speed is its flops times this, by kind: 1, or
+     * the host's speed over the kernel's own rate (--kernel-rates, measured natively). */
+    double cost_scale[4];
 } jt_chol_plan;
 
 /* NULL on allocation failure. */

@@ -1,5 +1,6 @@
 /* Execution of a local view (chol_plan.h): the communication loop and the tile kernels. */
 #include "runtime/chol_plan.h"
+#include "runtime/chol_kernels.h"
 
 #include <stdlib.h>
 
@@ -7,11 +8,6 @@
 #define CHOL_SIM 1
 #else
 #define CHOL_SIM 0
-#if defined(JT_HAVE_OPENBLAS) && defined(JT_HAVE_LAPACKE)
-#include <cblas.h>
-#include <lapacke.h>
-#define CHOL_BLAS 1
-#endif
 #endif
 
 /* Receives posted ahead of need: enough to overlap, few enough that testing them on every
@@ -150,46 +146,29 @@ out:
 double jt_chol_cost(void *arg, int task)
 {
     const jt_chol_plan *p = arg;
-    return jt_chol_task_flops(p->tasks[task].t.kind, p->g.nb);
+    jt_chol_kind k = p->tasks[task].t.kind;
+    return jt_chol_task_flops(k, p->g.nb) * p->cost_scale[k];
 }
 
-#if CHOL_SIM || !defined(CHOL_BLAS)
-/* Simulated: sched.c runs jt_chol_cost's flops instead.  Without BLAS the bench refuses to
- * run natively (cholesky.c), so this is never reached. */
-void jt_chol_exec(void *arg, int task) { (void)arg, (void)task; abort(); }
-#else
-static double *tile(const jt_chol_plan *p, int m, int n)
-{
-    return p->tiles[jt_chol_tile_id(&p->g, m, n)].a;
-}
-
+/* Natively a task is its kernel (chol_kernels.c); simulated, sched.c runs jt_chol_cost's
+ * flops instead and this is never called (nor natively without BLAS: cholesky.c refuses). */
 void jt_chol_exec(void *arg, int task)
 {
     jt_chol_plan *p = arg;
     const jt_chol_task *t = &p->tasks[task].t;
-    int nb = p->g.nb;
-    double *c = tile(p, t->m, t->n);
-    switch (t->kind) {
-    case JT_CHOL_POTRF: {
-        lapack_int info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', nb, c, nb);
-        int row = t->k * nb + (int)info - 1, cur = atomic_load(&p->fail_row);
-        /* Keep the first failing row; the factorization goes on (with garbage) so that every
-         * rank finishes and the failure is reported collectively. */
-        while (info > 0 && row < cur && !atomic_compare_exchange_weak(&p->fail_row, &cur, row))
-            ;
-        break;
-    }
-    case JT_CHOL_TRSM:
-        cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, nb, nb, 1.0,
-                    tile(p, t->k, t->k), nb, c, nb);
-        break;
-    case JT_CHOL_SYRK:
-        cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, nb, nb, -1.0, tile(p, t->m, t->k),
-                    nb, 1.0, c, nb);
-        break;
-    default:
-        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, nb, nb, nb, -1.0,
-                    tile(p, t->m, t->k), nb, tile(p, t->n, t->k), nb, 1.0, c, nb);
-    }
+    const jt_chol_tile *tl = p->tiles;
+    const jt_chol_grid *g = &p->g;
+    double *c = tl[jt_chol_tile_id(g, t->m, t->n)].a;
+    const double *a = t->kind == JT_CHOL_POTRF ? NULL
+                    : t->kind == JT_CHOL_TRSM  ? tl[jt_chol_tile_id(g, t->k, t->k)].a
+                                               : tl[jt_chol_tile_id(g, t->m, t->k)].a;
+    const double *b = t->kind == JT_CHOL_GEMM ? tl[jt_chol_tile_id(g, t->n, t->k)].a : NULL;
+    int info = jt_chol_kernel(t->kind, g->nb, c, a, b);
+    if (info < 0)
+        abort();
+    int row = t->k * g->nb + info - 1, cur = atomic_load(&p->fail_row);
+    /* Keep the first failing row; the factorization goes on (with garbage) so that every rank
+     * finishes and the failure is reported collectively. */
+    while (info > 0 && row < cur && !atomic_compare_exchange_weak(&p->fail_row, &cur, row))
+        ;
 }
-#endif

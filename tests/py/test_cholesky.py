@@ -2,6 +2,7 @@
 checked, a wrong factorization (a TRSM kernel made wrong by an LD_PRELOAD shim) failing with
 exit 1 and a .partial run file, bad input (exit 2 with a clear message), a small SimGrid run,
 the command's plan and the figure/report hooks.  No assertion on machine speed."""
+import json
 import shutil
 import subprocess
 import sys
@@ -140,6 +141,39 @@ def test_starpu_reference_recorded_beside_jostle(tmp_path):
     table = fig.tables([load_run(tmp_path / "c" / "t.jsonl"), ref])[0]
     col = table["headers"].index("StarPU-MPI GFlop/s")
     assert table["rows"][0][col] == pytest.approx(pt["median"], abs=0.006)  # rounded to 0.01
+
+
+def test_kernel_rates_measured_and_simulated(tmp_path):
+    out = subprocess.run([bench_exe(), "--kernel-rates", "--tile", "64", "--reps", "3"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout)
+    assert r["tile"] == 64 and all(r[k] > 0 for k in ("POTRF", "TRSM", "SYRK", "GEMM"))
+    bad = subprocess.run([bench_exe(), "--kernel-rates", "--tile", "0"], capture_output=True,
+                         text=True, timeout=60)
+    assert bad.returncode == 2 and "--kernel-rates takes" in bad.stderr
+    p, _ = chol(tmp_path, *QUICK, "--kernel-rates", "potrf=1,trsm=1,syrk=1,gemm=1")
+    assert p.returncode == 2 and "for simulated runs" in p.stderr
+    if not shutil.which("smpirun") or not SIM_EXE.exists():
+        pytest.skip("the SimGrid build is not there")
+    # Kernels at 2 GFlop/s on one-core nodes: 4 nodes cannot exceed 8 GFlop/s, whatever the
+    # node speed (100 Gf by default).
+    p = subprocess.run([sys.executable, "-m", "jostle.cli", "cholesky", "--simulate", "--nodes",
+                        "4", "--n", "1024", "--tile", "256", "--kernel-rates",
+                        "potrf=2,trsm=2,syrk=2,gemm=2", "--output-dir", str(tmp_path),
+                        "--campaign", "k", "--quiet"], env=ENV, capture_output=True, text=True,
+                       timeout=300)
+    assert p.returncode == 0, p.stderr
+    r = load_run(tmp_path / "k" / "cholesky-sim-4.jsonl")
+    g = r.points[r.points["metric"] == "gflops"]["median"]
+    assert (g <= 8 * 1.001).all() and (g > 1).all()
+    assert r.meta["cholesky"]["kernel_rates_gflops"]["GEMM"] == 2
+    assert "kernel rates given (GEMM 2 GFlop/s)" in fig._platform(r.meta)
+    p = subprocess.run([sys.executable, "-m", "jostle.cli", "cholesky", "--simulate", "--nodes",
+                        "4", "--kernel-rates", "gemm=2", "--output-dir", str(tmp_path),
+                        "--campaign", "k2", "--quiet"], env=ENV, capture_output=True, text=True,
+                       timeout=300)
+    assert p.returncode == 2 and "give all of potrf, trsm, syrk, gemm" in p.stderr
 
 
 def test_cli_plan_and_bad_grid(tmp_path):

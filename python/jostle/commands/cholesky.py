@@ -8,16 +8,19 @@ flops at the node speed. Resumable: node counts already complete are skipped.
 """
 
 import argparse
+import json
+import subprocess
 import sys
 import time
 
-from .. import simgrid, starpu
+from .. import launch, simgrid, starpu
 from ..campaign import Campaign, RunSpec
-from ..errors import UsageError
+from ..errors import JostleError, UsageError
 from ..progress import Progress
 from . import _common as c
 
 ORDER = 31
+KERNELS = ("POTRF", "TRSM", "SYRK", "GEMM")
 SIM_N, SIM_TILE = 16384, 512
 
 EXAMPLES = """examples:
@@ -25,6 +28,7 @@ EXAMPLES = """examples:
   jostle cholesky --ranks 4 --grid 2x2 --n 4096 --tile 512
   jostle cholesky --n 4096 --tile 512 --workers 1 --starpu   beside StarPU-MPI's mpi_cholesky
   jostle cholesky --simulate --nodes 4:256          the seed's figure: gain vs node count
+  jostle cholesky --simulate --kernel-rates measure --cores-per-node 16   kernels timed here
   jostle cholesky --matrix nonspd                   must fail with exit 2, naming the tile"""
 
 
@@ -67,6 +71,10 @@ def register(sub):
     s.add_argument("--speed", default="100Gf", metavar="F",
                    help="speed of a node's core, flop/s: the kernels' modelled rate "
                         "(default 100Gf)")
+    s.add_argument("--kernel-rates", metavar="measure|LIST",
+                   help="each kernel's GFlop/s per simulated core instead of --speed: "
+                        "'measure' times them here on the tile size (jostle-bench "
+                        "--kernel-rates, native build), or potrf=R,trsm=R,syrk=R,gemm=R")
     s.add_argument("--cores-per-node", type=c.positive_int, default=1, metavar="C",
                    help="cores per simulated node, each running one worker (default 1; the "
                         "seed's nodes: --cores-per-node 16)")
@@ -144,10 +152,28 @@ def main(args):
     return 0
 
 
+def kernel_rates(args, tile) -> str:
+    """--kernel-rates as jostle-bench takes it: given, or measured here by the native build."""
+    if args.kernel_rates != "measure":
+        return args.kernel_rates
+    bench = launch.find_bench("auto", None)
+    p = subprocess.run([str(bench), "--kernel-rates", "--tile", str(tile)], capture_output=True,
+                       text=True, timeout=600)
+    if p.returncode:
+        raise JostleError(f"{bench} --kernel-rates failed: {p.stderr.strip()}")
+    r = json.loads(p.stdout)
+    print(f"jostle: kernel rates measured here on {tile}x{tile} tiles, one thread: "
+          + ", ".join(f"{k} {r[k]:g}" for k in KERNELS) + " GFlop/s", file=sys.stderr)
+    return ",".join(f"{k.lower()}={r[k]:g}" for k in KERNELS)
+
+
 def simulate(args):
     if args.starpu:
         raise UsageError("--starpu is not allowed with --simulate: StarPU-MPI runs on real ranks")
     if args.matrix != "spd":
         raise UsageError("--matrix nonspd is not allowed with --simulate: the kernels do not run")
     nodes = simgrid.parse_nodes(args.nodes)
-    return simgrid.run_sweep(args, "cholesky", nodes, bench_args(args, True), 2.0)
+    extra = []
+    if args.kernel_rates:
+        extra = ["--kernel-rates", kernel_rates(args, args.tile or SIM_TILE)]
+    return simgrid.run_sweep(args, "cholesky", nodes, bench_args(args, True) + extra, 2.0)

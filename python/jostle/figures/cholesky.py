@@ -22,18 +22,23 @@ def _frame(runs):
     nodes = {r.name: (r.meta.get("mpi") or {}).get("ranks") for r in runs}
     df = df.copy()
     df["nodes"] = df["run"].map(nodes)
-    df["platform"] = df["run"].map({r.name: _platform(r.meta.get("simulated")) for r in runs})
+    df["platform"] = df["run"].map({r.name: _platform(r.meta) for r in runs})
     df["simulated"] = [r.startswith("cholesky-sim-") for r in df["run"]]
     return df
 
 
-def _platform(sim):
-    """The simulated node and network in words, from the record's "simulated" object."""
+def _platform(meta):
+    """The simulated node and network in words, from the record's "simulated" object (and the
+    kernel rates the run was given, which replace the node's speed)."""
+    sim = meta.get("simulated")
     if not sim:
         return ""
     cores = sim.get("host_cores", 1)
-    words = [f"{sim['host_speed_flops'] / 1e9:g} GFlop/s nodes" if cores == 1 else
-             f"nodes of {cores} × {sim['host_speed_flops'] / 1e9:g} GFlop/s cores"]
+    rates = (meta.get("cholesky") or {}).get("kernel_rates_gflops")
+    speed = (f"cores at the kernel rates given (GEMM {rates['GEMM']:g} GFlop/s)" if rates
+             else f"{sim['host_speed_flops'] / 1e9:g} GFlop/s cores")
+    words = [f"{speed.replace('cores', 'nodes', 1)}" if cores == 1 and not rates else
+             f"nodes of {cores} {speed}" if rates else f"nodes of {cores} × {speed}"]
     if "route_bandwidth_Bps" in sim:
         words.append(f"{sim['route_bandwidth_Bps'] * 8 / 1e9:g} Gbit/s, "
                      f"{sim['route_latency_s'] * 1e6:g} µs between nodes")
