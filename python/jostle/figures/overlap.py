@@ -52,6 +52,12 @@ def heatmaps(df) -> list:
                                                     values="median", aggfunc="median")
             im = ax.imshow(t.values, origin="lower", aspect="auto", vmin=0, vmax=1,
                            cmap="inferno", interpolation="nearest")
+            if t.size <= 200:   # small grids: the value in each cell, readable in print
+                for (y, x), v in np.ndenumerate(t.values):
+                    if np.isfinite(v):
+                        ax.text(x, y, f"{v:.2f}", ha="center", va="center",
+                                fontsize=8 if t.size <= 40 else 6,
+                                color="black" if v > 0.6 else "white")
             ax.set_xticks(range(len(t.columns)), [str(c) for c in t.columns])
             ax.set_yticks(range(len(t.index)), [human(int(s)) for s in t.index])
             ax.set_xlabel("MPI ranks")
