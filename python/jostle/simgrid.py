@@ -155,12 +155,28 @@ def find_bench(explicit=None) -> Path:
                       "`make build` makes it when smpicc is installed, or pass --bench PATH")
 
 
+def _check_platform(path: Path, speed: float, cores: int, bw: float, lat: float):
+    """Refuses to resume from a complete run made on another platform (its records' "simulated"
+    object: a generated cluster's route is two links, so twice their latency)."""
+    from .results import load_run
+    if not path.exists():
+        return
+    sim = load_run(path).meta.get("simulated") or {}
+    want = {"host_speed_flops": speed, "host_cores": cores, "route_bandwidth_Bps": bw,
+            "route_latency_s": 2 * lat}
+    got = {k: sim.get(k, 1 if k == "host_cores" else None) for k in want}
+    if any(got[k] is not None and not math.isclose(got[k], v, rel_tol=1e-6)
+           for k, v in want.items()):
+        raise UsageError(f"{path} was simulated on another platform ({got}) than this campaign "
+                         f"plans ({want}); use another --campaign, or move the file away")
+
+
 def run_sweep(args, benchmark: str, nodes: list, bench_args: list, seconds_per_node: float) -> int:
     """The simulated campaign of one benchmark: for each node count a platform and hostfile and
     one smpirun run named BENCHMARK-sim-N (resumable: a completed count is not run again).
     args carries the simulation options every simulated command shares (--bandwidth, --latency,
-    --speed, --poll-cost, --bench, and --cores-per-node where the command has it) and the campaign ones (--output-dir, --campaign, --timeout,
-    --dry-run, --quiet)."""
+    --speed, --poll-cost, --bench, and --cores-per-node where the command has it) and the
+    campaign ones (--output-dir, --campaign, --timeout, --dry-run, --quiet)."""
     from .campaign import Campaign, LaunchConfig, RunSpec
     from .progress import Progress
     bw, lat = parse_bandwidth(args.bandwidth), parse_latency(args.latency)
@@ -183,6 +199,9 @@ def run_sweep(args, benchmark: str, nodes: list, bench_args: list, seconds_per_n
         runs.append(run)
         config_of[run.name] = LaunchConfig(bench, "custom", prefix=prefix)
     camp = Campaign(camp_dir, runs)
+    cores = getattr(args, "cores_per_node", 1)
+    for run in runs:   # the platform is not in the arguments: a resumed run must match it too
+        _check_platform(camp.output(run), speed, cores, bw, lat)
     if args.dry_run:
         for run in runs:
             print(config_of[run.name].plan(run, [run.benchmark, *run.args, "--output",

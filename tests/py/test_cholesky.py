@@ -169,6 +169,18 @@ def test_kernel_rates_measured_and_simulated(tmp_path):
     assert (g <= 8 * 1.001).all() and (g > 1).all()
     assert r.meta["cholesky"]["kernel_rates_gflops"]["GEMM"] == 2
     assert "kernel rates given (GEMM 2 GFlop/s)" in fig._platform(r.meta)
+    # Measured rates are kept with the campaign: resuming it does not measure (and refuse) anew;
+    # another platform under the same names is refused.
+    sweep = [sys.executable, "-m", "jostle.cli", "cholesky", "--simulate", "--nodes", "4", "--n",
+             "512", "--tile", "128", "--kernel-rates", "measure", "--output-dir", str(tmp_path),
+             "--campaign", "m"]
+    for k in range(2):
+        p = subprocess.run(sweep, env=ENV, capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, p.stderr
+    assert "measured before" in p.stderr and "already complete" in p.stderr
+    p = subprocess.run(sweep + ["--speed", "50Gf"], env=ENV, capture_output=True, text=True,
+                       timeout=300)
+    assert p.returncode == 2 and "simulated on another platform" in p.stderr
     p = subprocess.run([sys.executable, "-m", "jostle.cli", "cholesky", "--simulate", "--nodes",
                         "4", "--kernel-rates", "gemm=2", "--output-dir", str(tmp_path),
                         "--campaign", "k2", "--quiet"], env=ENV, capture_output=True, text=True,

@@ -12,6 +12,7 @@ import json
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from .. import launch, simgrid, starpu
 from ..campaign import Campaign, RunSpec
@@ -153,15 +154,24 @@ def main(args):
 
 
 def kernel_rates(args, tile) -> str:
-    """--kernel-rates as jostle-bench takes it: given, or measured here by the native build."""
+    """--kernel-rates as jostle-bench takes it: given, or measured here by the native build,
+    once per campaign and tile (kept in platforms/: a resumed sweep keeps the rates its first
+    runs were simulated with)."""
     if args.kernel_rates != "measure":
         return args.kernel_rates
+    kept = Path(args.output_dir) / args.campaign / "platforms" / f"kernel-rates-{tile}.json"
+    if kept.exists():
+        print(f"jostle: kernel rates of this campaign, measured before: {kept}", file=sys.stderr)
+        r = json.loads(kept.read_text())
+        return ",".join(f"{k.lower()}={r[k]:g}" for k in KERNELS)
     bench = launch.find_bench("auto", None)
     p = subprocess.run([str(bench), "--kernel-rates", "--tile", str(tile)], capture_output=True,
                        text=True, timeout=600)
     if p.returncode:
         raise JostleError(f"{bench} --kernel-rates failed: {p.stderr.strip()}")
     r = json.loads(p.stdout)
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    kept.write_text(p.stdout)
     print(f"jostle: kernel rates measured here on {tile}x{tile} tiles, one thread: "
           + ", ".join(f"{k} {r[k]:g}" for k in KERNELS) + " GFlop/s", file=sys.stderr)
     return ",".join(f"{k.lower()}={r[k]:g}" for k in KERNELS)
