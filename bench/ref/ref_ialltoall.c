@@ -8,8 +8,9 @@
  * Rank 0 prints, in seconds: "bare" the median over blocks of the block's mean, "jostle" the
  * median of jostle's samples, "jostle_blockmean" the median over blocks of their mean. */
 #include "comm/nbc.h"
-#include "core/stats.h"
 #include "core/timer.h"
+
+#include "ref_report.h"
 
 #include <mpi.h>
 #include <stdio.h>
@@ -60,19 +61,8 @@ int main(int argc, char **argv)
             jt_nbc_slowest(every + r, n, (size_t)reps, 1,
                            (size_t)(reps - r < batch ? reps - r : batch), blk + r);
     }
-    if (rank == 0) {
-        double *means = calloc((size_t)blocks, sizeof *means);
-        for (int b = 0; b < blocks; b++)
-            for (int r = 0; r < reps; r++)
-                means[b] += mine[(size_t)b * reps + r] / reps;
-        jt_stats sb_, sm, smm;
-        jt_stats_compute(bare, (size_t)blocks, &sb_);
-        jt_stats_compute(means, (size_t)blocks, &smm);
-        jt_stats_compute(mine, (size_t)blocks * reps, &sm);
-        printf("bare %.12g\njostle %.12g\njostle_blockmean %.12g\n", sb_.median, sm.median,
-               smm.median);
-        free(means);
-    }
+    if (rank == 0)
+        ref_report(bare, mine, blocks, reps);
     free(every);
     free(bare);
     free(mine);

@@ -9,8 +9,9 @@
  * seed's quantity), "jostle" the median of all of jostle's samples (what jostle reports), and
  * "jostle_blockmean" the median over blocks of the mean of jostle's samples (like for like). */
 #include "comm/p2p.h"
-#include "core/stats.h"
 #include "core/timer.h"
+
+#include "ref_report.h"
 
 #include <mpi.h>
 #include <stdio.h>
@@ -65,20 +66,8 @@ int main(int argc, char **argv)
         for (int r = 0; r < reps; r++)
             mine[(size_t)b * reps + r] = jt_p2p_sample(&p, size) - overhead;
     }
-    if (rank == 0) {
-        double *means = calloc((size_t)blocks, sizeof *means);
-        for (int b = 0; b < blocks; b++) {
-            for (int r = 0; r < reps; r++)
-                means[b] += mine[(size_t)b * reps + r] / reps;
-        }
-        jt_stats sb, sm, smm;
-        jt_stats_compute(bare, (size_t)blocks, &sb);
-        jt_stats_compute(means, (size_t)blocks, &smm);
-        jt_stats_compute(mine, (size_t)blocks * reps, &sm);
-        printf("bare %.12g\njostle %.12g\njostle_blockmean %.12g\n", sb.median, sm.median,
-               smm.median);
-        free(means);
-    }
+    if (rank == 0)
+        ref_report(bare, mine, blocks, reps);
     jt_p2p_free(&p);
     free(mem);
     free(buf);

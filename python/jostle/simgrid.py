@@ -171,6 +171,25 @@ def _check_platform(path: Path, speed: float, cores: int, bw: float, lat: float)
                          f"plans ({want}); use another --campaign, or move the file away")
 
 
+def add_options(parser, speed_default: str, speed_help: str):
+    """The options every simulated command shares (what run_sweep reads); returns the group,
+    for a command's own simulation options."""
+    from .commands._common import positive_float
+    s = parser.add_argument_group("simulation (SimGrid)")
+    s.add_argument("--simulate", action="store_true",
+                   help="run under smpirun on generated platforms")
+    s.add_argument("--nodes", default="4:256", metavar="SPEC",
+                   help="simulated node counts: LO:HI powers of two, or N,N,… (default 4:256)")
+    s.add_argument("--bandwidth", default="10Gbps", metavar="BW",
+                   help="per-node link bandwidth, e.g. 10Gbps or 1.25GBps (default 10Gbps)")
+    s.add_argument("--latency", default="1us", metavar="T", help="per-link latency (default 1us)")
+    s.add_argument("--speed", default=speed_default, metavar="F",
+                   help=f"{speed_help} (default {speed_default})")
+    s.add_argument("--poll-cost", type=positive_float, default=1e-7, metavar="S",
+                   help="simulated seconds per MPI_Iprobe/MPI_Test (default 1e-7)")
+    return s
+
+
 def run_sweep(args, benchmark: str, nodes: list, bench_args: list, seconds_per_node: float) -> int:
     """The simulated campaign of one benchmark: for each node count a platform and hostfile and
     one smpirun run named BENCHMARK-sim-N (resumable: a completed count is not run again).

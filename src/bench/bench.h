@@ -9,6 +9,7 @@ extern const jt_bench jt_bench_contention;
 extern const jt_bench jt_bench_overlap;
 extern const jt_bench jt_bench_bcast;
 extern const jt_bench jt_bench_cholesky;
+extern const jt_bench jt_bench_tile_kernels;
 
 /* NULL-terminated. */
 extern const jt_bench *const jt_benches[];

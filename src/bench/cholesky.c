@@ -60,7 +60,7 @@ static const jt_opt_spec options[] = {
                           "least 1); simulated: concurrent executions per node"},
     {"matrix", "KIND", "spd", "spd, or nonspd (a negative pivot at row N/2: must be reported)"},
     {"kernel-rates", "LIST", NULL, "simulated: each kernel's GFlop/s per core, potrf=R,trsm=R,"
-                                   "syrk=R,gemm=R (jostle-bench --kernel-rates measures them); "
+                                   "syrk=R,gemm=R (jostle-bench tile-kernels measures them); "
                                    "default: every kernel at the host's speed"},
     {NULL, NULL, NULL, NULL},
 };

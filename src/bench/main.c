@@ -9,7 +9,6 @@
 
 #include "core/sizes.h"
 #include "core/stats.h"
-#include "runtime/chol_kernels.h"
 
 #include <mpi.h>
 #include <stdio.h>
@@ -23,8 +22,6 @@ static void usage(FILE *f)
                "       jostle-bench --parse-sizes SPEC   (the sizes as a JSON list)\n"
                "       jostle-bench --stats < NUMBERS    (their statistics, as a point line's "
                "keys)\n"
-               "       jostle-bench --kernel-rates [--tile NB] [--reps R]   (GFlop/s of the "
-               "Cholesky kernels)\n"
                "       jostle-bench --topo [--topology FILE.xml] [--export OUT.xml]\n"
                "       jostle-bench --place [--topology FILE.xml] [--nic NAME] [--favor latency|"
                "bandwidth] [--threads K]\n"
@@ -151,33 +148,6 @@ static int stats(int argc, char **argv)
     return 0;
 }
 
-/* Each Cholesky kernel's GFlop/s on NB×NB tiles here: what `jostle cholesky --simulate
- * --kernel-rates measure` gives the simulated nodes. */
-static int kernel_rates(int argc, char **argv)
-{
-    long nb = 512, reps = 9;
-    for (int i = 2; i < argc; i++) {
-        long *v = strcmp(argv[i], "--tile") == 0 ? &nb : strcmp(argv[i], "--reps") == 0 ? &reps
-                                                                                     : NULL;
-        char *end = NULL;
-        if (!v || i + 1 >= argc || (*v = strtol(argv[++i], &end, 10), *end) || *v < 1 ||
-            *v > 8192)
-            jt_usage_error("--kernel-rates takes [--tile NB] [--reps R], whole numbers from 1 to "
-                           "8192; got '%s'", argv[i]);
-    }
-    if (!jt_chol_kernels_available())
-        jt_usage_error("--kernel-rates needs the kernels (OpenBLAS and LAPACKE, a native "
-                       "build): this jostle-bench has none");
-    double g[4];
-    if (jt_chol_kernel_rates((int)nb, (int)reps, g))
-        jt_fatal("out of memory for three %ld x %ld tiles", nb, nb);
-    printf("{\"tile\":%ld,\"reps\":%ld,\"unit\":\"GFlop/s\",\"threads\":1", nb, reps);
-    for (int k = 0; k < 4; k++)
-        printf(",\"%s\":%.4g", jt_chol_kind_name((jt_chol_kind)k), g[k]);
-    puts("}");
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
@@ -190,8 +160,6 @@ int main(int argc, char **argv)
         return parse_sizes(argc, argv);
     if (strcmp(argv[1], "--stats") == 0)
         return stats(argc, argv);
-    if (strcmp(argv[1], "--kernel-rates") == 0)
-        return kernel_rates(argc, argv);
     if (strcmp(argv[1], "--machine") == 0)
         return machine(argc, argv);
     if (strcmp(argv[1], "--topo") == 0)

@@ -16,6 +16,9 @@ const jt_bench *const jt_benches[] = {
 #endif
     &jt_bench_bcast,
     &jt_bench_cholesky,
+#ifndef JT_SMPI /* the kernels run for real */
+    &jt_bench_tile_kernels,
+#endif
     NULL,
 };
 

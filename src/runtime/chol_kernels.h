@@ -1,5 +1,5 @@
-/* The four tile kernels of the Cholesky (OpenBLAS/LAPACKE, column-major NB×NB tiles), and
- * their measured rates, which the simulated runs can take as the kernels' speeds. */
+/* The four tile kernels of the Cholesky (OpenBLAS/LAPACKE, column-major NB×NB tiles): run by
+ * the cholesky workers and timed by the tile-kernels benchmark. */
 #ifndef JT_CHOL_KERNELS_H
 #define JT_CHOL_KERNELS_H
 
@@ -13,9 +13,8 @@ int jt_chol_kernels_available(void);
  * positive definite at that row of the tile), else 0. */
 int jt_chol_kernel(jt_chol_kind kind, int nb, double *c, const double *a, const double *b);
 
-/* GFlop/s of each kernel (by jt_chol_kind) on NB×NB tiles, one BLAS thread, the median of
- * reps timed calls on fresh copies of well-conditioned tiles.  0 on success, -1 without
- * kernels or memory. */
-int jt_chol_kernel_rates(int nb, int reps, double gflops[4]);
+/* Inputs for timing the kernels: spd a diagonally dominant SPD tile (POTRF's input, and the
+ * tile the others update), l its factor (their inputs); and one BLAS thread from now on. */
+void jt_chol_kernel_tiles(int nb, double *spd, double *l);
 
 #endif

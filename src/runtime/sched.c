@@ -85,22 +85,36 @@ static int take(jt_sched *s, int *out, int max)
     return n;
 }
 
-#if SCHED_SIM
-
-jt_sched *jt_sched_create(int nworkers, const jt_topo *tp, const int *cores, int cap,
-                          jt_sched_exec exec, jt_sched_cost cost, void *arg)
+/* What both builds allocate: the scheduler, its ready heap and done list.  NULL on failure. */
+static jt_sched *sched_alloc(int nworkers, int cap, jt_sched_exec exec, jt_sched_cost cost,
+                             void *arg)
 {
     jt_sched *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
     s->nworkers = nworkers < 1 ? 1 : nworkers;
+    s->exec = exec, s->cost = cost, s->arg = arg;
     s->heap = malloc((size_t)cap * sizeof *s->heap);
     s->done = malloc((size_t)cap * sizeof *s->done);
+    if (!s->heap || !s->done) {
+        free(s->heap), free(s->done), free(s);
+        return NULL;
+    }
+    return s;
+}
+
+#if SCHED_SIM
+
+jt_sched *jt_sched_create(int nworkers, const jt_topo *tp, const int *cores, int cap,
+                          jt_sched_exec exec, jt_sched_cost cost, void *arg)
+{
+    jt_sched *s = sched_alloc(nworkers, cap, exec, cost, arg);
+    if (!s)
+        return NULL;
     s->run = calloc((size_t)s->nworkers, sizeof *s->run);
     s->run_task = calloc((size_t)s->nworkers, sizeof *s->run_task);
-    s->exec = exec, s->cost = cost, s->arg = arg;
     (void)tp, (void)cores; /* no threads: the node's executions run on the rank's host */
-    if (!s->heap || !s->done || !s->run || !s->run_task) {
+    if (!s->run || !s->run_task) {
         jt_sched_destroy(s);
         return NULL;
     }
@@ -195,34 +209,27 @@ static void *worker(void *p)
 jt_sched *jt_sched_create(int nworkers, const jt_topo *tp, const int *cores, int cap,
                           jt_sched_exec exec, jt_sched_cost cost, void *arg)
 {
-    jt_sched *s = calloc(1, sizeof *s);
+    jt_sched *s = sched_alloc(nworkers, cap, exec, cost, arg);
     if (!s)
         return NULL;
-    s->nworkers = nworkers < 1 ? 1 : nworkers;
-    s->exec = exec, s->cost = cost, s->arg = arg;
-    s->heap = malloc((size_t)cap * sizeof *s->heap);
-    s->done = malloc((size_t)cap * sizeof *s->done);
-    s->threads = calloc((size_t)s->nworkers, sizeof *s->threads);
+    int n = s->nworkers;
+    s->threads = calloc((size_t)n, sizeof *s->threads);
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->work, NULL);
     pthread_cond_init(&s->finished, NULL);
-    if (!s->heap || !s->done || !s->threads) {
-        free(s->heap), free(s->done), free(s->threads), free(s);
-        return NULL;
-    }
-    /* One at a time: each worker reads its index, binds itself and counts itself in. */
     if (cores) {
         s->tp = tp;
-        s->cores = malloc((size_t)s->nworkers * sizeof *s->cores);
-        s->bind = calloc((size_t)s->nworkers, sizeof *s->bind);
-        if (!s->cores || !s->bind) {
-            s->nworkers = 0; /* none started */
-            jt_sched_destroy(s);
-            return NULL;
-        }
-        for (int w = 0; w < s->nworkers; w++)
-            s->cores[w] = cores[w];
+        s->cores = malloc((size_t)n * sizeof *s->cores);
+        s->bind = calloc((size_t)n, sizeof *s->bind);
     }
+    if (!s->threads || (cores && (!s->cores || !s->bind))) {
+        s->nworkers = 0; /* none started */
+        jt_sched_destroy(s);
+        return NULL;
+    }
+    for (int w = 0; cores && w < n; w++)
+        s->cores[w] = cores[w];
+    /* One at a time: each worker reads its index, binds itself and counts itself in. */
     pthread_mutex_lock(&s->mu);
     for (int w = 0; w < s->nworkers; w++) {
         if (pthread_create(&s->threads[w], NULL, worker, s)) {

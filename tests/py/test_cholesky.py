@@ -2,7 +2,6 @@
 checked, a wrong factorization (a TRSM kernel made wrong by an LD_PRELOAD shim) failing with
 exit 1 and a .partial run file, bad input (exit 2 with a clear message), a small SimGrid run,
 the command's plan and the figure/report hooks.  No assertion on machine speed."""
-import json
 import shutil
 import subprocess
 import sys
@@ -144,14 +143,15 @@ def test_starpu_reference_recorded_beside_jostle(tmp_path):
 
 
 def test_kernel_rates_measured_and_simulated(tmp_path):
-    out = subprocess.run([bench_exe(), "--kernel-rates", "--tile", "64", "--reps", "3"],
-                         capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    r = json.loads(out.stdout)
-    assert r["tile"] == 64 and all(r[k] > 0 for k in ("POTRF", "TRSM", "SYRK", "GEMM"))
-    bad = subprocess.run([bench_exe(), "--kernel-rates", "--tile", "0"], capture_output=True,
-                         text=True, timeout=60)
-    assert bad.returncode == 2 and "--kernel-rates takes" in bad.stderr
+    out = tmp_path / "tk.jsonl"
+    p = run_bench("tile-kernels", "--tile", "64", "--min-reps", "5", "--max-time", "0.05",
+                  out=out, n=1)
+    assert p.returncode == 0, p.stderr
+    pts = load_run(out).points
+    g = pts[pts["metric"] == "gflops"].set_index("kernel")["median"]
+    assert set(g.index) == {"POTRF", "TRSM", "SYRK", "GEMM"} and (g > 0).all()
+    bad = run_bench("tile-kernels", "--tile", "0", out=tmp_path / "bad.jsonl", n=1)
+    assert bad.returncode == 2 and "--tile '0' is not allowed" in bad.stderr
     p, _ = chol(tmp_path, *QUICK, "--kernel-rates", "potrf=1,trsm=1,syrk=1,gemm=1")
     assert p.returncode == 2 and "for simulated runs" in p.stderr
     if not shutil.which("smpirun") or not SIM_EXE.exists():
@@ -177,7 +177,7 @@ def test_kernel_rates_measured_and_simulated(tmp_path):
     for k in range(2):
         p = subprocess.run(sweep, env=ENV, capture_output=True, text=True, timeout=300)
         assert p.returncode == 0, p.stderr
-    assert "measured before" in p.stderr and "already complete" in p.stderr
+    assert "tile-kernels-128.jsonl" in p.stderr and p.stderr.count("already complete") == 2
     p = subprocess.run(sweep + ["--speed", "50Gf"], env=ENV, capture_output=True, text=True,
                        timeout=300)
     assert p.returncode == 2 and "simulated on another platform" in p.stderr

@@ -165,28 +165,28 @@ def test_execute_timeout_kills_the_whole_group(tmp_path):
     assert not os.path.exists(stat) or open(stat).read().split(")")[1].split()[0] == "Z"
 
 
-def test_ctrl_c_is_forwarded_as_sigint_and_reported(tmp_path):
+def _signal_to_jostle(tmp_path, sig, status):
+    """Sends SIG to this process while a child that records the signal it gets runs; returns
+    the RunInterrupted raised and the signal number the child saw."""
     mark = tmp_path / "got"
     code = ("import signal, sys, time\n"
-            f"def h(s, f):\n open({str(mark)!r}, 'w').write(str(s)); sys.exit(130)\n"
-            "signal.signal(signal.SIGINT, h)\nprint('ready', flush=True)\ntime.sleep(60)")
+            f"def h(s, f):\n open({str(mark)!r}, 'w').write(str(s)); sys.exit({status})\n"
+            f"signal.signal({int(sig)}, h)\nprint('ready', flush=True)\ntime.sleep(60)")
     ready = threading.Event()
-    threading.Timer(0.1, lambda: (ready.wait(10), os.kill(os.getpid(), signal.SIGINT))).start()
+    threading.Timer(0.1, lambda: (ready.wait(10), os.kill(os.getpid(), sig))).start()
     with pytest.raises(launch.RunInterrupted) as e:
         launch.execute(py(code), timeout=30, on_stdout=lambda l: ready.set())
-    assert e.value.exit_status == 130 and e.value.outcome.status == "interrupted"
-    assert mark.read_text() == str(int(signal.SIGINT))
+    return e.value, mark.read_text()
+
+
+def test_ctrl_c_is_forwarded_as_sigint_and_reported(tmp_path):
+    e, got = _signal_to_jostle(tmp_path, signal.SIGINT, 130)
+    assert e.exit_status == 130 and e.outcome.status == "interrupted"
+    assert got == str(int(signal.SIGINT))
 
 
 def test_sigterm_to_jostle_reaches_the_run(tmp_path):
-    mark = tmp_path / "got"
-    code = ("import signal, sys, time\n"
-            f"def h(s, f):\n open({str(mark)!r}, 'w').write(str(s)); sys.exit(143)\n"
-            "signal.signal(signal.SIGTERM, h)\nprint('ready', flush=True)\ntime.sleep(60)")
-    ready = threading.Event()
-    threading.Timer(0.1, lambda: (ready.wait(10), os.kill(os.getpid(), signal.SIGTERM))).start()
-    with pytest.raises(launch.RunInterrupted) as e:
-        launch.execute(py(code), timeout=30, on_stdout=lambda l: ready.set())
-    assert e.value.exit_status == 143 and "SIGTERM" in str(e.value)
-    assert mark.read_text() == str(int(signal.SIGTERM))
+    e, got = _signal_to_jostle(tmp_path, signal.SIGTERM, 143)
+    assert e.exit_status == 143 and "SIGTERM" in str(e)
+    assert got == str(int(signal.SIGTERM))
     assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL  # handlers restored

@@ -83,16 +83,7 @@ def register(sub):
     g.add_argument("--progress-mode", choices=("auto", "thread", "poll"),
                    help="dbcast forwarding (default auto: thread when MPI_THREAD_MULTIPLE)")
     g.add_argument("--check", action="store_true", help="verify every payload (real runs)")
-    s = p.add_argument_group("simulation (SimGrid)")
-    s.add_argument("--simulate", action="store_true", help="run under smpirun on generated platforms")
-    s.add_argument("--nodes", default="4:256", metavar="SPEC",
-                   help="simulated node counts: LO:HI powers of two, or N,N,… (default 4:256)")
-    s.add_argument("--bandwidth", default="10Gbps", metavar="BW",
-                   help="per-node link bandwidth, e.g. 10Gbps or 1.25GBps (default 10Gbps)")
-    s.add_argument("--latency", default="1us", metavar="T", help="per-link latency (default 1us)")
-    s.add_argument("--speed", default="1Gf", metavar="F", help="node speed, flop/s (default 1Gf)")
-    s.add_argument("--poll-cost", type=c.positive_float, default=1e-7, metavar="S",
-                   help="simulated seconds per MPI_Iprobe/MPI_Test (default 1e-7)")
+    simgrid.add_options(p, "1Gf", "node speed, flop/s")
     h = p.add_argument_group("repetitions")
     h.add_argument("--min-reps", type=c.positive_int, metavar="N",
                    help="samples per point at least (100; simulated 2: it is deterministic)")

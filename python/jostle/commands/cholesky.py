@@ -8,16 +8,14 @@ flops at the node speed. Resumable: node counts already complete are skipped.
 """
 
 import argparse
-import json
-import subprocess
 import sys
 import time
-from pathlib import Path
 
-from .. import launch, simgrid, starpu
+from .. import simgrid, starpu
 from ..campaign import Campaign, RunSpec
-from ..errors import JostleError, UsageError
+from ..errors import UsageError
 from ..progress import Progress
+from ..results import load_run
 from . import _common as c
 
 ORDER = 31
@@ -64,23 +62,15 @@ def register(sub):
                    help="nonspd: a negative pivot at row N/2, reported with exit 2")
     g.add_argument("--ranks", type=c.ranks_type, default=2, metavar="N", help="real ranks (default 2)")
     g.add_argument("--hosts", type=c.hosts_type, metavar="A,B", help="hosts of a real run")
-    s = p.add_argument_group("simulation (SimGrid)")
-    s.add_argument("--simulate", action="store_true", help="run under smpirun on generated platforms")
-    s.add_argument("--nodes", default="4:256", metavar="SPEC", help="node counts (default 4:256)")
-    s.add_argument("--bandwidth", default="10Gbps", metavar="BW", help="per-node link (default 10Gbps)")
-    s.add_argument("--latency", default="1us", metavar="T", help="per-link latency (default 1us)")
-    s.add_argument("--speed", default="100Gf", metavar="F",
-                   help="speed of a node's core, flop/s: the kernels' modelled rate "
-                        "(default 100Gf)")
+    s = simgrid.add_options(p, "100Gf", "speed of a node's core, flop/s: the kernels' "
+                                        "modelled rate")
     s.add_argument("--kernel-rates", metavar="measure|LIST",
                    help="each kernel's GFlop/s per simulated core instead of --speed: "
                         "'measure' times them here on the tile size (jostle-bench "
-                        "--kernel-rates, native build), or potrf=R,trsm=R,syrk=R,gemm=R")
+                        "tile-kernels, native build), or potrf=R,trsm=R,syrk=R,gemm=R")
     s.add_argument("--cores-per-node", type=c.positive_int, default=1, metavar="C",
                    help="cores per simulated node, each running one worker (default 1; the "
                         "seed's nodes: --cores-per-node 16)")
-    s.add_argument("--poll-cost", type=c.positive_float, default=1e-7, metavar="S",
-                   help="simulated seconds per MPI_Iprobe/MPI_Test (default 1e-7)")
     r = p.add_argument_group("outside reference")
     r.add_argument("--starpu", action="store_true",
                    help="also run StarPU-MPI's mpi_cholesky (starpu-examples) on the same N, "
@@ -154,27 +144,21 @@ def main(args):
 
 
 def kernel_rates(args, tile) -> str:
-    """--kernel-rates as jostle-bench takes it: given, or measured here by the native build,
-    once per campaign and tile (kept in platforms/: a resumed sweep keeps the rates its first
-    runs were simulated with)."""
+    """--kernel-rates as jostle-bench takes it: given, or measured here by the native build's
+    tile-kernels benchmark, one rank, as run tile-kernels-<NB> of the campaign (so a resumed
+    sweep keeps the rates its first runs were simulated with)."""
     if args.kernel_rates != "measure":
         return args.kernel_rates
-    kept = Path(args.output_dir) / args.campaign / "platforms" / f"kernel-rates-{tile}.json"
-    if kept.exists():
-        print(f"jostle: kernel rates of this campaign, measured before: {kept}", file=sys.stderr)
-        r = json.loads(kept.read_text())
-        return ",".join(f"{k.lower()}={r[k]:g}" for k in KERNELS)
-    bench = launch.find_bench("auto", None)
-    p = subprocess.run([str(bench), "--kernel-rates", "--tile", str(tile)], capture_output=True,
-                       text=True, timeout=600)
-    if p.returncode:
-        raise JostleError(f"{bench} --kernel-rates failed: {p.stderr.strip()}")
-    r = json.loads(p.stdout)
-    kept.parent.mkdir(parents=True, exist_ok=True)
-    kept.write_text(p.stdout)
-    print(f"jostle: kernel rates measured here on {tile}x{tile} tiles, one thread: "
-          + ", ".join(f"{k} {r[k]:g}" for k in KERNELS) + " GFlop/s", file=sys.stderr)
-    return ",".join(f"{k.lower()}={r[k]:g}" for k in KERNELS)
+    native = argparse.Namespace(**{**vars(args), "mpi": "auto", "bench": None, "launcher": None,
+                                   "platform": None})
+    run = RunSpec(f"tile-kernels-{tile}", "tile-kernels", ["--tile", str(tile)], 1, [], 600)
+    camp = Campaign(f"{args.output_dir}/{args.campaign}", [run])
+    camp.run(c.launch_config(native), Progress(), quiet=True)
+    pts = load_run(camp.output(run)).points
+    g = pts[pts["metric"] == "gflops"].set_index("kernel")["median"]
+    print(f"jostle: kernel rates measured here ({camp.output(run)}): "
+          + ", ".join(f"{k} {g[k]:.4g}" for k in KERNELS) + " GFlop/s", file=sys.stderr)
+    return ",".join(f"{k.lower()}={g[k]:.4g}" for k in KERNELS)
 
 
 def simulate(args):

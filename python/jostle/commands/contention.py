@@ -322,12 +322,7 @@ def execute(study, args, config, directory, progress, machine) -> Campaign:
 
 
 def draw(camp, outdir) -> list:
-    runs = [load_run(camp.output(s)) for s in camp.runs]
-    figs = contention_figures.build(runs)
-    try:
-        return figures.save(figs, outdir)
-    finally:
-        figures.close(figs)
+    return figures.write(contention_figures.build([load_run(camp.output(s)) for s in camp.runs]), outdir)
 
 
 def estimate_note(study, args, camp, bench) -> str:

@@ -144,12 +144,7 @@ def plan(args, topo: dict, bench=None) -> tuple:
 
 
 def draw(camp, outdir) -> list:
-    runs = [load_run(camp.output(s)) for s in camp.runs]
-    figs = nuioa_figures.build(runs)
-    try:
-        return figures.save(figs, outdir)
-    finally:
-        figures.close(figs)
+    return figures.write(nuioa_figures.build([load_run(camp.output(s)) for s in camp.runs]), outdir)
 
 
 def main(args):

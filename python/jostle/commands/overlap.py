@@ -204,11 +204,7 @@ def execute(args, directory, progress) -> list:
 
 
 def draw(paths, outdir) -> list:
-    figs = overlap_figures.build([load_run(p) for p in paths])
-    try:
-        return figures.save(figs, outdir)
-    finally:
-        figures.close(figs)
+    return figures.write(overlap_figures.build([load_run(p) for p in paths]), outdir)
 
 
 def main(args):

@@ -47,11 +47,9 @@ def main(args):
         raise JostleError(f"no figure to draw for {len(runs)} run(s) of "
                           f"{', '.join(sorted({r.benchmark for r in runs}))}")
     try:
-        paths = figures.save(figs, outdir, formats)
+        paths = figures.write(figs, outdir, formats)
     except OSError as e:
         raise UsageError(f"cannot write figures to '{outdir}': {e.strerror}") from None
-    finally:
-        figures.close(figs)
     for p in paths:
         print(p)
     return 0

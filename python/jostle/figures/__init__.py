@@ -69,6 +69,24 @@ def save(figures, outdir, formats=FORMATS) -> list:
     return paths
 
 
+def caveats_footer(fig, notes):
+    """The run caveats (oversubscribed, one NUMA node, …) in red under the figure, and the
+    layout that leaves room for them."""
+    if notes:
+        fig.text(0.01, 0.005, "Caveats: " + "; ".join(notes), color="firebrick",
+                 fontsize=8, ha="left", va="bottom", wrap=True)
+    fig.tight_layout(rect=(0, 0.04 if notes else 0, 1, 1))
+    return fig
+
+
+def write(figures, outdir, formats=FORMATS) -> list:
+    """Saves FIGURES under OUTDIR and frees them, even on failure; returns the paths."""
+    try:
+        return save(figures, outdir, formats)
+    finally:
+        close(figures)
+
+
 def png_base64(fig) -> str:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")

@@ -16,7 +16,7 @@ from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from .. import contention
 from ..sizes import human
-from . import Figure
+from . import Figure, caveats_footer
 from .pingpong import caveats
 
 STUDIES = {
@@ -89,11 +89,7 @@ def _notes(runs) -> list:
 
 def _finish(fig, title, notes, legend="solid: alone, dashed: together"):
     fig.suptitle(f"{title}\n{legend}; degradation: positive is worse")
-    if notes:
-        fig.text(0.01, 0.005, "Caveats: " + "; ".join(notes), color="firebrick",
-                 fontsize=8, ha="left", va="bottom", wrap=True)
-    fig.tight_layout(rect=(0, 0.04 if notes else 0, 1, 1))
-    return fig
+    return caveats_footer(fig, notes)
 
 
 def _x_axis(ax, x):

@@ -17,7 +17,7 @@ import numpy as np
 from matplotlib.ticker import FuncFormatter, MultipleLocator
 
 from ..sizes import human
-from . import Figure
+from . import Figure, caveats_footer
 
 KIB = 1024
 
@@ -142,11 +142,7 @@ def _figure(rng, curves, bw_unit, notes):
     ax_rtt.tick_params(labelbottom=True)
     ax_rtt.legend(fontsize=8, loc="best")
     fig.suptitle(f"Ping-pong: {rng.title} (median, p25–p75 band)")
-    if notes:
-        fig.text(0.01, 0.005, "Caveats: " + "; ".join(notes), color="firebrick",
-                 fontsize=8, ha="left", va="bottom", wrap=True)
-    fig.tight_layout(rect=(0, 0.03 if notes else 0, 1, 1))
-    return fig
+    return caveats_footer(fig, notes)
 
 
 def build(runs) -> list:
