@@ -17,6 +17,7 @@
 #include "core/errors.h"
 #include "core/timer.h"
 #include "jostle/dbcast.h"
+#include "runtime/chol_kernels.h"
 #include "runtime/chol_matrix.h"
 #include "runtime/chol_plan.h"
 #include "topo/place.h"
@@ -173,9 +174,8 @@ static void kernel_rates(state *s, const char *list)
 
 static void *setup(jt_ctx *ctx)
 {
-#if !CH_SIM && !(defined(JT_HAVE_OPENBLAS) && defined(JT_HAVE_LAPACKE))
-    jt_usage_error("cholesky needs OpenBLAS and LAPACKE, which this build did not find");
-#endif
+    if (!CH_SIM && !jt_chol_kernels_available())
+        jt_usage_error("cholesky needs OpenBLAS and LAPACKE, which this build did not find");
     state *s = calloc(1, sizeof *s);
     s->N = jt_opt_long(&ctx->opts, "n", 1, 1L << 20);
     s->g.nb = (int)jt_opt_long(&ctx->opts, "tile", 1, 1 << 15);

@@ -66,7 +66,6 @@ typedef struct state {
     jt_progress_thread pt;
     jt_layout layout;
     long cur, units;     /* point calibrated, work units for its t_pure */
-    double target;       /* t_pure the work is calibrated to, seconds */
     double *local, *all;
     size_t cap;
 } state;
@@ -358,19 +357,18 @@ static void calibrate(jt_ctx *ctx, state *s, int op, size_t size)
      * first operations of a size can be slow for a while (MPICH 4.0, Ialltoall of 1 KiB:
      * 6.0 and 4.9 µs for the first two batches of 32, then 0.78), and work sized to them
      * made t_CPU 4 times t_pure. */
-    double prev = calib_time(ctx, s, op, size, -1);
+    double target = calib_time(ctx, s, op, size, -1); /* seconds */
     for (int k = 2; k <= 12; k++) {
         double t = calib_time(ctx, s, op, size, -1);
-        int stable = k >= 4 && fabs(t - prev) <= 0.1 * t;
-        prev = t;
+        int stable = k >= 4 && fabs(t - target) <= 0.1 * t;
+        target = t;
         if (stable)
             break;
     }
-    s->target = prev;
-    s->units = jt_work_units_for(&s->work, s->target);
+    s->units = jt_work_units_for(&s->work, target);
     double got = calib_time(ctx, s, op, size, s->units);
     if (got > 0)
-        s->units = (long)fmax(1.0, round((double)s->units * s->target / got));
+        s->units = (long)fmax(1.0, round((double)s->units * target / got));
 }
 
 static void run(jt_ctx *ctx, void *st, size_t i, jt_series *ser, size_t n)
