@@ -10,7 +10,7 @@
  * at the same time cannot inflate it).
  * Bind the OpenMP threads as the pool binds (cores 0..THREADS-1): OMP_PROC_BIND=close
  * OMP_PLACES=cores. */
-#include "core/harness.h"
+#include "harness/harness.h"
 #include "core/stats.h"
 #include "core/timer.h"
 #include "kernels/workers.h"

@@ -2,7 +2,7 @@
 #ifndef JT_BENCH_H
 #define JT_BENCH_H
 
-#include "core/harness.h"
+#include "harness/harness.h"
 
 extern const jt_bench jt_bench_pingpong;
 extern const jt_bench jt_bench_contention;

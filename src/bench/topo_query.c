@@ -5,7 +5,7 @@
 #include "core/sizes.h"
 #include "topo/describe.h"
 #include "jostle/placement.h"
-#include "topo/latency.h"
+#include "kernels/latency.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -1,7 +1,7 @@
 #include "kernels/workers.h"
 
 #include "core/errors.h"
-#include "core/harness.h"
+#include "core/series.h"
 #include "core/timer.h"
 
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * judged, only that they are sane), and its refusal on a topology that is not this system. */
 #include "check.h"
 
-#include "topo/latency.h"
+#include "kernels/latency.h"
 
 #include <stdio.h>
 #include <stdlib.h>

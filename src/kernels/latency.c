@@ -1,4 +1,4 @@
-#include "topo/latency.h"
+#include "kernels/latency.h"
 
 #include "core/timer.h"
 #include "kernels/kernels.h"

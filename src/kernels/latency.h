@@ -3,8 +3,8 @@
  * a random cyclic permutation of cache lines in a buffer far larger than the last-level cache
  * (so almost every access misses it; TLB misses are included, and cancel in the overhead over
  * local).  Also the copy bandwidth node to node, with the kernels' copy. */
-#ifndef JT_LATENCY_H
-#define JT_LATENCY_H
+#ifndef JT_KERNELS_LATENCY_H
+#define JT_KERNELS_LATENCY_H
 
 #include "topo/topo.h"
 

@@ -2,26 +2,17 @@
  * callbacks; the harness owns MPI start-up, options, topology, warm-up, repetition, timing
  * decisions, statistics, the run file and the stdout table.  Benchmarks never print or decide
  * when to stop. */
-#ifndef JT_HARNESS_H
-#define JT_HARNESS_H
+#ifndef JT_HARNESS_HARNESS_H
+#define JT_HARNESS_HARNESS_H
 
 #include "core/json.h"
 #include "core/options.h"
 #include "core/record.h"
+#include "core/series.h"
 #include "topo/topo.h"
 
 #include <mpi.h>
 #include <stddef.h>
-
-/* A growing list of per-sample durations in seconds (each one timed with jt_now). */
-typedef struct jt_series {
-    double *v;
-    size_t n, cap;
-} jt_series;
-
-void jt_series_push(jt_series *s, double x);
-void jt_series_clear(jt_series *s);
-void jt_series_free(jt_series *s);
 
 struct jt_point;
 struct jt_stats;
@@ -90,6 +81,7 @@ typedef struct jt_ctx {
     int nwarn;
     jt_record rec;             /* rank 0 writes it */
     int writing, progress, quiet;
+    int format;                /* of stdout: jt_format (harness/internal.h) */
 } jt_ctx;
 
 typedef struct jt_bench {

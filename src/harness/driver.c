@@ -1,0 +1,209 @@
+/* jt_harness_main: options, MPI start-up, placement, the benchmark's setup, the metadata,
+ * every point in turn, and a clean close of the run file. */
+#include "harness/internal.h"
+
+#include "core/errors.h"
+#include "core/timer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const jt_opt_spec jt_common_options[] = {
+    {"sizes", "SPEC", NULL, "message sizes: list 4,64,1K; powers of two lo:hi; linear lo:hi:step"},
+    {"min-reps", "N", "100", "samples per point at least"},
+    {"max-reps", "N", "1000000", "samples per point at most"},
+    {"precision", "F", "0.01", "stop once the 95% CI half-width of the median is under F x median"},
+    {"max-time", "S", "2", "seconds per point after --min-reps (the interval may not be reached)"},
+    {"warmup", "N", "10", "untimed samples before each point"},
+    {"iterations", "N", NULL, "exactly N samples per point (OSU's -i): --min-reps and --max-reps N"},
+    {"output", "FILE", NULL, "JSON Lines run file (written as FILE.partial until complete)"},
+    {"comm-core", "LIST", NULL, "core of the communicating thread: N, one N per rank, near (the "
+                                "NIC's node), far (the node farthest from it), or auto (the "
+                                "NIC's node, then the nearest nodes for the next local ranks)"},
+    {"comm-mem", "LIST", NULL, "NUMA node of its buffers: N, one N per rank, near, far, auto, "
+                               "interleave"},
+    {"nic", "NAME", NULL, "the NIC that near and far refer to [the first of known locality]"},
+    {"thread-level", "LEVEL", NULL, "MPI thread level to ask for: single, funneled, serialized or "
+                                    "multiple, not below the benchmark's need [its need]"},
+    {"favor", "WHAT", "latency", "auto with NICs on different nodes: latency or bandwidth"},
+    {"topology", "FILE", NULL, "hwloc XML topology to use instead of this machine (no binding then)"},
+    {"progress", NULL, NULL, "rank 0 writes 'progress DONE TOTAL' lines to stderr"},
+    {"format", "FMT", "table", "stdout: table (every metric, samples, CI), osu (OSU's two "
+                               "columns: '# Size  Latency (us)'), json (the record's point lines), "
+                               "csv (a row per point and metric)"},
+    {"quiet", NULL, NULL, "nothing on stdout"},
+    {"help", NULL, NULL, "this help"},
+    {NULL, NULL, NULL, NULL},
+};
+
+/* OSU's short flags, so that an osu_latency command line works as it is: -m [MIN:]MAX (powers
+ * of two, MIN 0 when left out), -i ITER (--iterations), -x SKIP (--warmup).  Returns argv with
+ * them spelled as jostle's options (kept for the whole run: option values point into it). */
+static char **osu_flags(int argc, char **argv)
+{
+    char **out = calloc((size_t)argc + 1, sizeof *out);
+    for (int a = 0; a < argc; a++) {
+        const char *f = argv[a];
+        const char *name = strcmp(f, "-m") == 0   ? "--sizes"
+                           : strcmp(f, "-i") == 0 ? "--iterations"
+                           : strcmp(f, "-x") == 0 ? "--warmup"
+                                                  : NULL;
+        out[a] = argv[a];
+        if (!name)
+            continue;
+        if (a + 1 == argc || argv[a + 1][0] == '-')
+            jt_usage_error("option %s needs a value (OSU's %s, jostle's %s)", f, f, name);
+        out[a++] = (char *)name;
+        out[a] = argv[a];
+        if (f[1] == 'm' && !strchr(argv[a], ':')) {
+            size_t len = strlen(argv[a]) + 3;
+            out[a] = malloc(len);
+            snprintf(out[a], len, "0:%s", argv[a]);
+        }
+    }
+    return out;
+}
+
+static void usage(const jt_bench *b, FILE *f)
+{
+    fprintf(f, "Usage: jostle-bench %s [options]   (under an MPI launcher, %d ranks at least)\n\n"
+               "%s\n\nCommon options (OSU's -m [MIN:]MAX, -i ITER and -x SKIP are read as --sizes, "
+               "--iterations and --warmup):\n", b->name, b->min_ranks, b->summary);
+    jt_opt_table_help(jt_common_options, f);
+    if (b->options && b->options->name) {
+        fprintf(f, "\nOptions of %s:\n", b->name);
+        jt_opt_table_help(b->options, f);
+    }
+}
+
+int jt_harness_main(const jt_bench *b, int argc, char **argv)
+{
+    jt_ctx ctx_, *ctx = &ctx_;
+    memset(ctx, 0, sizeof *ctx);
+    ctx->argc = argc;
+    ctx->argv = argv;
+    jt_opts_add(&ctx->opts, jt_common_options);
+    jt_opts_add(&ctx->opts, b->options);
+    /* Everything that can be judged from the command line alone is judged before MPI starts,
+     * identically on every rank. */
+    if (jt_opts_parse(&ctx->opts, argc - 2, osu_flags(argc - 2, argv + 2))) {
+        if (jt_launcher_rank() <= 0)
+            usage(b, stdout);
+        return 0;
+    }
+    ctx->cfg.min_reps = jt_opt_long(&ctx->opts, "min-reps", 1, 1000000000L);
+    ctx->cfg.max_reps = jt_opt_long(&ctx->opts, "max-reps", 1, 1000000000L);
+    if (ctx->cfg.max_reps < ctx->cfg.min_reps)
+        jt_usage_error("--max-reps %ld is below --min-reps %ld", ctx->cfg.max_reps,
+                       ctx->cfg.min_reps);
+    ctx->cfg.precision = jt_opt_double(&ctx->opts, "precision", 1e-6, 1.0);
+    ctx->cfg.max_time = jt_opt_double(&ctx->opts, "max-time", 0.0, 1e6);
+    ctx->cfg.warmup = jt_opt_long(&ctx->opts, "warmup", 0, 1000000000L);
+    if (jt_opt_str(&ctx->opts, "iterations")) {
+        if (jt_opt_given(&ctx->opts, "min-reps") || jt_opt_given(&ctx->opts, "max-reps"))
+            jt_usage_error("--iterations (-i) fixes the samples per point: it is not allowed "
+                           "with --min-reps or --max-reps");
+        ctx->cfg.min_reps = ctx->cfg.max_reps =
+            jt_opt_long(&ctx->opts, "iterations", 1, 1000000000L);
+    }
+    ctx->format = jt_opt_choice(&ctx->opts, "format", jt_format_names);
+    ctx->progress = jt_opt_flag(&ctx->opts, "progress");
+    ctx->quiet = jt_opt_flag(&ctx->opts, "quiet");
+    char err[1024];
+    if (jt_topo_load(&ctx->topo, jt_opt_str(&ctx->opts, "topology"), err, sizeof err))
+        jt_usage_error("%s", err);
+
+    int required = b->thread_level, wanted = required;
+    if (b->thread_level_for && b->thread_level_for(&ctx->opts) > wanted)
+        wanted = b->thread_level_for(&ctx->opts);
+    /* A higher level than needed is a measurement in itself: Open MPI 4.1 costs tens of ns per
+     * message above single, so comparing benchmarks means comparing them at one level. */
+    if (jt_opt_str(&ctx->opts, "thread-level")) {
+        static const char *const names[] = {"single", "funneled", "serialized", "multiple", NULL};
+        static const int levels[] = {MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED, MPI_THREAD_SERIALIZED,
+                                     MPI_THREAD_MULTIPLE};
+        int asked = levels[jt_opt_choice(&ctx->opts, "thread-level", names)];
+        if (asked < wanted)
+            jt_usage_error("--thread-level %s is below what %s needs here (%s): its threads "
+                           "exist while MPI runs", jt_opt_str(&ctx->opts, "thread-level"), b->name,
+                           jt_thread_level_name(wanted));
+        wanted = asked;
+    }
+    if (b->before_init)
+        b->before_init(&ctx->opts);
+    MPI_Init_thread(&argc, &argv, wanted, &ctx->thread_level);
+    ctx->comm = MPI_COMM_WORLD;
+    MPI_Comm_rank(ctx->comm, &ctx->rank);
+    MPI_Comm_size(ctx->comm, &ctx->size);
+    jt_errors_mpi_ready(ctx->rank, ctx->size);
+    if (ctx->thread_level < required)
+        jt_fatal("%s needs MPI thread level %s, the library granted only %s", b->name,
+                 jt_thread_level_name(required), jt_thread_level_name(ctx->thread_level));
+    if (ctx->size < b->min_ranks)
+        jt_usage_error("%s needs at least %d MPI ranks, the job has %d: launch it with "
+                       "mpirun -np %d (or jostle %s)", b->name, b->min_ranks, ctx->size,
+                       b->min_ranks, b->name);
+    int hl = (int)sizeof ctx->host;
+    MPI_Get_processor_name(ctx->host, &hl);
+    MPI_Comm local;
+    MPI_Comm_split_type(ctx->comm, MPI_COMM_TYPE_SHARED, ctx->rank, MPI_INFO_NULL, &local);
+    MPI_Comm_rank(local, &ctx->local_rank);
+    MPI_Comm_size(local, &ctx->local_size);
+    MPI_Comm_free(&local);
+    jt_resolve_placement(ctx);
+    ctx->timer_overhead = jt_timer_overhead();
+
+    jt_json_init(&ctx->bind_comm);
+    jt_json_init(&ctx->bind_compute);
+    jt_json_init(&ctx->bind_roles);
+    void *st = b->setup(ctx);
+    /* The run file opens once every input has been judged (the benchmark's own options in
+     * setup too): bad input never leaves a file behind. */
+    const char *out = jt_opt_str(&ctx->opts, "output");
+    ctx->writing = ctx->rank == 0 && out;
+    ctx->rec.fd = -1;
+    jt_check_all(ctx, ctx->writing && jt_record_open(&ctx->rec, out, err, sizeof err) ? err : NULL);
+    char cores[8192] = "";
+    for (int k = 0; k < ctx->nbound; k++)
+        snprintf(cores + strlen(cores), sizeof cores - strlen(cores), "%s%d", k ? "," : "",
+                 ctx->bound[k]);
+    jt_gather_meta(ctx, b, st, cores);
+    if (ctx->writing)
+        jt_record_guard(&ctx->rec);
+
+    FILE *screen = ctx->rank == 0 && !ctx->quiet ? stdout : NULL;
+    if (screen)
+        jt_print_preamble(ctx, b, screen);
+
+    jt_series *ser = calloc((size_t)b->nseries, sizeof *ser);
+    size_t np = b->npoints(st);
+    const jt_metric *shown = NULL;
+    for (size_t i = 0; i < np; i++) {
+        jt_point p;
+        memset(&p, 0, sizeof p);
+        b->point(st, i, &p);
+        if (screen && p.metrics != shown) /* a new set of columns (values follow metrics) */
+            jt_print_header(ctx, b, &p, screen);
+        shown = p.metrics;
+        jt_point_result pr = jt_measure_point(ctx, b, st, i, &p, ser);
+        jt_report_point(ctx, &p, ser, pr, screen);
+        if (ctx->rank == 0 && ctx->progress) {
+            fprintf(stderr, "progress %zu %zu\n", i + 1, np);
+            fflush(stderr);
+        }
+    }
+    for (int k = 0; k < b->nseries; k++)
+        jt_series_free(&ser[k]);
+    free(ser);
+    b->teardown(ctx, st);
+    MPI_Barrier(ctx->comm);
+    if (ctx->writing)
+        jt_record_close(&ctx->rec, "ok", NULL);
+    jt_json_free(&ctx->bind_comm);
+    jt_json_free(&ctx->bind_compute);
+    jt_json_free(&ctx->bind_roles);
+    jt_topo_destroy(&ctx->topo);
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,176 @@
+/* A measured point becomes record lines (statistics per metric, values from them) and what
+ * stdout shows of it in the chosen --format: jostle's table, OSU's two columns, the record's
+ * JSON lines, or CSV. */
+#include "harness/internal.h"
+
+#include "core/stats.h"
+#include "jostle_buildinfo.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const jt_format_names[] = {"table", "osu", "json", "csv", NULL};
+
+static const char csv_head[] = "label,metric,unit,n,min,p25,median,p75,p99,max,mean,stddev,"
+                               "ci95_lo,ci95_hi,converged,params";
+
+static int column_width(const char *c) { return (int)(strlen(c) > 14 ? strlen(c) : 14); }
+
+/* Opens a point line: what every point line starts with (docs/records.md). */
+static void point_head(jt_json *j, const jt_point *p, const char *metric, const char *unit,
+                       long long n)
+{
+    jt_json_init(j);
+    jt_json_object(j);
+    jt_json_kstr(j, "type", "point");
+    jt_json_key(j, "params");
+    jt_json_raw(j, p->params);
+    jt_json_kstr(j, "metric", metric);
+    jt_json_kstr(j, "unit", unit);
+    jt_json_kint(j, "n", n);
+}
+
+/* Closes a point line, writes it to the run file, and to stdout in --format json. */
+static void emit(jt_ctx *ctx, jt_json *j, FILE *out)
+{
+    jt_json_end(j);
+    jt_record_point(&ctx->rec, j);
+    if (out && ctx->format == JT_FMT_JSON)
+        fprintf(out, "%s\n", j->buf);
+    jt_json_free(j);
+}
+
+/* params as one CSV field: quoted, inner quotes doubled. */
+static void csv_params(FILE *out, const char *params)
+{
+    fputc('"', out);
+    for (const char *c = params; *c; c++) {
+        if (*c == '"')
+            fputc('"', out);
+        fputc(*c, out);
+    }
+    fputs("\"\n", out);
+}
+
+static void csv_row(FILE *out, const jt_point *p, const char *name, const char *unit,
+                    const jt_stats *st, int converged)
+{
+    fprintf(out, "%s,%s,%s,%zu,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%s,", p->label,
+            name, unit, st->n, st->min, st->p25, st->median, st->p75, st->p99, st->max, st->mean,
+            st->stddev, st->ci_lo, st->ci_hi, converged ? "true" : "false");
+    csv_params(out, p->params);
+}
+
+/* The point's values computed from its metrics' statistics: n is the fewest samples any
+ * metric had, median the value; no distribution is claimed. */
+static void report_values(jt_ctx *ctx, const jt_point *p, const jt_stats *all, jt_point_result pr,
+                          FILE *out)
+{
+    size_t n = 0;
+    for (int m = 0; m < p->nmetrics && m < JT_POINT_METRICS; m++)
+        n = m == 0 || all[m].n < n ? all[m].n : n;
+    for (int k = 0; k < p->nvalues; k++) {
+        const jt_point_value *v = &p->values[k];
+        double x = n > 0 ? v->compute(all, p) : NAN;
+        if (out && ctx->format == JT_FMT_TABLE)
+            fprintf(out, " %*.3f", column_width(v->column), x);
+        if (n == 0 || isnan(x)) /* undefined (a zero time): no line */
+            continue;
+        if (out && ctx->format == JT_FMT_CSV) {
+            fprintf(out, "%s,%s,%s,%zu,,,%.9g,,,,,,,,,", p->label, v->name, v->unit, n, x);
+            csv_params(out, p->params);
+        }
+        jt_json j;
+        point_head(&j, p, v->name, v->unit, (long long)n);
+        jt_json_knum(&j, "median", x);
+        jt_json_kstr(&j, "formula", v->formula);
+        jt_json_knum(&j, "elapsed_s", pr.elapsed);
+        emit(ctx, &j, out);
+    }
+}
+
+void jt_report_point(jt_ctx *ctx, const jt_point *p, jt_series *ser, jt_point_result pr,
+                     FILE *out)
+{
+    if (ctx->rank != 0)
+        return;
+    int table = out && ctx->format == JT_FMT_TABLE;
+    if (table)
+        fprintf(out, "%-12s", p->label);
+    jt_stats first = {0}, all[JT_POINT_METRICS];
+    for (int m = 0; m < p->nmetrics && m < JT_POINT_METRICS; m++) {
+        const jt_metric *mt = &p->metrics[m];
+        jt_series *s = &ser[mt->series];
+        double *v = malloc((s->n ? s->n : 1) * sizeof *v);
+        for (size_t k = 0; k < s->n; k++)
+            v[k] = mt->derive(s->v[k], p);
+        jt_stats st;
+        jt_stats_compute(v, s->n, &st);
+        free(v);
+        if (m == 0)
+            first = st;
+        all[m] = st;
+        if (table)
+            fprintf(out, " %*.3f", column_width(mt->column), st.median);
+        if (st.n == 0)
+            continue;
+        int converged = jt_stats_rel_halfwidth(&st) <= ctx->cfg.precision;
+        if (out && ctx->format == JT_FMT_CSV)
+            csv_row(out, p, mt->name, mt->unit, &st, converged);
+        jt_json j;
+        point_head(&j, p, mt->name, mt->unit, (long long)st.n);
+        jt_stats_json(&st, &j);
+        jt_json_kbool(&j, "converged", converged);
+        jt_json_knum(&j, "elapsed_s", pr.elapsed);
+        emit(ctx, &j, out);
+    }
+    report_values(ctx, p, all, pr, out);
+    if (table)
+        fprintf(out, " %10zu %9.2f\n", first.n, 100.0 * jt_stats_rel_halfwidth(&first));
+    /* OSU's layout (osu_util.h: size left in 10 columns, the value in 20 with 2 decimals). */
+    if (out && ctx->format == JT_FMT_OSU && p->nmetrics > 0)
+        fprintf(out, "%-10s%20.2f\n", p->label, first.median);
+    if (out)
+        fflush(out);
+}
+
+void jt_print_preamble(jt_ctx *ctx, const jt_bench *b, FILE *out)
+{
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len;
+    MPI_Get_library_version(lib, &len);
+    if (ctx->format == JT_FMT_TABLE || ctx->format == JT_FMT_OSU)
+        fprintf(out, "# jostle-bench %s %s (git %s), %.*s, %d ranks\n", b->name, JT_VERSION,
+                JT_GIT, (int)strcspn(lib, "\n"), lib, ctx->size);
+    if (ctx->format == JT_FMT_OSU)
+        fprintf(out, "# OSU's columns; each value is the median of the samples of its point "
+                "(OSU prints the mean of its iterations)\n");
+    if (ctx->format == JT_FMT_CSV)
+        fprintf(out, "%s\n", csv_head);
+}
+
+void jt_print_header(jt_ctx *ctx, const jt_bench *b, const jt_point *p, FILE *out)
+{
+    if (ctx->format == JT_FMT_OSU && p->nmetrics > 0) {
+        /* "Latency (us)", "Bandwidth (MB/s)": the metric's name as OSU heads its column. */
+        char name[64];
+        snprintf(name, sizeof name, "%s", p->metrics[0].name);
+        name[0] = (char)toupper((unsigned char)name[0]);
+        for (char *c = name; *c; c++)
+            *c = *c == '_' ? ' ' : *c;
+        char head[96];
+        snprintf(head, sizeof head, "%s (%s)", name, p->metrics[0].unit);
+        fprintf(out, "# %-8s%20s\n", b->label_head, head);
+    }
+    if (ctx->format != JT_FMT_TABLE)
+        return;
+    fprintf(out, "# %-10s", b->label_head);
+    for (int m = 0; m < p->nmetrics; m++)
+        fprintf(out, " %*s", column_width(p->metrics[m].column), p->metrics[m].column);
+    for (int k = 0; k < p->nvalues; k++)
+        fprintf(out, " %*s", column_width(p->values[k].column), p->values[k].column);
+    fprintf(out, " %10s %9s\n", "Samples", "CI95(+-%)");
+}
