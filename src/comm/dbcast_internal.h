@@ -80,9 +80,9 @@ struct jt_dbcast_req {
     void *buf;
     size_t bytes;
     int source, tag;       /* receive: what to match */
-    jt_dbcast_inb *inb;            /* receive: bound incoming broadcast */
+    jt_dbcast_inb *inb;    /* receive: bound incoming broadcast */
     jt_dbcast_hdr h;       /* root: what its segment sends cut buf into */
-    jt_dbcast_sendq q;             /* root: segment sends still to post */
+    jt_dbcast_sendq q;     /* root: segment sends still to post */
     jt_dbcast_status st;
     jt_dbcast_req *next;   /* posted-receive queue */
 };
@@ -102,10 +102,10 @@ struct jt_dbcast_inb {
     uint32_t next_fwd;             /* segments are forwarded strictly in order */
     unsigned char *seg_done;       /* [nseg] arrival flags */
     long fwd_pending;              /* forwarding sends reading data (queued or posted) */
-    jt_dbcast_sendq q;                     /* forwarding sends still to post */
+    jt_dbcast_sendq q;             /* forwarding sends still to post */
     int delivered;                 /* bound receive has been given the data */
     jt_dbcast_req *req;            /* bound receive (until it completes) */
-    jt_dbcast_inb *next;                   /* hold list or unexpected queue */
+    jt_dbcast_inb *next;           /* hold list or unexpected queue */
 };
 
 typedef struct {
@@ -160,8 +160,8 @@ struct jt_dbcast_ctx {
     uint32_t mark_gen;
     uint64_t next_id;
 
-    jt_dbcast_inb *hold;                         /* arrived ahead of an earlier one of its origin */
-    jt_dbcast_inb *unexp_head, *unexp_tail;      /* matchable, not yet matched (FIFO) */
+    jt_dbcast_inb *hold;                     /* arrived ahead of an earlier one of its origin */
+    jt_dbcast_inb *unexp_head, *unexp_tail;  /* matchable, not yet matched (FIFO) */
     jt_dbcast_req *posted_head, *posted_tail;
 
     long live_reqs;
