@@ -10,13 +10,13 @@
  *   clock, and MPI_Reduce(MAX) brings the latest to the root: sample = max(t_r) - t0.
  * The reduction is outside the timed interval.  Clocks: ranks on the root's host share
  * CLOCK_MONOTONIC (no correction); under SimGrid the simulated clock is global; a rank on
- * another host has its offset to the root estimated once in setup (Cristian: the exchange
- * of least round trip among 16; error at most half that round trip, drift ignored).
+ * another host has its offset to the root estimated once in setup (clock_offset.h).
  *
  * Recipients: k ranks among 1..P-1, spread evenly (rank 1 + floor(i (P-1) / k)), in
  * increasing order (the order of the routing list).  Payloads: an hwloc-bound buffer, or
  * SMPI_SHARED_MALLOC under SimGrid (memory stays bounded whatever the simulated size). */
 #include "bench/bench.h"
+#include "bench/clock_offset.h"
 
 #include "comm/dbcast_route.h"
 #include "core/errors.h"
@@ -83,9 +83,7 @@ typedef struct state {
     void *shared;    /* SimGrid: SMPI_SHARED_MALLOC */
     unsigned char *data;
     size_t cap;
-    double offset;   /* this rank's clock minus the root's, s */
-    double offset_err, offset_max; /* root: worst error bound and |offset| over ranks */
-    int offset_hosts;               /* root: ranks on other hosts, corrected */
+    jt_clock_offset clock;          /* this rank's clock to the root's (root: the worst) */
     unsigned long sample;           /* samples taken (payload pattern under --check) */
 } state;
 
@@ -180,55 +178,6 @@ static size_t bytes_option(jt_ctx *ctx, const char *name, uint64_t max)
     return (size_t)b;
 }
 
-/* ---- clocks -------------------------------------------------------------------------- */
-
-/* Offset of every rank's clock to the root's.  Ranks on the root's host read the same
- * CLOCK_MONOTONIC; under SimGrid every rank reads the one simulated clock. */
-static void sync_clocks(jt_ctx *ctx, state *s)
-{
-    s->offset = 0;
-    if (BC_SIMULATED)
-        return;
-    char root_host[sizeof ctx->host];
-    memcpy(root_host, ctx->host, sizeof root_host);
-    MPI_Bcast(root_host, (int)sizeof root_host, MPI_CHAR, 0, ctx->comm);
-    int remote = strcmp(root_host, ctx->host) != 0, *flags = NULL;
-    if (ctx->rank == 0)
-        flags = calloc((size_t)ctx->size, sizeof *flags);
-    MPI_Gather(&remote, 1, MPI_INT, flags, 1, MPI_INT, 0, ctx->comm);
-    enum { EXCHANGES = 16 };
-    if (ctx->rank == 0) {
-        for (int r = 1; r < ctx->size; r++) {
-            if (!flags[r])
-                continue;
-            double best = INFINITY, off = 0, t;
-            for (int q = 0; q < EXCHANGES; q++) {
-                double t0 = jt_now();
-                MPI_Send(&t0, 1, MPI_DOUBLE, r, 11, ctx->comm);
-                MPI_Recv(&t, 1, MPI_DOUBLE, r, 11, ctx->comm, MPI_STATUS_IGNORE);
-                double t1 = jt_now();
-                if (t1 - t0 < best) {
-                    best = t1 - t0;
-                    off = t - 0.5 * (t0 + t1);
-                }
-            }
-            MPI_Send(&off, 1, MPI_DOUBLE, r, 12, ctx->comm);
-            s->offset_hosts++;
-            s->offset_err = fmax(s->offset_err, best / 2);
-            s->offset_max = fmax(s->offset_max, fabs(off));
-        }
-        free(flags);
-    } else if (remote) {
-        for (int q = 0; q < EXCHANGES; q++) {
-            double t;
-            MPI_Recv(&t, 1, MPI_DOUBLE, 0, 11, ctx->comm, MPI_STATUS_IGNORE);
-            t = jt_now();
-            MPI_Send(&t, 1, MPI_DOUBLE, 0, 11, ctx->comm);
-        }
-        MPI_Recv(&s->offset, 1, MPI_DOUBLE, 0, 12, ctx->comm, MPI_STATUS_IGNORE);
-    }
-}
-
 /* ---- setup --------------------------------------------------------------------------- */
 
 static void *setup(jt_ctx *ctx)
@@ -300,7 +249,8 @@ static void *setup(jt_ctx *ctx)
                        "library did not grant");
     s->db = jt_dbcast_init(ctx->comm, &s->cfg);
     jt_check_all(ctx, s->db ? NULL : "jt_dbcast_init refused the configuration (see above)");
-    sync_clocks(ctx, s);
+    if (!BC_SIMULATED) /* under SimGrid every rank reads the one simulated clock */
+        jt_clock_offset_measure(ctx, &s->clock);
     return s;
 }
 
@@ -410,10 +360,10 @@ static void run(jt_ctx *ctx, void *st, size_t i, jt_series *ser, size_t n)
         } else if (member) {
             if (r == R_MPI) {
                 MPI_Bcast(s->data, (int)bytes, MPI_BYTE, 0, k->sub);
-                t_done = jt_now() - s->offset;
+                t_done = jt_now() - s->clock.offset;
             } else {
                 int rc = jt_dbcast_wait_arrived(s->db, req);
-                t_done = jt_now() - s->offset;
+                t_done = jt_now() - s->clock.offset;
                 jt_dbcast_status stt;
                 if (rc == JT_DBCAST_OK)
                     rc = jt_dbcast_wait(s->db, &req, &stt);
@@ -469,12 +419,12 @@ static void meta(jt_ctx *ctx, void *st, jt_json *j)
     jt_json_key(j, "clock");
     jt_json_object(j);
     jt_json_kstr(j, "method", BC_SIMULATED ? "simulated clock (global)"
-                 : s->offset_hosts ? "same host: shared CLOCK_MONOTONIC; other hosts: offset "
+                 : s->clock.corrected ? "same host: shared CLOCK_MONOTONIC; other hosts: offset "
                                      "by the least-RTT of 16 exchanges (Cristian)"
                                    : "one host: shared CLOCK_MONOTONIC");
-    jt_json_kint(j, "corrected_ranks", s->offset_hosts);
-    jt_json_knum(j, "max_error_s", s->offset_err);
-    jt_json_knum(j, "max_offset_s", s->offset_max);
+    jt_json_kint(j, "corrected_ranks", s->clock.corrected);
+    jt_json_knum(j, "max_error_s", s->clock.max_error);
+    jt_json_knum(j, "max_offset_s", s->clock.max_offset);
     jt_json_end(j);
     jt_json_key(j, "model");
     jt_json_object(j);

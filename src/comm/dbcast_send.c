@@ -1,0 +1,198 @@
+/*
+ * jt_dbcast, sending side: the root's send (routing choice, recipient order, headers),
+ * and the queue of segment sends that the root and every forwarder drain through a
+ * window. See comm/dbcast_internal.h.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "comm/dbcast_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int jt_dbcast_stream_tag(jt_dbcast_ctx *ctx, int dest)
+{
+    uint64_t k = ctx->stream_next[dest]++;
+    return (int)(TAG_STREAM_MIN + (long long)(k % (uint64_t)ctx->stream_span));
+}
+
+/* Encodes the header for one child (and the inline payload) and posts it. */
+void jt_dbcast_send_header(jt_dbcast_ctx *ctx, const jt_dbcast_hdr *base,
+                           const jt_dbcast_hop *hops, const jt_dbcast_route_child *kid,
+                           int stream_tag, const void *payload)
+{
+    jt_dbcast_hdr h = *base;
+    const jt_dbcast_hop *me = &hops[kid->child];
+    h.seq = me->seq;
+    h.nhops = (uint32_t)kid->sub_len;
+    h.stream_tag = (h.flags & JT_DBCAST_HDR_INLINE) ? 0 : stream_tag;
+    size_t hl = jt_dbcast_hdr_size(h.nhops);
+    size_t pl = (h.flags & JT_DBCAST_HDR_INLINE) ? (size_t)h.total_bytes : 0;
+    unsigned char *msg = jt_dbcast_xmalloc(ctx, hl + pl);
+    long rc = jt_dbcast_hdr_encode(&h, hops + kid->sub_off, msg, hl);
+    if (rc < 0)
+        jt_dbcast_fatal(ctx, "cannot encode a header: %s", jt_dbcast_hdr_strerror((int)rc));
+    if (pl)
+        memcpy(msg + hl, payload, pl);
+    MPI_Request r;
+    MPICHECK(ctx, MPI_Isend(msg, (int)(hl + pl), MPI_BYTE, me->rank, TAG_HDR, ctx->comm, &r));
+    jt_dbcast_op_push(ctx, r, OP_HDR_SEND, NULL, 0, msg);
+}
+
+static void send_segment(jt_dbcast_ctx *ctx, const jt_dbcast_hdr *h, const unsigned char *data,
+                         uint32_t k, int dest, int stream_tag, int kind, void *owner)
+{
+    size_t len = jt_dbcast_seg_len(h, k);
+    MPI_Request r;
+    MPICHECK(ctx, MPI_Isend(data + (size_t)k * h->seg_bytes, (int)len, MPI_BYTE, dest,
+                            stream_tag, ctx->comm, &r));
+    jt_dbcast_op_push(ctx, r, kind, owner, k, NULL);
+}
+
+void jt_dbcast_sendq_init(jt_dbcast_ctx *ctx, jt_dbcast_sendq *q, const jt_dbcast_hdr *h,
+                          const unsigned char *data, int nkids)
+{
+    q->data = data;
+    q->nkids = nkids;
+    q->dest = jt_dbcast_xcalloc(ctx, (size_t)nkids, sizeof *q->dest);
+    q->tag = jt_dbcast_xcalloc(ctx, (size_t)nkids, sizeof *q->tag);
+    q->next = 0;
+    q->inflight = 0;
+    q->window = h->routing == JT_ROUTE_FLAT ? nkids
+              : jt_dbcast_route_is_pipelined((jt_dbcast_routing)h->routing) ? 2 * nkids : 1;
+}
+
+/* Posts queued segment sends while the window allows; segments below avail exist. */
+void jt_dbcast_sendq_pump(jt_dbcast_ctx *ctx, jt_dbcast_sendq *q, const jt_dbcast_hdr *h,
+                          uint32_t avail, int kind, void *owner)
+{
+    if (q->nkids <= 0)
+        return;
+    uint64_t end = (uint64_t)avail * (uint64_t)q->nkids;
+    while (q->inflight < q->window && q->next < end) {
+        uint32_t k = (uint32_t)(q->next / (uint64_t)q->nkids);
+        int c = (int)(q->next % (uint64_t)q->nkids);
+        send_segment(ctx, h, q->data, k, q->dest[c], q->tag[c], kind, owner);
+        q->next++;
+        q->inflight++;
+    }
+}
+
+/* ------------------------------------------------------------ the root */
+
+int jt_dbcast_send(jt_dbcast_ctx *ctx, const void *buf, size_t bytes, int tag,
+                   const int *recipients, int nrecipients, jt_dbcast_req **req)
+{
+    return jt_dbcast_send_routed(ctx, buf, bytes, tag, recipients, nrecipients, JT_ROUTE_AUTO, req);
+}
+
+int jt_dbcast_send_routed(jt_dbcast_ctx *ctx, const void *buf, size_t bytes, int tag,
+                          const int *recipients, int nrecipients, jt_dbcast_routing routing,
+                          jt_dbcast_req **reqp)
+{
+    const char *fn = "jt_dbcast_send";
+    int rc = jt_dbcast_check_call(ctx, fn, buf, bytes, reqp);
+    if (rc != JT_DBCAST_OK)
+        return rc;
+    if (tag < 0)
+        return BAD(ctx, fn, "tag %d is negative (tags are 0..INT_MAX)", tag);
+    if (nrecipients < 0)
+        return BAD(ctx, fn, "%d recipients (must be >= 0)", nrecipients);
+    if (nrecipients > 0 && !recipients)
+        return BAD(ctx, fn, "recipient list is NULL for %d recipients", nrecipients);
+    if (nrecipients >= ctx->size)
+        return BAD(ctx, fn, "%d recipients in a communicator of %d ranks", nrecipients, ctx->size);
+    if ((int)routing < 0 || routing >= JT_ROUTE_COUNT_)
+        return BAD(ctx, fn, "unknown routing %d", (int)routing);
+    if ((uint64_t)bytes > (uint64_t)INT64_MAX)
+        return BAD(ctx, fn, "message of %zu bytes is too large", bytes);
+
+    pthread_mutex_lock(&ctx->lock);
+    if (++ctx->mark_gen == 0) {
+        memset(ctx->mark, 0, (size_t)ctx->size * sizeof *ctx->mark);
+        ctx->mark_gen = 1;
+    }
+    for (int i = 0; i < nrecipients; i++) {
+        int r = recipients[i];
+        int rc = JT_DBCAST_OK;
+        if (r < 0 || r >= ctx->size)
+            rc = BAD(ctx, fn, "recipient %d (index %d) is out of range [0,%d)", r, i, ctx->size);
+        else if (r == ctx->rank)
+            rc = BAD(ctx, fn, "recipient %d (index %d) is the root itself", r, i);
+        else if (ctx->mark[r] == ctx->mark_gen)
+            rc = BAD(ctx, fn, "recipient %d is listed twice (index %d)", r, i);
+        if (rc) {
+            pthread_mutex_unlock(&ctx->lock);
+            return rc;
+        }
+        ctx->mark[r] = ctx->mark_gen;
+    }
+
+    if (routing == JT_ROUTE_AUTO)
+        routing = ctx->cfg.routing;
+    size_t seg;
+    if (routing == JT_ROUTE_AUTO)
+        routing = jt_dbcast_route_choose(bytes, nrecipients, ctx->cfg.segment_bytes, &ctx->model, &seg);
+    else
+        seg = jt_dbcast_route_segment(routing, bytes, nrecipients, ctx->cfg.segment_bytes, &ctx->model);
+    int inl = bytes <= ctx->cfg.inline_bytes;
+    if (!inl && (bytes + seg - 1) / seg > UINT32_MAX) {
+        pthread_mutex_unlock(&ctx->lock);
+        return BAD(ctx, fn, "%zu bytes in segments of %zu bytes are too many segments", bytes, seg);
+    }
+
+    jt_dbcast_req *r = jt_dbcast_xcalloc(ctx, 1, sizeof *r);
+    ctx->live_reqs++;
+    ctx->stats.sent_roots++;
+    r->buf = (void *)buf;
+    r->bytes = bytes;
+    r->st.source = ctx->rank;
+    r->st.tag = tag;
+    r->st.bytes = bytes;
+    r->st.routing = routing;
+
+    /* The caller's order is its urgency: the k-th recipient takes the k-th place the tree
+     * reaches (identity for flat and chains; binomial reaches its list's middle first). */
+    jt_dbcast_hop *hops = jt_dbcast_xmalloc(ctx, (size_t)nrecipients * sizeof *hops);
+    int *place =
+        jt_dbcast_xmalloc(ctx, (size_t)(nrecipients > 0 ? nrecipients : 1) * sizeof *place);
+    if (jt_dbcast_route_arrival(routing, nrecipients, place) != nrecipients)
+        for (int i = 0; i < nrecipients; i++)
+            place[i] = i;
+    for (int i = 0; i < nrecipients; i++) {
+        hops[place[i]].rank = recipients[i];
+        hops[place[i]].seq = ctx->send_seq[recipients[i]]++;
+    }
+    free(place);
+    int nk = jt_dbcast_route_max_children(routing, nrecipients);
+    jt_dbcast_route_child *kids = jt_dbcast_xmalloc(ctx, (size_t)nk * sizeof *kids);
+    nk = jt_dbcast_route_children(routing, nrecipients, kids);
+
+    jt_dbcast_hdr h;
+    memset(&h, 0, sizeof h);
+    h.routing = (uint8_t)routing;
+    h.flags = inl ? JT_DBCAST_HDR_INLINE : 0;
+    h.origin = ctx->rank;
+    h.tag = tag;
+    h.bcast_id = ctx->next_id++;
+    h.total_bytes = bytes;
+    h.seg_bytes = inl ? 0 : seg;
+    h.nseg = inl ? 0 : (uint32_t)((bytes + seg - 1) / seg);
+    r->h = h;
+    jt_dbcast_sendq_init(ctx, &r->q, &h, buf, nk);
+    for (int c = 0; c < nk; c++) {
+        int dest = hops[kids[c].child].rank;
+        int st = inl ? 0 : jt_dbcast_stream_tag(ctx, dest);
+        jt_dbcast_send_header(ctx, &h, hops, &kids[c], st, buf);
+        r->q.dest[c] = dest;
+        r->q.tag[c] = st;
+    }
+    r->pending = (long)h.nseg * nk;
+    jt_dbcast_sendq_pump(ctx, &r->q, &r->h, h.nseg, OP_SEG_SEND_ROOT, r);
+    free(hops);
+    free(kids);
+    if (r->pending == 0)
+        r->done = 1; /* inline payloads were copied; nothing reads buf any more */
+    *reqp = r;
+    pthread_mutex_unlock(&ctx->lock);
+    return JT_DBCAST_OK;
+}
