@@ -37,6 +37,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MPIRUN = ["mpirun", "-np", "2", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none"]
@@ -64,6 +65,29 @@ def likwid(test, threads, total):
                           "-w", f"S0:{total // 1000}kB:{threads}"],
                          check=True, capture_output=True, text=True).stdout
     return float(re.search(r"MByte/s:\s+([0-9.]+)", out).group(1)) / 1e3
+
+
+def comm_cpu(build, seconds=6.0):
+    """CPU share of each rank's communicating (main) thread over the middle of a long compute
+    phase, from /proc: near 0 when it sleeps, near 1 when it spins in MPI."""
+    with tempfile.TemporaryDirectory() as d:
+        p = subprocess.Popen(MPIRUN + [
+            os.path.join(build, "jostle-bench"), "contention", "--phases", "compute",
+            "--compute-on", "sender", "--compute-cores", "1", "--oversubscribe",
+            "--array-bytes", "96M", "--phase-time", str(seconds), "--max-time", str(seconds),
+            "--quiet", "--output", os.path.join(d, "c.jsonl")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(seconds / 2)
+        pids = subprocess.run(["pgrep", "-P", str(p.pid), "jostle-bench"], capture_output=True,
+                              text=True).stdout.split()
+        ticks = lambda: [sum(map(int, open(f"/proc/{q}/task/{q}/stat").read().rsplit(")", 1)[1].split()[11:13]))
+                         for q in pids]
+        t0, c0 = time.time(), ticks()
+        time.sleep(seconds / 4)
+        t1, c1 = time.time(), ticks()
+        p.wait()
+    hz = os.sysconf("SC_CLK_TCK")
+    return [(b - a) / hz / (t1 - t0) for a, b in zip(c0, c1)]
 
 
 def loadavg():
@@ -121,6 +145,10 @@ def main():
     if one:
         print(f"1 compute thread, --compute-on sender --oversubscribe (comm threads asleep), "
               f">= 0.95: {'PASS' if min(one) >= 0.95 else 'FAIL'} (lowest {min(one):.3f})")
+    share = comm_cpu(a.build)
+    print("communicating threads during a compute phase (/proc, 1 compute thread): "
+          + ", ".join(f"rank {r} {x:.1%} of a core" for r, x in enumerate(share))
+          + f" (asleep: < 5%; spinning would be ~100%): {'PASS' if share and max(share) < 0.05 else 'FAIL'}")
     print(f"# load average after {' '.join(loadavg())}")
     return 0 if ok else 1
 

@@ -303,7 +303,7 @@ static void sleeping_barrier(MPI_Comm comm)
     MPI_Ibarrier(comm, &req);
     for (MPI_Test(&req, &done, MPI_STATUS_IGNORE); !done;
          MPI_Test(&req, &done, MPI_STATUS_IGNORE))
-        nanosleep(&(struct timespec){0, 1000000}, NULL);
+        nanosleep(&(struct timespec){0, 2000000}, NULL);
 }
 
 static void run(jt_ctx *ctx, void *st, size_t i, jt_series *ser, size_t n)
