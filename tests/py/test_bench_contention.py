@@ -42,7 +42,7 @@ def test_phases_metrics_and_triad_arithmetic(tmp_path):
         assert m["compute_flops"] / m["compute_bandwidth"] == pytest.approx(1 / 12, rel=1e-6)
         # One aggregate per phase; the traffic adds the write-allocate reads of c (32 / 24).
         assert g.set_index("metric")["n"]["compute_throughput"] == 1
-        assert m["compute_traffic"] / m["compute_throughput"] == pytest.approx(32 / 24, rel=1e-9)
+        assert m["compute_traffic"] / m["compute_throughput"] == pytest.approx(32 / 24, rel=1e-6)
     assert set(df["stores"]) == {"normal"} and k["stores"] == "normal"
     # 2 ranks x (1 comm + 1 compute) on this machine's cores: marked.
     assert any("oversubscribed" in w for w in r.meta["warnings"]) == (os.cpu_count() < 4)
@@ -95,7 +95,7 @@ def test_nt_stores_are_recorded_and_count_no_write_allocate(tmp_path, kernel, pe
     assert set(df["stores"]) == {"nt"}
     for _, g in df.groupby("phase"):
         m = g.set_index("metric")["median"]
-        assert m["compute_traffic"] == pytest.approx(m["compute_throughput"], rel=1e-12)
+        assert m["compute_traffic"] == pytest.approx(m["compute_throughput"], rel=1e-6)
         assert m["compute_throughput"] > 0
 
 
