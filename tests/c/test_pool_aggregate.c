@@ -14,6 +14,7 @@
 #include "core/harness.h"
 #include "core/stats.h"
 #include "core/timer.h"
+#include "kernels/streams.h"
 #include "kernels/workers.h"
 
 #include <stdatomic.h>
@@ -89,7 +90,7 @@ int main(void)
 
     jt_pool p;
     const int cores[2] = {0, 0};
-    jt_pool_create(&p, &tp, &spin, 2, cores, 0, JT_MEM_ANY, 1, 0);
+    jt_pool_create(&p, &tp, &spin, 2, cores, 0, JT_MEM_ANY, 1, JT_STORES_NORMAL);
     /* agg: aggregate together / alone; over: median sweep rate x threads / aggregate, per phase */
     double agg[ROUNDS], over_a[ROUNDS], over_t[ROUNDS];
     for (int r = 0; r < ROUNDS; r++) {
