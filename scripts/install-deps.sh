@@ -23,6 +23,7 @@ pkgs=(
   "python3-venv:python3 -c 'import ensurepip, venv'"
   "python3-dev:test -e /usr/include/python3.11/Python.h"
   "iproute2:command -v ip"
+  "likwid:command -v likwid-bench"
 )
 
 missing=()

@@ -13,6 +13,7 @@
 #include "harness/harness.h"
 #include "core/stats.h"
 #include "core/timer.h"
+#include "kernels/streams.h"
 #include "kernels/workers.h"
 
 #include <omp.h>
@@ -47,7 +48,8 @@ int main(int argc, char **argv)
     for (int t = 0; t < T; t++)
         cores[t] = t % jt_topo_ncores(&tp);
     jt_pool pool;
-    jt_pool_create(&pool, &tp, jt_kernel_find(argv[1]), T, cores, per, JT_MEM_ANY, 1);
+    jt_pool_create(&pool, &tp, jt_kernel_find(argv[1]), T, cores, per, JT_MEM_ANY, 1,
+                   JT_STORES_NORMAL);
 
     jt_series plain = {0}, mine = {0};
     double ran = 0;

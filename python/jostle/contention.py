@@ -7,7 +7,8 @@ comm metrics with the `comm` phase, compute metrics with the `compute` phase. Ea
 pair is that point's median; the degradation is signed so that positive is always worse:
 
     latency, rtt                      together / alone − 1      (Swartvagher 2021: "doubles")
-    bandwidth, compute_bandwidth,
+    bandwidth, compute_throughput,
+    compute_traffic, compute_bandwidth,
     compute_flops                     1 − together / alone      (compute slowdown)
 
 With --repeat K the K pairs are summarised by the median of their degradations (and the
@@ -23,7 +24,9 @@ METRICS = {
     "latency": ("comm", +1),
     "rtt": ("comm", +1),
     "bandwidth": ("comm", -1),
-    "compute_bandwidth": ("compute", -1),
+    "compute_throughput": ("compute", -1),  # all compute threads / the phase's wall time
+    "compute_traffic": ("compute", -1),     # the same with write-allocate reads counted
+    "compute_bandwidth": ("compute", -1),   # per sweep and thread
     "compute_flops": ("compute", -1),
     "stalled_fraction": ("compute", 0),   # shown side by side; a fraction has no "slowdown"
 }

@@ -8,6 +8,7 @@
 #include "core/errors.h"
 #include "core/sizes.h"
 #include "core/timer.h"
+#include "kernels/streams.h"
 #include "kernels/workers.h"
 #include "topo/place.h"
 
@@ -23,6 +24,9 @@ void openblas_set_num_threads(int);
 
 static const jt_opt_spec options[] = {
     {"kernel", "NAME", "triad", "compute kernel: copy, triad, cg, gemm or cpu"},
+    {"stores", "KIND", "normal", "stores of copy and triad: normal (write-allocate, as likwid-bench's "
+                                 "copy and stream) or nt (non-temporal, as its *_mem kernels and "
+                                 "STREAM's compiled copy)"},
     {"ai", "F", NULL, "triad's arithmetic intensity in flop/byte, from 1/12 (0.0833): the "
                       "executed value is recorded"},
     {"compute-cores", "N", NULL, "compute threads per rank [the free cores of the rank's share "
@@ -41,7 +45,9 @@ static const jt_opt_spec options[] = {
 
 enum { PH_COMPUTE, PH_COMM, PH_TOGETHER, NPHASES };
 static const char *const phase_names[] = {"compute", "comm", "together", NULL};
-enum { S_COMM, S_COMPUTE, S_STALL }; /* series */
+/* Series: round trips, per-sweep times, stalled fractions, and the phase's aggregate compute
+ * throughput (one value, replaced as the phase goes on). */
+enum { S_COMM, S_COMPUTE, S_STALL, S_AGG };
 
 typedef struct state {
     uint64_t *sizes;
@@ -49,14 +55,14 @@ typedef struct state {
     int phases[8], nphases, repeat;
     double phase_time;
     const jt_kernel *kernel;
-    int reps, ncompute, computing, compute_mem;
+    int reps, stores, ncompute, computing, compute_mem;
     size_t array_bytes;
     jt_pool pool;
     jt_buffer buf;
     jt_p2p p2p;
     long active;       /* point whose phase is running, -1 none */
     double since;      /* sweeps that start before this belong to an earlier point */
-    jt_metric comm_m[3], comp_m[3], both_m[6];
+    jt_metric comm_m[3], comp_m[5], both_m[8];
     int ncomp_m;
     char counters_reason[160];
 } state;
@@ -64,10 +70,11 @@ typedef struct state {
 static double us_half(double s, const jt_point *p) { (void)p; return s * 0.5e6; }
 static double us(double s, const jt_point *p) { (void)p; return s * 1e6; }
 static double mbps(double s, const jt_point *p) { return 2.0 * p->arg[0] / s / 1e6; }
-/* arg[2] = bytes per sweep (no write-allocate), arg[3] = flops per sweep */
+/* arg[1] = bytes per sweep with write-allocate, arg[2] = without (STREAM), arg[3] = flops */
 static double gbps(double s, const jt_point *p) { return p->arg[2] / s / 1e9; }
+static double traffic(double gb, const jt_point *p) { return gb * p->arg[1] / p->arg[2]; }
 static double gflops(double s, const jt_point *p) { return p->arg[3] / s / 1e9; }
-static double ratio(double s, const jt_point *p) { (void)p; return s; }
+static double as_is(double s, const jt_point *p) { (void)p; return s; }
 
 static void parse_phases(state *s, const char *list)
 {
@@ -103,12 +110,16 @@ static void metrics(state *s)
     };
     memcpy(s->comm_m, comm, sizeof comm);
     int k = 0;
-    if (strcmp(s->kernel->name, "cpu") != 0)
-        s->comp_m[k++] = (jt_metric){"compute_bandwidth", "GB/s", "Compute(GB/s/core)", S_COMPUTE, gbps};
+    /* The per-sweep metric comes first: the harness judges convergence on it. */
+    if (strcmp(s->kernel->name, "cpu") != 0) {
+        s->comp_m[k++] = (jt_metric){"compute_bandwidth", "GB/s", "Sweep(GB/s/thr)", S_COMPUTE, gbps};
+        s->comp_m[k++] = (jt_metric){"compute_throughput", "GB/s", "Compute(GB/s)", S_AGG, as_is};
+        s->comp_m[k++] = (jt_metric){"compute_traffic", "GB/s", "Traffic(GB/s)", S_AGG, traffic};
+    }
     if (strcmp(s->kernel->name, "copy") != 0)
         s->comp_m[k++] = (jt_metric){"compute_flops", "GFlop/s", "Compute(GF/s/core)", S_COMPUTE, gflops};
     if (s->pool.counters && s->computing)
-        s->comp_m[k++] = (jt_metric){"stalled_fraction", "1", "Stalled", S_STALL, ratio};
+        s->comp_m[k++] = (jt_metric){"stalled_fraction", "1", "Stalled", S_STALL, as_is};
     s->ncomp_m = k;
     memcpy(s->both_m, s->comm_m, sizeof s->comm_m);
     memcpy(s->both_m + 3, s->comp_m, (size_t)k * sizeof *s->comp_m);
@@ -128,6 +139,12 @@ static void *setup(jt_ctx *ctx)
         jt_usage_error("--kernel gemm is not available: jostle-bench was built without OpenBLAS");
 #endif
     s->reps = 1;
+    s->stores = jt_opt_choice(&ctx->opts, "stores", jt_stores_names);
+    if (s->stores == JT_STORES_NT && !s->kernel->has_stores)
+        jt_usage_error("--stores nt applies to --kernel copy and triad, not '%s'", kname);
+    if (s->stores == JT_STORES_NT && !jt_streams_nt_available())
+        jt_usage_error("--stores nt is not available: this CPU has no non-temporal vector stores "
+                       "jostle knows (x86-64 only)");
     if (jt_opt_given(&ctx->opts, "ai")) {
         if (strcmp(s->kernel->name, "triad") != 0)
             jt_usage_error("--ai applies to --kernel triad only, not '%s'", kname);
@@ -136,6 +153,10 @@ static void *setup(jt_ctx *ctx)
             jt_usage_error("--ai '%s' is not allowed: triad moves 24 bytes per 2 flops, so the "
                            "lowest intensity is 1/12 = 0.0833 flop/byte", jt_opt_str(&ctx->opts, "ai"));
         s->reps = jt_triad_reps_for_ai(ai);
+        if (s->reps > 1 && s->stores == JT_STORES_NT)
+            jt_usage_error("--stores nt with --ai '%s' is not allowed: non-temporal stores exist "
+                           "for triad at its lowest intensity (1/12) only",
+                           jt_opt_str(&ctx->opts, "ai"));
     }
     parse_phases(s, jt_opt_str(&ctx->opts, "phases"));
     s->repeat = (int)jt_opt_long(&ctx->opts, "repeat", 1, 1000);
@@ -203,7 +224,7 @@ static void *setup(jt_ctx *ctx)
     openblas_set_num_threads(1); /* one BLAS thread per compute thread */
 #endif
     jt_pool_create(&s->pool, &ctx->topo, s->kernel, s->ncompute, cores, s->array_bytes,
-                   s->compute_mem, s->reps);
+                   s->compute_mem, s->reps, s->stores);
     free(cores);
     for (int t = 0; t < s->ncompute; t++)
         jt_ctx_bound_compute(ctx, &s->pool.w[t].bind, &s->pool.w[t].ws.buf[0]);
@@ -230,9 +251,10 @@ static void decode(const state *s, size_t i, int *rep, size_t *size, int *phase)
 }
 
 /* What one sweep of one compute thread counts (the first thread's workspace: all are alike). */
-static void sweep_counts(const state *s, double *bytes, double *flops)
+static void sweep_counts(const state *s, double *bytes, double *bytes_wa, double *flops)
 {
     *bytes = s->ncompute > 0 ? s->pool.w[0].ws.bytes : 0;
+    *bytes_wa = s->ncompute > 0 ? s->pool.w[0].ws.bytes_wa : 0;
     *flops = s->ncompute > 0 ? s->pool.w[0].ws.flops : 0;
 }
 
@@ -245,13 +267,13 @@ static void point(void *st, size_t i, jt_point *p)
     snprintf(p->label, sizeof p->label, "%s/%llu", phase_names[phase],
              (unsigned long long)s->sizes[k]);
     p->arg[0] = (double)s->sizes[k];
-    sweep_counts(s, &p->arg[2], &p->arg[3]);
+    sweep_counts(s, &p->arg[2], &p->arg[1], &p->arg[3]);
     p->min_time = s->phase_time;
     snprintf(p->params, sizeof p->params,
              "{\"phase\":\"%s\",\"size\":%llu,\"kernel\":\"%s\",\"compute_cores\":%d,\"ai\":%.6g,"
-             "\"rep\":%d}",
+             "\"stores\":\"%s\",\"rep\":%d}",
              phase_names[phase], (unsigned long long)s->sizes[k], s->kernel->name, s->ncompute,
-             p->arg[2] > 0 ? p->arg[3] / p->arg[2] : 0.0, rep);
+             p->arg[2] > 0 ? p->arg[3] / p->arg[2] : 0.0, jt_stores_names[s->stores], rep);
     if (phase == PH_COMM || s->ncomp_m == 0 || s->ncompute == 0) {
         p->metrics = s->comm_m;
         p->nmetrics = phase == PH_COMPUTE ? 0 : 3;
@@ -262,6 +284,26 @@ static void point(void *st, size_t i, jt_point *p)
         p->metrics = s->both_m;
         p->nmetrics = 3 + s->ncomp_m;
     }
+}
+
+/* The phase's aggregate throughput so far, in place of the last one (GB/s, STREAM bytes). */
+static void aggregate(state *s, jt_series *ser)
+{
+    double wall, sweeps = jt_pool_sweeps(&s->pool, &wall);
+    jt_series_clear(&ser[S_AGG]);
+    jt_series_push(&ser[S_AGG], wall > 0 ? sweeps * s->pool.w[0].ws.bytes / wall / 1e9 : 0);
+}
+
+/* A barrier that sleeps instead of polling: while compute threads run alone, a communicating
+ * thread that spun in MPI would take a core from them (an oversubscribed rank shares it). */
+static void sleeping_barrier(MPI_Comm comm)
+{
+    MPI_Request req;
+    int done = 0;
+    MPI_Ibarrier(comm, &req);
+    for (MPI_Test(&req, &done, MPI_STATUS_IGNORE); !done;
+         MPI_Test(&req, &done, MPI_STATUS_IGNORE))
+        nanosleep(&(struct timespec){0, 2000000}, NULL);
 }
 
 static void run(jt_ctx *ctx, void *st, size_t i, jt_series *ser, size_t n)
@@ -280,13 +322,17 @@ static void run(jt_ctx *ctx, void *st, size_t i, jt_series *ser, size_t n)
     }
     int sampling = ctx->rank == 0 && s->ncompute > 0;
     if (phase == PH_COMPUTE) {
-        /* Rank 0 waits for n more sweeps; the other ranks compute meanwhile. */
+        /* Rank 0 waits for n more sweeps, the other ranks for rank 0, all asleep (a wake-up
+         * every 2 ms costs the core a compute thread may share well under 1%). */
         size_t got = 0;
         while (sampling && got < n) {
             got += jt_pool_harvest(&s->pool, s->since, &ser[S_COMPUTE], &ser[S_STALL]);
             if (got < n)
-                nanosleep(&(struct timespec){0, 200000}, NULL);
+                nanosleep(&(struct timespec){0, 2000000}, NULL);
         }
+        if (sampling)
+            aggregate(s, ser);
+        sleeping_barrier(ctx->comm);
         return;
     }
     for (size_t q = 0; q < n; q++) {
@@ -294,8 +340,10 @@ static void run(jt_ctx *ctx, void *st, size_t i, jt_series *ser, size_t n)
         if (s->p2p.me == 0)
             jt_series_push(&ser[S_COMM], dt);
     }
-    if (sampling && phase == PH_TOGETHER)
+    if (sampling && phase == PH_TOGETHER) {
         jt_pool_harvest(&s->pool, s->since, &ser[S_COMPUTE], &ser[S_STALL]);
+        aggregate(s, ser);
+    }
 }
 
 static void teardown(jt_ctx *ctx, void *st)
@@ -314,22 +362,27 @@ static void meta(jt_ctx *ctx, void *st, jt_json *j)
 {
     state *s = st;
     (void)ctx;
-    double bytes = 0, flops = 0;
-    sweep_counts(s, &bytes, &flops);
+    double bytes = 0, bytes_wa = 0, flops = 0;
+    sweep_counts(s, &bytes, &bytes_wa, &flops);
     jt_json_key(j, "kernel");
     jt_json_object(j);
     jt_json_kstr(j, "name", s->kernel->name);
     jt_json_kstr(j, "what", s->kernel->what);
     jt_json_knum(j, "bytes_per_sweep", bytes);
-    jt_json_knum(j, "bytes_per_sweep_write_allocate",
-                 s->ncompute > 0 ? s->pool.w[0].ws.bytes_wa : 0);
+    jt_json_knum(j, "bytes_per_sweep_write_allocate", bytes_wa);
     jt_json_knum(j, "flops_per_sweep", flops);
     jt_json_knum(j, "ai", bytes > 0 ? flops / bytes : 0);
     jt_json_kint(j, "reps_per_element", s->reps);
     jt_json_kint(j, "array_bytes", (long long)s->array_bytes);
     jt_json_kint(j, "threads", s->ncompute);
+    jt_json_kstr(j, "stores", jt_stores_names[s->stores]);
+    jt_json_kstr(j, "isa", jt_streams_isa());
     jt_json_kbool(j, "write_allocate_counted", 0);
-    jt_json_kstr(j, "bandwidth", "bytes_per_sweep / sweep time, per compute thread (STREAM)");
+    jt_json_kstr(j, "throughput", "compute_throughput: bytes_per_sweep x the sweeps of all compute "
+                                  "threads / the phase's wall time (STREAM counting); "
+                                  "compute_traffic: the same with bytes_per_sweep_write_allocate");
+    jt_json_kstr(j, "bandwidth", "compute_bandwidth: bytes_per_sweep / sweep time, per compute "
+                                 "thread, one sample per sweep (STREAM counting)");
     jt_json_end(j);
     jt_json_key(j, "counters");
     jt_json_object(j);
@@ -360,8 +413,8 @@ const jt_bench jt_bench_contention = {
     .options = options,
     .thread_level = MPI_THREAD_FUNNELED,
     .min_ranks = 2,
-    .nseries = 3,
-    .ratio_series = 1u << S_STALL,
+    .nseries = 4,
+    .ratio_series = 1u << S_STALL | 1u << S_AGG,
     .label_head = "Phase/Size",
     .setup = setup,
     .npoints = npoints,

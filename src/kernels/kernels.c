@@ -1,6 +1,7 @@
 #include "kernels/kernels.h"
 
 #include "core/errors.h"
+#include "kernels/streams.h"
 
 #include <math.h>
 #include <string.h>
@@ -30,20 +31,21 @@ static void copy_init(jt_kws *w, const jt_topo *tp, size_t bytes, int numa, int 
     w->n = bytes / 2 / sizeof(double);
     w->a = alloc(w, tp, 0, w->n * sizeof(double), numa);
     w->b = alloc(w, tp, 1, w->n * sizeof(double), numa);
-    for (size_t i = 0; i < w->n; i++)
+    /* Every array is touched here, so that no sweep pays for page faults. */
+    for (size_t i = 0; i < w->n; i++) {
         w->a[i] = 1.0;
-    w->bytes = 16.0 * (double)w->n;    /* read a, write b */
-    w->bytes_wa = 24.0 * (double)w->n; /* + the read of b's lines before writing them */
+        w->b[i] = 0.0;
+    }
+    w->bytes = 16.0 * (double)w->n; /* read a, write b */
+    /* + the read of b's lines before writing them, which non-temporal stores skip */
+    w->bytes_wa = (w->stores == JT_STORES_NT ? 16.0 : 24.0) * (double)w->n;
     w->flops = 0;
 }
 
 static void copy_sweep(jt_kws *w)
 {
-    double *restrict a = w->a, *restrict b = w->b;
-    size_t n = w->n;
-    for (size_t i = 0; i < n; i++)
-        b[i] = a[i];
-    w->sink += b[n / 2];
+    jt_stream_copy(w->b, w->a, w->n, w->stores);
+    w->sink += w->b[w->n / 2];
 }
 
 /* ---- triad: c[i] = a[i] + s*b[i], or `reps` dependent operations per element --------- */
@@ -57,10 +59,11 @@ static void triad_init(jt_kws *w, const jt_topo *tp, size_t bytes, int numa, int
     for (size_t i = 0; i < w->n; i++) {
         w->a[i] = 1.0;
         w->b[i] = 2.0;
+        w->c[i] = 0.0;
     }
     w->reps = reps < 1 ? 1 : reps;
     w->bytes = 24.0 * (double)w->n;
-    w->bytes_wa = 32.0 * (double)w->n;
+    w->bytes_wa = (w->stores == JT_STORES_NT ? 24.0 : 32.0) * (double)w->n;
     w->flops = 2.0 * w->reps * (double)w->n;
 }
 
@@ -69,9 +72,8 @@ static void triad_sweep(jt_kws *w)
     double *restrict a = w->a, *restrict b = w->b, *restrict c = w->c;
     size_t n = w->n;
     if (w->reps == 1) { /* the STREAM loop itself */
-        for (size_t i = 0; i < n; i++)
-            c[i] = a[i] + SCALAR * b[i];
-    } else {
+        jt_stream_triad(c, a, b, SCALAR, n, w->stores);
+    } else { /* normal stores only (the option is refused with --ai) */
         /* Each repetition depends on the last, so none can be removed or hoisted; the factor
          * below 1 keeps values bounded and away from denormals. */
         const int r = w->reps;
@@ -213,15 +215,16 @@ static void cpu_sweep(jt_kws *w)
 }
 
 const jt_kernel jt_kernels[] = {
-    {"copy", "b[i] = a[i] (STREAM COPY, memory-bound)", 0, copy_init, copy_sweep},
-    {"triad", "c[i] = a[i] + s*b[i] (STREAM TRIAD; --ai raises the flops per element)", 0,
+    {"copy", "b[i] = a[i] (STREAM COPY, memory-bound)", 0, 1, copy_init, copy_sweep},
+    {"triad", "c[i] = a[i] + s*b[i] (STREAM TRIAD; --ai raises the flops per element)", 0, 1,
      triad_init, triad_sweep},
-    {"cg", "conjugate-gradient iterations on a dense SPD matrix (memory-bound)", 0, cg_init,
+    {"cg", "conjugate-gradient iterations on a dense SPD matrix (memory-bound)", 0, 0, cg_init,
      cg_sweep},
-    {"gemm", "dense matrix product through OpenBLAS, one BLAS thread (compute-bound)", 1,
+    {"gemm", "dense matrix product through OpenBLAS, one BLAS thread (compute-bound)", 1, 0,
      gemm_init, gemm_sweep},
-    {"cpu", "arithmetic on registers only, no memory traffic (control)", 0, cpu_init, cpu_sweep},
-    {NULL, NULL, 0, NULL, NULL},
+    {"cpu", "arithmetic on registers only, no memory traffic (control)", 0, 0, cpu_init,
+     cpu_sweep},
+    {NULL, NULL, 0, 0, NULL, NULL},
 };
 
 const jt_kernel *jt_kernel_find(const char *name)

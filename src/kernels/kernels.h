@@ -15,14 +15,16 @@ typedef struct jt_kws {
     size_t n;                 /* elements per array, or matrix order */
     int reps;                 /* triad: operations per element (arithmetic intensity) */
     int iter;                 /* cg: iterations since the last restart */
+    int stores;               /* copy, triad: JT_STORES_* (streams.h), set before init */
     double sink;              /* keeps results alive */
-    double bytes, bytes_wa, flops; /* per sweep */
+    double bytes, bytes_wa, flops; /* per sweep; with nt stores bytes_wa = bytes */
 } jt_kws;
 
 typedef struct jt_kernel {
     const char *name;
     const char *what;         /* for --help and the records */
     int needs_blas;
+    int has_stores;           /* takes --stores (normal or non-temporal) */
     /* In the worker thread, after binding: allocate on numa (JT_MEM_*), first touch, account. */
     void (*init)(jt_kws *w, const jt_topo *tp, size_t bytes, int numa, int reps);
     void (*sweep)(jt_kws *w);

@@ -22,6 +22,9 @@ static void push(jt_worker *w, double t0, double dt, double stall)
     w->dt[w->n] = dt;
     w->stall[w->n] = stall;
     w->n++;
+    w->done++;
+    w->last_end = t0 + dt;
+    w->last_dt = dt;
     pthread_mutex_unlock(&w->mu);
 }
 
@@ -30,6 +33,7 @@ static void *worker_main(void *arg)
     jt_worker *w = arg;
     jt_pool *p = w->pool;
     jt_bind_thread(p->tp, w->core, &w->bind);
+    w->ws.stores = p->stores;
     p->kernel->init(&w->ws, p->tp, p->bytes, p->numa, p->reps);
     int have_ctr = jt_counters_open(&w->ctr) == 0;
     pthread_mutex_lock(&p->mu);
@@ -65,9 +69,10 @@ static void *worker_main(void *arg)
 }
 
 void jt_pool_create(jt_pool *p, const jt_topo *tp, const jt_kernel *k, int n, const int *cores,
-                    size_t bytes, int numa, int reps)
+                    size_t bytes, int numa, int reps, int stores)
 {
     memset(p, 0, sizeof *p);
+    p->stores = stores;
     p->n = n;
     p->kernel = k;
     p->tp = tp;
@@ -95,6 +100,13 @@ void jt_pool_create(jt_pool *p, const jt_topo *tp, const jt_kernel *k, int n, co
 void jt_pool_start(jt_pool *p)
 {
     pthread_mutex_lock(&p->mu);
+    p->t_start = jt_now();
+    for (int i = 0; i < p->n; i++) {
+        pthread_mutex_lock(&p->w[i].mu);
+        p->w[i].done = 0;
+        p->w[i].last_end = p->t_start; /* the first sweep starts now */
+        pthread_mutex_unlock(&p->w[i].mu);
+    }
     atomic_store(&p->running, 1);
     pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
@@ -127,6 +139,21 @@ size_t jt_pool_harvest(jt_pool *p, double since, jt_series *dur, jt_series *stal
         pthread_mutex_unlock(&w->mu);
     }
     return moved;
+}
+
+double jt_pool_sweeps(jt_pool *p, double *wall)
+{
+    double now = jt_now(), sweeps = 0;
+    int running = atomic_load(&p->running);
+    for (int i = 0; i < p->n; i++) {
+        jt_worker *w = &p->w[i];
+        pthread_mutex_lock(&w->mu);
+        double part = running && w->last_dt > 0 ? (now - w->last_end) / w->last_dt : 0;
+        sweeps += (double)w->done + (part < 1 ? part : 1);
+        pthread_mutex_unlock(&w->mu);
+    }
+    *wall = now - p->t_start;
+    return sweeps;
 }
 
 void jt_pool_destroy(jt_pool *p)

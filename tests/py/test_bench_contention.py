@@ -30,7 +30,8 @@ def test_phases_metrics_and_triad_arithmetic(tmp_path):
     df = r.points
     assert set(df["phase"]) == {"compute", "comm", "together"}
     by_phase = {ph: set(g["metric"]) for ph, g in df.groupby("phase")}
-    assert by_phase["compute"] == {"compute_bandwidth", "compute_flops"} | (
+    assert by_phase["compute"] == {"compute_throughput", "compute_traffic", "compute_bandwidth",
+                                   "compute_flops"} | (
         {"stalled_fraction"} if r.meta["counters"]["backend"] == "perf" else set())
     assert by_phase["comm"] == {"latency", "bandwidth", "rtt"}
     assert by_phase["together"] == by_phase["comm"] | by_phase["compute"]
@@ -39,6 +40,10 @@ def test_phases_metrics_and_triad_arithmetic(tmp_path):
     for _, g in df[df["phase"] != "comm"].groupby(["phase", "size"]):
         m = g.set_index("metric")["median"]
         assert m["compute_flops"] / m["compute_bandwidth"] == pytest.approx(1 / 12, rel=1e-6)
+        # One aggregate per phase; the traffic adds the write-allocate reads of c (32 / 24).
+        assert g.set_index("metric")["n"]["compute_throughput"] == 1
+        assert m["compute_traffic"] / m["compute_throughput"] == pytest.approx(32 / 24, rel=1e-6)
+    assert set(df["stores"]) == {"normal"} and k["stores"] == "normal"
     # 2 ranks x (1 comm + 1 compute) on this machine's cores: marked.
     assert any("oversubscribed" in w for w in r.meta["warnings"]) == (os.cpu_count() < 4)
     assert len(r.meta["binding"]["0"]["compute"]) == 1
@@ -66,6 +71,7 @@ def test_other_kernels(tmp_path, kernel, flops):
     metrics = set(r.points[r.points["phase"] == "compute"]["metric"])
     assert ("compute_flops" in metrics) == flops
     assert ("compute_bandwidth" in metrics) == (kernel != "cpu")
+    assert ("compute_throughput" in metrics) == (kernel != "cpu")
     k = r.meta["kernel"]
     if kernel == "copy":
         n = (3 << 20) // 2 // 8
@@ -73,6 +79,24 @@ def test_other_kernels(tmp_path, kernel, flops):
     if kernel == "gemm":
         n = int(((3 << 20) / 24) ** 0.5)
         assert k["flops_per_sweep"] == 2 * n ** 3
+
+
+@pytest.mark.parametrize("kernel,per", [("copy", 16), ("triad", 24)])
+def test_nt_stores_are_recorded_and_count_no_write_allocate(tmp_path, kernel, per):
+    p, out = contention(tmp_path, *QUICK, "--kernel", kernel, "--stores", "nt", "--phases",
+                        "compute,together")
+    assert p.returncode == 0, p.stderr
+    r = load_run(out)
+    k = r.meta["kernel"]
+    n = (3 << 20) // (per // 8) // 8
+    assert k["stores"] == "nt" and k["isa"] in ("avx2+fma", "sse2")
+    assert k["bytes_per_sweep"] == k["bytes_per_sweep_write_allocate"] == per * n
+    df = r.points
+    assert set(df["stores"]) == {"nt"}
+    for _, g in df.groupby("phase"):
+        m = g.set_index("metric")["median"]
+        assert m["compute_traffic"] == pytest.approx(m["compute_throughput"], rel=1e-6)
+        assert m["compute_throughput"] > 0
 
 
 def test_order_repeat_and_no_compute(tmp_path):
@@ -98,6 +122,9 @@ def test_order_repeat_and_no_compute(tmp_path):
     (["--nic", "mlx5_9"], "'mlx5_9'"),
     (["--array-bytes", "1T", "--compute-cores", "1", "--oversubscribe"], "available"),
     (["--phases", "compute,sleep"], "'compute,sleep'"),
+    (["--stores", "sometimes"], "'sometimes'"),
+    (["--stores", "nt", "--kernel", "cg"], "'cg'"),
+    (["--stores", "nt", "--ai", "1"], "--ai '1'"),
 ])
 def test_bad_input_exit_2(tmp_path, args, needle):
     p, out = contention(tmp_path, "--phase-time", "0.05", *args)

@@ -93,6 +93,9 @@ def test_quick_on_a_two_core_vm():
     assert (arg(r, "--phase-time"), arg(r, "--min-reps"), arg(r, "--max-time")) == ("0.2", "20", "0.4")
     assert int(arg(r, "--array-bytes")) <= 8 << 20
     assert "--comm-core" not in r.args                  # one NUMA node: jostle-bench's defaults
+    # non-temporal stores are passed on and named, so they never resume a normal run
+    runs = cc.plan("fig1", options("fig1", "--quick", "--kernel", "copy", "--stores", "nt"), VM)
+    assert [r.name for r in runs][1] == "fig1-copy-nt-c01-quick" and arg(runs[1], "--stores") == "nt"
     r = cc.plan("fig1", options("fig1", "--quick", "--phase-time", "0.5", "--max-cores", "0"), VM)[0]
     assert arg(r, "--phase-time") == "0.5" and r.args.count("--phase-time") == 1
 
@@ -131,6 +134,9 @@ def test_fig3_fig4_usecases(fake):
     (["fig1", "--compute-mem", "nowhere"], "'nowhere'"),
     (["fig1", "--hosts", "a,b,c"], "3 hosts"),
     (["fig5"], "fig5"),
+    (["fig1", "--stores", "sometimes"], "'sometimes'"),
+    (["fig1", "--stores", "nt", "--kernel", "cg"], "'cg'"),
+    (["fig3", "--stores", "nt", "--ai", "1"], "--ai 1"),
 ])
 def test_bad_input_exits_2(capsys, fake, tmp_path, argv, named):
     rc, _, err = cli(capsys, "contention", *argv, "--output-dir", str(tmp_path), "--launcher", "", "--dry-run")

@@ -152,7 +152,7 @@ def _oversubscribe(args, machine, n) -> list:
 def _common(args) -> list:
     """The jostle-bench options every run of the study shares (only those given)."""
     out = list(QUICK_ARGS) if args.quick else []
-    for opt in ("compute_on", "phase_time", "repeat", "array_bytes", "nic", "min_reps",
+    for opt in ("stores", "compute_on", "phase_time", "repeat", "array_bytes", "nic", "min_reps",
                 "max_time", "precision"):
         v = getattr(args, opt, None)
         if v is not None:
@@ -197,6 +197,7 @@ def _timeout(args, sizes, phases_per_size=PHASES) -> float:
 def plan(study, args, machine, bench=None) -> list:
     """The runs of STUDY on MACHINE (jostle-bench --machine), in the order they are run."""
     suffix = "-quick" if args.quick else ""
+    nt = "-nt" if getattr(args, "stores", None) == "nt" else ""   # never resumes a normal run
     both = [LATENCY_SIZE, BANDWIDTH_SIZE]
     both_spec = f"{LATENCY_SIZE},{human(BANDWIDTH_SIZE)}"
     common = _common(args)
@@ -206,7 +207,7 @@ def plan(study, args, machine, bench=None) -> list:
     def add(name, kernel, n, sizes, spec, extra=()):
         a = ["--kernel", kernel, "--compute-cores", str(n), "--sizes", spec, *extra,
              *_oversubscribe(args, machine, n), *common]
-        runs.append(RunSpec(f"{study}-{name}-c{n:02d}{suffix}", "contention", a, args.ranks,
+        runs.append(RunSpec(f"{study}-{name}{nt}-c{n:02d}{suffix}", "contention", a, args.ranks,
                             list(args.hosts or []), _timeout(args, sizes)))
 
     ai = ["--ai", _ai_text(args.ai)] if getattr(args, "ai", None) is not None else []
@@ -267,6 +268,9 @@ def _options(p, study):
                        help="compute cores per rank (default: every free core of its share)")
     if study in ("fig1", "fig2", "fig3"):
         g.add_argument("--kernel", choices=KERNELS, default="triad", help="compute kernel (triad)")
+        g.add_argument("--stores", choices=("normal", "nt"),
+                       help="stores of copy and triad: normal (write-allocate, likwid-bench's "
+                            "copy/stream) or nt (non-temporal, its *_mem kernels) [normal]")
         g.add_argument("--ai", type=ai_type, metavar="F",
                        help="triad's arithmetic intensity, flop/byte (≥ 1/12)")
     if study == "fig3":
@@ -308,6 +312,13 @@ def _options(p, study):
 def _check(args):
     if getattr(args, "ai", None) is not None and args.kernel != "triad":
         raise UsageError(f"--ai applies to the triad kernel, not '{args.kernel}'")
+    if getattr(args, "stores", None) == "nt":
+        if args.kernel not in ("copy", "triad"):
+            raise UsageError(f"--stores nt applies to the copy and triad kernels, not "
+                             f"'{args.kernel}'")
+        if getattr(args, "ai", None) is not None and args.ai > MIN_AI:
+            raise UsageError(f"--stores nt with --ai {args.ai} is not allowed: non-temporal "
+                             "stores exist for triad at its lowest intensity (1/12) only")
     hosts = args.hosts or []
     if len(hosts) > args.ranks:
         raise UsageError(f"--hosts names {len(hosts)} hosts for --ranks {args.ranks}; "

@@ -4,7 +4,10 @@ Runs are grouped by study, read from the run names `jostle contention` gives the
 (fig1-…, fig2-…, …, with -quick for --quick); a run named otherwise is put where its
 data fits (AI varies: fig4; many sizes: fig3; else fig1). Each figure shows both sides:
 the communication metric and the compute bandwidth per core, alone (solid) and together
-(dashed), and the degradation in percent (jostle.contention: positive is worse).
+(dashed), and the degradation in percent (jostle.contention: positive is worse).  The compute
+bandwidth is the phase's aggregate throughput (all compute threads' bytes / its wall time)
+divided by the threads: a median over sweeps would let a starved thread, which contributes few
+sweeps, lift "together" above "alone".
 """
 
 import re
@@ -41,8 +44,27 @@ def _bytes(size) -> str:
 
 
 def compute_metric(df) -> str:
-    """The compute side's metric: bandwidth per core, or flops for a kernel that moves no data (cpu)."""
-    return "compute_bandwidth" if (df.metric == "compute_bandwidth").any() else "compute_flops"
+    """The compute side's metric: the aggregate throughput, the per-sweep bandwidth of records
+    written before it existed, or flops for a kernel that moves no data (cpu)."""
+    for m in ("compute_throughput", "compute_bandwidth"):
+        if (df.metric == m).any():
+            return m
+    return "compute_flops"
+
+
+COMPUTE_YLABEL = {
+    "compute_throughput": "compute bandwidth per core (GB/s)\n= aggregate / threads",
+    "compute_bandwidth": "compute bandwidth per core (GB/s)\nmedian over sweeps (older records)",
+    "compute_flops": "compute per core (GFlop/s)\nmedian over sweeps",
+}
+
+
+def per_core(k, compute):
+    """Rows K of the compute metric with alone and together per core (aggregate / threads)."""
+    if compute != "compute_throughput" or "compute_cores" not in k:
+        return k
+    cores = k["compute_cores"].astype(float).where(lambda c: c > 0)
+    return k.assign(alone=k.alone / cores, together=k.together / cores)
 
 
 def study_of(run) -> tuple:
@@ -69,7 +91,8 @@ def series_of(run, study) -> str:
         return (f"comm thread {_argv_option(run, '--comm-core') or '?'}, "
                 f"data {_argv_option(run, '--comm-mem') or '?'}")
     kernels = run.points["kernel"].dropna().unique() if "kernel" in run.points else []
-    return ", ".join(map(str, kernels)) or "kernel ?"
+    nt = "stores" in run.points and (run.points["stores"] == "nt").any()
+    return (", ".join(map(str, kernels)) or "kernel ?") + (" (nt stores)" if nt else "")
 
 
 def _notes(runs) -> list:
@@ -132,7 +155,7 @@ def _versus(study, table, labels) -> plt.Figure:
             color = colors[i % len(colors)]
             s = part[part.series == series]
             m = s[s.metric == comm]
-            k = s[s.metric == compute]
+            k = per_core(s[s.metric == compute], compute)
             _line(ax_c, m, "alone", color, "-o", series)
             _line(ax_c, m, "together", color, "--o")
             _line(ax_k, k, "alone", color, "-s", series)
@@ -142,8 +165,7 @@ def _versus(study, table, labels) -> plt.Figure:
         unit = part[part.metric == comm]["unit"]
         ax_c.set_ylabel(f"{comm} ({unit.iloc[0] if len(unit) else '?'})")
         ax_c.set_title(f"communication: {comm}, {title}" if study != "fig3" else f"communication: {comm}")
-        ax_k.set_ylabel("compute bandwidth per core (GB/s)" if compute == "compute_bandwidth"
-                        else "compute per core (GFlop/s)")
+        ax_k.set_ylabel(COMPUTE_YLABEL[compute])
         ax_k.set_title(f"computation, {title}" if study != "fig3" else "computation")
         ax_d.set_ylabel("degradation (%)")
         ax_d.set_title(f"{comm} degradation (o, solid), compute slowdown (s, dotted)", fontsize=9)
@@ -240,8 +262,9 @@ def tables(runs) -> list:
     table = degradation_table([r for r in runs if not r.points.empty])
     if table.empty:
         return []
-    table = table[table.metric.isin(("latency", "bandwidth", "compute_bandwidth",
-                                     "compute_flops", "stalled_fraction"))]
+    table = table[table.metric.isin(("latency", "bandwidth", "compute_throughput",
+                                     "compute_traffic", "compute_bandwidth", "compute_flops",
+                                     "stalled_fraction"))]
     cols = ["study", "series", "run", *[c for c in ("kernel", "compute_cores", "size", "ai")
                                          if c in table], "metric", "unit", "alone", "together"]
     rows = [[*r[:-1], r[-1] * 100 if r[-1] == r[-1] else None]
