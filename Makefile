@@ -12,7 +12,7 @@ CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release -DJOSTLE_WERROR=ON
 OMPI_CC  := $(shell test -x /usr/bin/mpicc.openmpi && echo /usr/bin/mpicc.openmpi)
 MPICH_CC := $(shell test -x /usr/bin/mpicc.mpich && echo /usr/bin/mpicc.mpich)
 
-.PHONY: all deps venv build run test test-c test-py clean
+.PHONY: all deps venv build run test test-c test-py test-sanitize clean
 
 all: build
 
@@ -59,6 +59,10 @@ test-c:
 
 test-py:
 	$(VENV)/bin/python -m pytest tests/py -q
+
+# build/asan (ASan + UBSan) and build/tsan (TSan), MPICH: ctest and the threaded modes.
+test-sanitize: deps
+	@bash scripts/test-sanitize.sh
 
 clean:
 	rm -rf build

@@ -24,6 +24,11 @@ pkgs=(
   "python3-dev:test -e /usr/include/python3.11/Python.h"
   "iproute2:command -v ip"
   "likwid:command -v likwid-bench"
+  # gcc 12's sanitizer run-times (make test-sanitize); gcc-12 depends on them, named for a
+  # machine where one was removed.
+  "libasan8:test -e /usr/lib/x86_64-linux-gnu/libasan.so.8"
+  "libubsan1:test -e /usr/lib/x86_64-linux-gnu/libubsan.so.1"
+  "libtsan2:test -e /usr/lib/x86_64-linux-gnu/libtsan.so.2"
 )
 
 missing=()
