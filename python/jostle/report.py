@@ -43,7 +43,7 @@ def _num(v) -> str:
     return "" if f != f else f"{f:.4g}"
 
 
-class Cell(NamedTuple):
+class _Cell(NamedTuple):
     text: str
     num: bool   # right-aligned, formatted as a number
 
@@ -51,7 +51,7 @@ class Cell(NamedTuple):
 def _table(headers, rows, num_cols=()) -> dict:
     """A table for templates/table.html: its cells as text, numbers formatted."""
     return {"headers": [_text(h) for h in headers],
-            "rows": [[Cell(_num(v), True) if h in num_cols else Cell(_text(v), False)
+            "rows": [[_Cell(_num(v), True) if h in num_cols else _Cell(_text(v), False)
                       for h, v in zip(headers, row)] for row in rows]}
 
 
@@ -86,7 +86,8 @@ def _machines(runs) -> list:
         keys = ["name", "kind", "pci", "numa", "link_gbps"]
         nics = [[n.get(k) for k in keys] for n in m.get("nics") or []]
         out.append({"host": host, "facts": _table(["", ""], facts),
-                    "nics": nics and _table(["NIC", "kind", "PCI", "NUMA node", "link GB/s"], nics)})
+                    "nics": _table(["NIC", "kind", "PCI", "NUMA node", "link GB/s"], nics)
+                    if nics else None})
     return out
 
 
