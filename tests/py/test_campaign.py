@@ -54,6 +54,11 @@ def test_a_run_made_with_other_options_is_refused_not_reused(tmp_path, fake_benc
     more = Campaign(tmp_path, [RunSpec("a", "pingpong", ["--sizes", "0:4"], ranks=4)])
     with pytest.raises(UsageError, match="2 ranks.*4 ranks"):
         more.run(config(fake_bench), quiet_progress(tmp_path), quiet=True)
+    # refused before anything is measured, not after the runs planned before it
+    later = Campaign(tmp_path, [RunSpec("new", "pingpong", ["--sizes", "4"]), again.runs[0]])
+    with pytest.raises(UsageError, match="made with other options"):
+        later.run(config(fake_bench), quiet_progress(tmp_path), quiet=True)
+    assert not list(tmp_path.glob("new.*"))
 
 
 def test_each_run_may_have_its_own_launcher(tmp_path, fake_bench):
