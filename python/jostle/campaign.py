@@ -139,15 +139,18 @@ class Campaign:
         config_of = config if callable(config) else (lambda spec: config)
         progress = progress or Progress()
         self.prepare()
+        # All checked first: a run made with other options is refused before any is measured.
+        complete = [self.is_complete(spec) for spec in self.runs]
         done = []
-        for k, spec in enumerate(self.runs, start=1):
-            out = self.output(spec)
-            if self.is_complete(spec):
-                progress.note(f"run {k}/{len(self.runs)} {spec.name}: already complete ({out}), skipped")
-                done.append((spec, "skipped"))
-                continue
-            self._one(k, spec, config_of(spec), progress, quiet)
-            done.append((spec, "ok"))
+        with progress.campaign(len(self.runs), done=sum(complete)):
+            for k, (spec, skip) in enumerate(zip(self.runs, complete), start=1):
+                if skip:
+                    progress.note(f"run {k}/{len(self.runs)} {spec.name}: already complete "
+                                  f"({self.output(spec)}), skipped")
+                    done.append((spec, "skipped"))
+                    continue
+                self._one(k, spec, config_of(spec), progress, quiet)
+                done.append((spec, "ok"))
         return done
 
     def _one(self, k, spec, config, progress, quiet):
@@ -163,13 +166,11 @@ class Campaign:
         side.write_text(json.dumps(record, indent=1) + "\n")
 
         progress.start(k, len(self.runs), spec.name)
-        if not progress.live:
-            progress.note(f"$ {plan.line}")
         try:
             outcome = launch.execute(
                 plan.argv, timeout=spec.timeout,
                 on_stdout=(lambda line: None) if quiet else progress.echo,
-                on_stderr=lambda line: progress.echo(line, progress.stream),
+                on_stderr=lambda line: progress.echo(line, err=True),
                 on_progress=progress.update)
         except launch.RunInterrupted as e:
             self._close(side, record, e.outcome)

@@ -1,77 +1,104 @@
-"""A one-line progress bar on stderr, fed by the `progress D T` lines of the run.
+"""Campaign progress on stderr, drawn by rich: runs done of the total, the points of the
+current run (from jostle-bench's `progress D T` lines), time elapsed and an estimate of the
+time left.
 
-On a terminal the bar redraws in place and is cleared before any other output
-(the child's table on stdout, its messages on stderr) so lines never interleave.
-Elsewhere (CI logs, pipes) only one line per run start and end is written.
+On a terminal two bars stay under the output while a campaign runs; whatever else is
+printed meanwhile (the child's table and messages, notes) goes through rich's console so it
+lands above them. In a pipe or a CI log nothing is redrawn: one line per run, when it ends.
+The estimate is rich's: the campaign's completed fraction (runs done plus the current run's
+share of points) over the time it took, from the runs measured here, not the ones skipped.
 """
 
+import contextlib
 import sys
 import threading
-import time
+
+from rich.console import Console
+from rich.progress import BarColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import Progress as _Bars
 
 
 class Progress:
-    def __init__(self, stream=None, live=None, width=28):
+    def __init__(self, stream=None, live=None):
+        """LIVE: draw bars (default: when STREAM, stderr by default, is a capable terminal)."""
         self.stream = stream or sys.stderr
-        self.live = self.stream.isatty() if live is None else live
-        self.width = width
-        self.lock = threading.Lock()
-        self.label, self.done, self.total, self.t0, self.shown = "", 0, 0, time.monotonic(), False
+        self.console = Console(file=self.stream, force_terminal=live, highlight=False)
+        self.live = self.console.is_terminal and not self.console.is_dumb_terminal
+        self._elapsed, self._left = TimeElapsedColumn(), TimeRemainingColumn()
+        self._bars = _Bars(TextColumn("{task.description}"), BarColumn(),
+                           TextColumn("{task.fields[count]}"), self._elapsed,
+                           TextColumn("elapsed,"), self._left, TextColumn("left"),
+                           console=self.console, transient=True, disable=not self.live,
+                           redirect_stdout=False, redirect_stderr=False,  # see echo()
+                           speed_estimate_period=float("inf"))  # the whole campaign's pace
+        self._campaign = self._bars.add_task("campaign", total=0, start=False, count="")
+        self._run = self._bars.add_task("", total=None, visible=False, count="")
+        self._lock = threading.Lock()
+        self.runs_done = self.runs_total = 0
+        self.label, self.points = "", (0, 0)
+
+    @contextlib.contextmanager
+    def campaign(self, runs, done=0):
+        """Add RUNS to the campaign (DONE of them already complete) and show the bars while
+        they run. A command made of several campaigns (`jostle run`) adds each in turn."""
+        with self._lock:
+            self.runs_total += runs
+            self.runs_done += done
+            self._bars.update(self._campaign, total=self.runs_total, completed=self.runs_done,
+                              count=self._runs_count())
+            self._bars.start_task(self._campaign)
+        # Not even a disabled display is started off a terminal: rich 13.3 (Debian 12's) would
+        # write an empty line to the log when it stops.
+        with self._bars if self.live else contextlib.nullcontext():
+            yield self
 
     def start(self, index, count, name):
-        with self.lock:
-            self.label = f"run {index}/{count} {name}"
-            self.done = self.total = 0
-            self.t0 = time.monotonic()
-            if not self.live:
-                self._write(f"jostle: {self.label}: started\n")
-            else:
-                self._draw()
+        with self._lock:
+            self.label, self.points = f"run {index}/{count} {name}", (0, 0)
+            self._bars.reset(self._run, total=None, visible=True, description=self.label,
+                             count="starting")
 
     def update(self, done, total):
-        with self.lock:
-            self.done, self.total = done, total
-            if self.live:
-                self._draw()
-
-    def echo(self, text, stream=None):
-        """Print a line of someone else's output without tearing the bar."""
-        with self.lock:
-            self._clear()
-            out = stream or sys.stdout
-            out.write(text + "\n")
-            out.flush()
-            if self.live and self.label:
-                self._draw()
-
-    def note(self, text):
-        self.echo(f"jostle: {text}", self.stream)
+        with self._lock:
+            self.points = (done, total)
+            self._bars.update(self._run, total=total, completed=done,
+                              count=f"{done}/{total} points")
+            self._bars.update(self._campaign, completed=self.runs_done + done / max(total, 1))
 
     def finish(self, status):
-        with self.lock:
-            self._clear()
-            secs = time.monotonic() - self.t0
-            pts = f", {self.done}/{self.total} points" if self.total else ""
-            self._write(f"jostle: {self.label}: {status}{pts}, {secs:.1f} s\n")
+        """One line for the run that ended: its status, points and time, and the campaign's."""
+        with self._lock:
+            self.runs_done += status == "ok"   # a failed run stops the campaign, undone
+            self._bars.update(self._campaign, completed=self.runs_done, count=self._runs_count())
+            run, camp = self._task(self._run), self._task(self._campaign)
+            self._bars.update(self._run, visible=False)
+            done, total = self.points
+            pts = f", {done}/{total} points" if total else ""
+            left = ("" if camp.finished or camp.time_remaining is None
+                    else f", about {self._left.render(camp)} left")
+            line = (f"jostle: {self.label}: {status}{pts}, {run.elapsed or 0:.1f} s "
+                    f"({self._runs_count()} in {self._elapsed.render(camp)}{left})")
             self.label = ""
+        self.console.out(line)
 
-    def render(self) -> str:
-        frac = self.done / self.total if self.total else 0.0
-        fill = int(round(frac * self.width))
-        secs = int(time.monotonic() - self.t0)
-        count = f"{self.done}/{self.total}" if self.total else "starting"
-        return (f"{self.label} [{'#' * fill}{'.' * (self.width - fill)}] {count} "
-                f"{frac * 100:3.0f}% {secs // 60:02d}:{secs % 60:02d}")
+    def echo(self, text, err=False):
+        """Print a line of the child's output: stdout's, or stderr's with ERR.
 
-    def _draw(self):
-        self._write("\r" + self.render() + "\x1b[K")
-        self.shown = True
+        While the bars are drawn, a line for the same terminal goes through rich's console
+        (on stderr) so it is printed above them; stdout redirected elsewhere is written as is
+        (rich's own stdout redirection would send a redirected table to the terminal)."""
+        if err or (self.live and sys.stdout.isatty()):
+            self.console.out(text)
+        else:
+            sys.stdout.write(text + "\n")
+            sys.stdout.flush()
 
-    def _clear(self):
-        if self.shown:
-            self._write("\r\x1b[K")
-            self.shown = False
+    def note(self, text):
+        self.echo(f"jostle: {text}", err=True)
 
-    def _write(self, s):
-        self.stream.write(s)
-        self.stream.flush()
+    def _runs_count(self):
+        return f"{self.runs_done}/{self.runs_total} runs"
+
+    def _task(self, task_id):
+        return next(t for t in self._bars.tasks if t.id == task_id)
+

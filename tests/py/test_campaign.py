@@ -1,4 +1,7 @@
+import io
 import json
+import re
+import time
 
 import pytest
 
@@ -51,6 +54,11 @@ def test_a_run_made_with_other_options_is_refused_not_reused(tmp_path, fake_benc
     more = Campaign(tmp_path, [RunSpec("a", "pingpong", ["--sizes", "0:4"], ranks=4)])
     with pytest.raises(UsageError, match="2 ranks.*4 ranks"):
         more.run(config(fake_bench), quiet_progress(tmp_path), quiet=True)
+    # refused before anything is measured, not after the runs planned before it
+    later = Campaign(tmp_path, [RunSpec("new", "pingpong", ["--sizes", "4"]), again.runs[0]])
+    with pytest.raises(UsageError, match="made with other options"):
+        later.run(config(fake_bench), quiet_progress(tmp_path), quiet=True)
+    assert not list(tmp_path.glob("new.*"))
 
 
 def test_each_run_may_have_its_own_launcher(tmp_path, fake_bench):
@@ -116,13 +124,35 @@ def test_duplicate_names_and_unwritable_directory(tmp_path):
         Campaign(tmp_path / "file" / "c", []).prepare()
 
 
-def test_progress_bar_renders_and_clears():
-    import io
+def test_a_log_gets_one_line_per_run_and_the_campaign_total(tmp_path, fake_bench):
+    Campaign(tmp_path, [RunSpec("a", "pingpong", ["--sizes", "4"])]).run(
+        config(fake_bench), quiet_progress(tmp_path), quiet=True)
+    specs = [RunSpec(n, "pingpong", ["--sizes", s]) for n, s in (("a", "4"), ("b", "0:8"), ("c", "8"))]
+    Campaign(tmp_path, specs).run(config(fake_bench), quiet_progress(tmp_path), quiet=True)
+    lines = (tmp_path / "progress.log").read_text().splitlines()
+    assert "\r" not in "".join(lines) and "\x1b" not in "".join(lines) and len(lines) == 3
+    assert lines[0].startswith("jostle: run 1/3 a: already complete")
+    # the run already complete counts as done; the estimate comes from the runs measured
+    assert re.fullmatch(r"jostle: run 2/3 b: ok, 5/5 points, [0-9.]+ s \(2/3 runs in "
+                        r"0:00:\d\d(, about 0:\d\d:\d\d left)?\)", lines[1]), lines[1]
+    assert re.fullmatch(r"jostle: run 3/3 c: ok, 1/1 points, .* \(3/3 runs in [0-9:]+\)",
+                        lines[2]), lines[2]
+
+
+def test_on_a_terminal_the_bars_show_runs_and_points_and_output_lands_above(capsys):
     buf = io.StringIO()
-    p = Progress(stream=buf, live=True, width=10)
-    p.start(2, 5, "intra")
-    p.update(5, 10)
-    assert "run 2/5 intra [#####.....] 5/10  50%" in p.render()
-    out = io.StringIO()
-    p.echo("a table line", out)
-    assert out.getvalue() == "a table line\n" and "\r\x1b[K" in buf.getvalue()
+    p = Progress(stream=buf, live=True)
+    with p.campaign(5, done=1):
+        p.start(2, 5, "intra")
+        p.update(5, 10)
+        p.echo("a child message", err=True)
+        p.echo("a table line")
+        deadline = time.monotonic() + 10   # rich redraws 10 times a second, in its own thread
+        while "5/10 points" not in buf.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        drawn = buf.getvalue()
+        p.finish("ok")
+    assert capsys.readouterr().out == "a table line\n"   # stdout is not the terminal here
+    assert re.search(r"run 2/5 intra .*5/10 points", drawn) and re.search(r"campaign .*1/5 runs", drawn)
+    assert drawn.index("a child message") < drawn.rindex("5/10 points")
+    assert "jostle: run 2/5 intra: ok, 5/10 points" in buf.getvalue()

@@ -1,3 +1,4 @@
+import re
 import shutil
 
 import pytest
@@ -73,6 +74,11 @@ def test_pingpong_end_to_end_with_the_fake_bench(capsys, fake_bench, tmp_path):
     rc, out, err = run_cli(capsys, *args)
     assert rc == 0, err
     assert "# Size" in out and (tmp_path / "c" / "r.jsonl").exists()
+    # not a terminal: one progress line for the run, nothing redrawn
+    lines = [x for x in err.splitlines() if "run 1/1" in x]
+    assert len(lines) == 1 and "\r" not in err
+    assert re.fullmatch(r"jostle: run 1/1 r: ok, 10/10 points, [0-9.]+ s \(1/1 runs in [0-9:]+\)",
+                        lines[0]), lines[0]
     rc, out, err = run_cli(capsys, *args)
     assert rc == 0 and "already complete" in err
 

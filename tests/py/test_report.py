@@ -1,6 +1,11 @@
 import base64
+import os
 import re
 import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
 
 from jostle import report
 
@@ -34,6 +39,40 @@ def test_report_escapes_metadata(campaign_dir, tmp_path):
     p.write_text(p.read_text().replace("Fake CPU @ 2.5GHz", "<script>alert(1)</script>"))
     html = report.write([campaign_dir], tmp_path / "r.html").read_text()
     assert "<script>" not in html and "&lt;script&gt;" in html
+
+
+def test_every_record_string_is_escaped_where_the_page_shows_it(campaign_dir, tmp_path):
+    p = campaign_dir / "pingpong_intra.jsonl"
+    p.write_text(p.read_text()
+                 .replace("oversubscribed: 2 ranks", "<script>w()</script> 2 ranks")
+                 .replace('"library":"Open MPI', '"library":"<script>m()</script> Open MPI')
+                 .replace('"jostle-bench","pingpong"]', '"jostle-bench","<script>a()</script>"]'))
+    html = report.write([campaign_dir], tmp_path / "r.html").read_text()
+    assert "<script" not in html
+    section = {s: html[html.index(f'<section id="{s}">'):] for s in ("warnings", "runs", "machine")}
+    assert "&lt;script&gt;w()&lt;/script&gt; 2 ranks" in section["warnings"]
+    assert "<code>jostle-bench &lt;script&gt;a()&lt;/script&gt;</code>" in section["runs"]
+    assert "<td>&lt;script&gt;m()&lt;/script&gt; Open MPI" in section["machine"]
+
+
+def test_report_renders_from_a_built_wheel(campaign_dir, tmp_path):
+    """The templates are package data: a non-editable install (the wheel, unpacked as pip
+    would) writes the same sections with no access to the source tree."""
+    src = tmp_path / "src"
+    shutil.copytree(Path(report.__file__).parents[1], src, ignore=shutil.ignore_patterns(
+        "build", "*.egg-info", "__pycache__"))
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+                    "--disable-pip-version-check", "-w", str(tmp_path / "dist"), str(src)],
+                   check=True, capture_output=True)
+    site = tmp_path / "site"
+    zipfile.ZipFile(next((tmp_path / "dist").glob("jostle-*.whl"))).extractall(site)
+    shutil.rmtree(src)
+    code = ("import sys, jostle.report as r; assert r.__file__.startswith(sys.argv[1]), r.__file__;"
+            "r.write([sys.argv[2]], sys.argv[3])")
+    subprocess.run([sys.executable, "-c", code, str(site), str(campaign_dir), str(tmp_path / "r.html")],
+                   check=True, env={**os.environ, "PYTHONPATH": str(site)}, cwd=tmp_path)
+    html = (tmp_path / "r.html").read_text()
+    assert all(f'<section id="{s}">' in html for s in ("warnings", "runs", "machine", "results"))
 
 
 def test_clean_runs_say_no_warnings(tmp_path, data):
