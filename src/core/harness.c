@@ -745,6 +745,8 @@ int jt_harness_main(const jt_bench *b, int argc, char **argv)
     if (table)
         fprintf(table, "# jostle-bench %s %s (git %s), %.*s, %d ranks\n", b->name, JT_VERSION,
                 JT_GIT, (int)strcspn(lib, "\n"), lib, ctx->size);
+    if (table && b->heading)
+        fprintf(table, "# %s\n", b->heading(st));
 
     jt_series *ser = calloc((size_t)b->nseries, sizeof *ser);
     size_t np = b->npoints(st);
