@@ -359,6 +359,15 @@ static void meta(jt_ctx *ctx, void *st, jt_json *j)
     jt_bench_buffers_json(j, JT_P2P_PINGPONG, s->buffers);
 }
 
+static const char *heading(void *st)
+{
+    static const char *const lines[] = {
+        "communicating thread: buffers osu (OSU's conventions)",
+        "communicating thread: buffers distinct", "communicating thread: buffers echo",
+        "communicating thread: buffers cold"};
+    return lines[((state *)st)->buffers];
+}
+
 const jt_bench jt_bench_contention = {
     .name = "contention",
     .summary = "Communication and computation, alone and together: ping-pongs of a communicating "
@@ -375,4 +384,5 @@ const jt_bench jt_bench_contention = {
     .run = run,
     .teardown = teardown,
     .meta = meta,
+    .heading = heading,
 };
