@@ -67,7 +67,7 @@ def table(kind, unit, got):
     ovh = got.pop("overhead", 0.0)
     per = 0.5 if kind == "latency" else 1.0  # a latency is half a timed round trip
     rounds = len(next(iter(got.values())))
-    head = "".join(f"{'r' + str(k) + ' ref':>10}{'jostle':>9}{'ratio':>7}" for k in range(rounds))
+    head = "".join(f"{'r' + str(k) + ' ref':>11}{'jostle':>10}{'ratio':>8}" for k in range(rounds))
     print(f"\n## {kind} ({unit}): reference = OSU's mean, jostle = its median")
     print(f"# the clock's overhead the harness takes off each sample: {ovh * 1e9:.1f} ns")
     print(f"{'size':>8}{head}{'median':>8}{'med/med':>8}{'+clock':>8}{'mean/mean':>10}")
@@ -81,7 +81,7 @@ def table(kind, unit, got):
             same_stat.append(value(kind, size, j_med) / value(kind, size, ref_med))
             raw.append(value(kind, size, j_med + ovh * per) / value(kind, size, ref_med))
             means.append(value(kind, size, j_mean) / r)
-            line += f"{r:>10.4g}{j:>9.4g}{j / r:>7.3f}"
+            line += f"{r:>11.4g}{j:>10.4g}{j / r:>8.3f}"
         m = statistics.median(ratios)
         ok = 0.97 <= m <= 1.03
         bad += [] if ok else [size]
@@ -103,9 +103,9 @@ def main():
     ap.add_argument("--skip-time", action="store_true", help="no whole-command timing")
     a = ap.parse_args()
     env_load = os.getloadavg()
-    lib = subprocess.run(launcher(a.build, False)[:3] + ["--version"] if "mpich" not in a.build
-                         else ["mpiexec.mpich", "--version"], capture_output=True,
-                         text=True).stdout.splitlines()[:1]
+    ver = launcher(a.build, False)[:1] + ["--version"]
+    lib = [l.strip() for l in subprocess.run(ver, capture_output=True, text=True).stdout.splitlines()
+           if "ersion" in l or "OpenRTE" in l][:1]
     print(f"# {a.build} ({' '.join(lib)}): {a.rounds} rounds per job, the reference and jostle "
           f"alternating size by size; load average at start {env_load[0]:.1f}")
     failed = {}
