@@ -206,7 +206,10 @@ def buffers_figures(runs) -> list:
                 d = d / 2.0
             curves.append((st, labels[id(r)], colors[k % len(colors)], d))
             if caveats(r):
-                notes.append(f"{st}: {', '.join(caveats(r))}")
+                notes.append((st, ", ".join(caveats(r))))
+        same = {c for _, c in notes}
+        notes = [f"all: {same.pop()}"] if len(same) == 1 and len(notes) == len(curves) else \
+            [f"{st}: {c}" for st, c in notes]
         fig = _buffers_figure(mode, curves, notes)
         states = ", ".join(st for st, *_ in curves)
         caption = (f"What the state of the buffers costs ({mode}): "
