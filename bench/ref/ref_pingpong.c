@@ -46,11 +46,12 @@ int main(int argc, char **argv)
 
     uint64_t size = (uint64_t)len;
     size_t frames;
-    size_t arena = jt_p2p_arena_bytes(JT_P2P_PINGPONG, 1, &size, 1, 0, 0, &frames);
+    /* The bare loop echoes from the buffer it received into: jostle's echo state is its twin. */
+    size_t arena = jt_p2p_arena_bytes(JT_P2P_PINGPONG, JT_P2P_ECHO, 1, &size, 1, 0, &frames);
     unsigned char *mem = calloc(1, arena);
     jt_p2p p;
-    jt_p2p_init(&p, MPI_COMM_WORLD, rank < 2 ? rank : -1, 1 - rank, JT_P2P_PINGPONG, 1, 0, mem,
-                arena, frames);
+    jt_p2p_init(&p, MPI_COMM_WORLD, rank < 2 ? rank : -1, 1 - rank, JT_P2P_PINGPONG, JT_P2P_ECHO,
+                1, 0, mem, arena, frames);
     double overhead = jt_timer_overhead();
 
     double *bare = calloc((size_t)blocks, sizeof *bare);

@@ -2,6 +2,7 @@
 #ifndef JT_BENCH_H
 #define JT_BENCH_H
 
+#include "comm/p2p.h"
 #include "harness/harness.h"
 
 extern const jt_bench jt_bench_pingpong;
@@ -20,5 +21,20 @@ size_t jt_bench_sizes(const jt_ctx *ctx, const char *dflt, uint64_t **sizes);
 
 /* Bytes this host can give each of its ranks (MemAvailable / local ranks), for size checks. */
 size_t jt_bench_memory_per_rank(const jt_ctx *ctx);
+
+/* --buffers, the state of the buffers of a communicating thread (comm/p2p.h), in every
+ * benchmark that has one; --cold, its former spelling, is refused with the new one. */
+#define JT_BENCH_BUFFERS_OPTION                                                                  \
+    {"buffers", "STATE", "osu", "state of the buffers: osu (OSU's conventions: the echo from its " \
+                                "own send buffer, one buffer per side for a window), distinct (a " \
+                                "slot per message in flight), echo (send back what arrived: "    \
+                                "dirty lines; pingpong only), cold (rotate through twice the "   \
+                                "last-level cache)"}
+#define JT_BENCH_COLD_OPTION {"cold", NULL, NULL, "removed: use --buffers cold"}
+
+/* The state asked for, refused (exit 2, the value named) where MODE cannot have it. */
+jt_p2p_buffers jt_bench_buffers(const jt_ctx *ctx, jt_p2p_mode mode);
+/* The meta's "buffers" object: the state and what it means. */
+void jt_bench_buffers_json(jt_json *j, jt_p2p_mode mode, jt_p2p_buffers buffers);
 
 #endif

@@ -40,6 +40,8 @@ static const jt_opt_spec options[] = {
     {"repeat", "K", "1", "repeat the sequence of phases K times"},
     {"phase-time", "S", "1", "seconds each phase lasts at least"},
     {"oversubscribe", NULL, NULL, "allow more bound threads than cores (marked in the records)"},
+    JT_BENCH_BUFFERS_OPTION,
+    JT_BENCH_COLD_OPTION,
     {NULL, NULL, NULL, NULL},
 };
 
@@ -60,6 +62,7 @@ typedef struct state {
     jt_pool pool;
     jt_buffer buf;
     jt_p2p p2p;
+    jt_p2p_buffers buffers; /* of the communicating thread's ping-pong */
     long active;       /* point whose phase is running, -1 none */
     double since;      /* sweeps that start before this belong to an earlier point */
     jt_metric comm_m[3], comp_m[5], both_m[8];
@@ -197,7 +200,9 @@ static void *setup(jt_ctx *ctx)
     }
 
     size_t frames;
-    size_t arena = jt_p2p_arena_bytes(JT_P2P_PINGPONG, 1, s->sizes, s->nsizes, 0, 0, &frames);
+    s->buffers = jt_bench_buffers(ctx, JT_P2P_PINGPONG);
+    size_t arena = jt_p2p_arena_bytes(JT_P2P_PINGPONG, s->buffers, 1, s->sizes, s->nsizes,
+                                      jt_topo_llc_bytes(&ctx->topo, NULL), &frames);
     size_t need = arena + s->array_bytes * (size_t)s->ncompute;
     size_t avail = jt_bench_memory_per_rank(ctx);
     snprintf(err, sizeof err, "arrays and buffers need %zu MiB per rank on %s, which has %zu MiB "
@@ -214,8 +219,8 @@ static void *setup(jt_ctx *ctx)
         jt_buffer_alloc(&ctx->topo, &s->buf, arena, ctx->comm_mem);
         jt_ctx_bound_comm(ctx, &b, &s->buf);
     }
-    jt_p2p_init(&s->p2p, ctx->comm, me, me >= 0 ? 1 - me : -1, JT_P2P_PINGPONG, 1, 0, s->buf.p,
-                s->buf.bytes, frames);
+    jt_p2p_init(&s->p2p, ctx->comm, me, me >= 0 ? 1 - me : -1, JT_P2P_PINGPONG, s->buffers, 1, 0,
+                s->buf.p, s->buf.bytes, frames);
 
     int *cores = calloc((size_t)(s->ncompute > 0 ? s->ncompute : 1), sizeof *cores);
     jt_place_compute_cores(ncores, ctx->local_rank, ctx->local_size, ctx->comm_core, s->ncompute,
@@ -271,9 +276,10 @@ static void point(void *st, size_t i, jt_point *p)
     p->min_time = s->phase_time;
     snprintf(p->params, sizeof p->params,
              "{\"phase\":\"%s\",\"size\":%llu,\"kernel\":\"%s\",\"compute_cores\":%d,\"ai\":%.6g,"
-             "\"stores\":\"%s\",\"rep\":%d}",
+             "\"stores\":\"%s\",\"rep\":%d,\"buffers\":\"%s\"}",
              phase_names[phase], (unsigned long long)s->sizes[k], s->kernel->name, s->ncompute,
-             p->arg[2] > 0 ? p->arg[3] / p->arg[2] : 0.0, jt_stores_names[s->stores], rep);
+             p->arg[2] > 0 ? p->arg[3] / p->arg[2] : 0.0, jt_stores_names[s->stores], rep,
+             jt_p2p_buffers_names[s->buffers]);
     if (phase == PH_COMM || s->ncomp_m == 0 || s->ncompute == 0) {
         p->metrics = s->comm_m;
         p->nmetrics = phase == PH_COMPUTE ? 0 : 3;
@@ -404,6 +410,16 @@ static void meta(jt_ctx *ctx, void *st, jt_json *j)
         jt_json_str(j, phase_names[s->phases[k]]);
     jt_json_end(j);
     jt_json_knum(j, "phase_time_s", s->phase_time);
+    jt_bench_buffers_json(j, JT_P2P_PINGPONG, s->buffers);
+}
+
+static const char *heading(void *st)
+{
+    static const char *const lines[] = {
+        "communicating thread: buffers osu (OSU's conventions)",
+        "communicating thread: buffers distinct", "communicating thread: buffers echo",
+        "communicating thread: buffers cold"};
+    return lines[((state *)st)->buffers];
 }
 
 const jt_bench jt_bench_contention = {
@@ -422,4 +438,5 @@ const jt_bench jt_bench_contention = {
     .run = run,
     .teardown = teardown,
     .meta = meta,
+    .heading = heading,
 };

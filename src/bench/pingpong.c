@@ -1,8 +1,10 @@
 /* pingpong: latency and bandwidth between ranks 0 and 1 (Zahn 2021: RTT per message size,
- * latency RTT/2, bandwidth 2D/RTT), plus osu_bw-like streaming and bidirectional modes. */
+ * latency RTT/2, bandwidth 2D/RTT), plus osu_bw-like streaming and bidirectional modes and
+ * one-sided put and get; the state of the buffers is an option (comm/p2p.h). */
 #include "bench/bench.h"
 
 #include "comm/p2p.h"
+#include "comm/rma.h"
 #include "core/errors.h"
 #include "core/sizes.h"
 #include "topo/bind.h"
@@ -17,8 +19,10 @@ static const jt_opt_spec options[] = {
                                  "MPI_Put into / MPI_Get from rank 1, then a flush)"},
     {"window", "N", "64", "messages in flight per sample in stream, bidir, put, get (reduced "
                           "for sizes where window x size exceeds 256 MiB)"},
-    {"check", NULL, NULL, "verify every payload (filled and checked outside the timed interval)"},
-    {"cold", NULL, NULL, "rotate through buffers twice the last-level cache so bytes are never hot"},
+    JT_BENCH_BUFFERS_OPTION,
+    {"check", NULL, NULL, "verify every payload (filled and checked outside the timed interval); "
+                          "with echo the round trip is checked as a whole"},
+    JT_BENCH_COLD_OPTION,
     {NULL, NULL, NULL, NULL},
 };
 
@@ -26,9 +30,12 @@ typedef struct state {
     uint64_t *sizes;
     size_t nsizes;
     jt_p2p_mode mode;
+    jt_p2p_buffers buffers;
     int window;
     jt_buffer buf;
     jt_p2p p2p;
+    jt_rma rma; /* put and get */
+    char heading[128];
 } state;
 
 static double us_half(double s, const jt_point *p) { (void)p; return s * 0.5e6; }
@@ -55,7 +62,7 @@ static void *setup(jt_ctx *ctx)
     s->nsizes = jt_bench_sizes(ctx, "0:4M", &s->sizes);
     s->mode = (jt_p2p_mode)jt_opt_choice(&ctx->opts, "mode", jt_p2p_mode_names);
     s->window = (int)jt_opt_long(&ctx->opts, "window", 1, 4096);
-    int cold = jt_opt_flag(&ctx->opts, "cold");
+    s->buffers = jt_bench_buffers(ctx, s->mode);
     if ((s->mode == JT_P2P_PUT || s->mode == JT_P2P_GET) && jt_opt_flag(&ctx->opts, "check"))
         jt_usage_error("--check is not allowed with --mode %s: the target takes no part in a "
                        "one-sided transfer, so nothing checks what arrived",
@@ -66,7 +73,7 @@ static void *setup(jt_ctx *ctx)
         jt_warn(ctx, "ranks 2 to %d take no part in pingpong and wait idle", ctx->size - 1);
 
     size_t frames = 1;
-    size_t arena = jt_p2p_arena_bytes(s->mode, s->window, s->sizes, s->nsizes, cold,
+    size_t arena = jt_p2p_arena_bytes(s->mode, s->buffers, s->window, s->sizes, s->nsizes,
                                       jt_topo_llc_bytes(&ctx->topo, NULL), &frames);
     size_t avail = jt_bench_memory_per_rank(ctx);
     char msg[512];
@@ -81,8 +88,12 @@ static void *setup(jt_ctx *ctx)
         jt_buffer_alloc(&ctx->topo, &s->buf, arena, ctx->comm_mem);
         jt_ctx_bound_comm(ctx, &b, &s->buf);
     }
-    jt_p2p_init(&s->p2p, ctx->comm, me, me >= 0 ? 1 - me : -1, s->mode, s->window,
+    jt_p2p_init(&s->p2p, ctx->comm, me, me >= 0 ? 1 - me : -1, s->mode, s->buffers, s->window,
                 jt_opt_flag(&ctx->opts, "check"), s->buf.p, s->buf.bytes, frames);
+    if (s->mode == JT_P2P_PUT || s->mode == JT_P2P_GET)
+        jt_rma_init(&s->rma, &s->p2p);
+    snprintf(s->heading, sizeof s->heading, "mode %s, buffers %s%s", jt_p2p_mode_names[s->mode],
+             jt_p2p_buffers_names[s->buffers], s->buffers == JT_P2P_OSU ? " (OSU's conventions)" : "");
     return s;
 }
 
@@ -92,21 +103,24 @@ static void point(void *st, size_t i, jt_point *p)
 {
     state *s = st;
     uint64_t b = s->sizes[i];
-    int w = jt_p2p_window_for(s->mode, s->window, b);
+    int w = jt_p2p_window_for(s->mode, s->buffers, s->window, b);
+    const char *bufs = jt_p2p_buffers_names[s->buffers];
     snprintf(p->label, sizeof p->label, "%llu", (unsigned long long)b);
     p->arg[0] = (double)b;
     if (s->mode == JT_P2P_PINGPONG) {
         p->arg[1] = 2; /* D each way per round trip: bandwidth 2D/RTT */
         p->metrics = pingpong_metrics;
         p->nmetrics = 3;
-        snprintf(p->params, sizeof p->params, "{\"size\":%llu,\"mode\":\"pingpong\"}",
-                 (unsigned long long)b);
+        snprintf(p->params, sizeof p->params,
+                 "{\"size\":%llu,\"mode\":\"pingpong\",\"buffers\":\"%s\"}",
+                 (unsigned long long)b, bufs);
     } else {
         p->arg[1] = (double)w * (s->mode == JT_P2P_BIDIR ? 2 : 1);
         p->metrics = stream_metrics;
         p->nmetrics = 3;
-        snprintf(p->params, sizeof p->params, "{\"size\":%llu,\"mode\":\"%s\",\"window\":%d}",
-                 (unsigned long long)b, jt_p2p_mode_names[s->mode], w);
+        snprintf(p->params, sizeof p->params,
+                 "{\"size\":%llu,\"mode\":\"%s\",\"window\":%d,\"buffers\":\"%s\"}",
+                 (unsigned long long)b, jt_p2p_mode_names[s->mode], w, bufs);
     }
 }
 
@@ -114,8 +128,9 @@ static void run(jt_ctx *ctx, void *st, size_t i, jt_series *ser, size_t n)
 {
     state *s = st;
     (void)ctx;
+    int rma = s->mode == JT_P2P_PUT || s->mode == JT_P2P_GET;
     for (size_t k = 0; k < n; k++) {
-        double dt = jt_p2p_sample(&s->p2p, s->sizes[i]);
+        double dt = rma ? jt_rma_sample(&s->rma, s->sizes[i]) : jt_p2p_sample(&s->p2p, s->sizes[i]);
         if (s->p2p.me == 0)
             jt_series_push(&ser[0], dt);
     }
@@ -124,11 +139,21 @@ static void run(jt_ctx *ctx, void *st, size_t i, jt_series *ser, size_t n)
 static void teardown(jt_ctx *ctx, void *st)
 {
     state *s = st;
+    jt_rma_free(&s->rma);
     jt_p2p_free(&s->p2p);
     jt_buffer_free(&ctx->topo, &s->buf);
     free(s->sizes);
     free(s);
 }
+
+static void meta(jt_ctx *ctx, void *st, jt_json *j)
+{
+    state *s = st;
+    (void)ctx;
+    jt_bench_buffers_json(j, s->mode, s->buffers);
+}
+
+static const char *heading(void *st) { return ((state *)st)->heading; }
 
 const jt_bench jt_bench_pingpong = {
     .name = "pingpong",
@@ -145,4 +170,6 @@ const jt_bench jt_bench_pingpong = {
     .point = point,
     .run = run,
     .teardown = teardown,
+    .meta = meta,
+    .heading = heading,
 };

@@ -174,7 +174,7 @@ int jt_harness_main(const jt_bench *b, int argc, char **argv)
 
     FILE *screen = ctx->rank == 0 && !ctx->quiet ? stdout : NULL;
     if (screen)
-        jt_print_preamble(ctx, b, screen);
+        jt_print_preamble(ctx, b, st, screen);
 
     jt_series *ser = calloc((size_t)b->nseries, sizeof *ser);
     size_t np = b->npoints(st);

@@ -108,6 +108,9 @@ typedef struct jt_bench {
     void (*teardown)(jt_ctx *ctx, void *state);
     /* Optional: adds benchmark keys to the meta object (rank 0), e.g. what a kernel counts. */
     void (*meta)(jt_ctx *ctx, void *state, jt_json *j);
+    /* Optional: a line printed under the table's first heading line (after "# "): what the
+     * options make this run measure, e.g. the state of the buffers. */
+    const char *(*heading)(void *state);
 } jt_bench;
 
 /* Runs one benchmark from the command line (argv after the benchmark's name); returns the

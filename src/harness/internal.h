@@ -36,7 +36,7 @@ extern const char *const jt_format_names[]; /* in enum order, NULL-terminated */
 void jt_report_point(jt_ctx *ctx, const jt_point *p, jt_series *ser, jt_point_result pr,
                      FILE *out);
 /* Once before the points; then before each new set of columns. */
-void jt_print_preamble(jt_ctx *ctx, const jt_bench *b, FILE *out);
+void jt_print_preamble(jt_ctx *ctx, const jt_bench *b, void *st, FILE *out);
 void jt_print_header(jt_ctx *ctx, const jt_bench *b, const jt_point *p, FILE *out);
 
 #endif

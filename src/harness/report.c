@@ -137,7 +137,7 @@ void jt_report_point(jt_ctx *ctx, const jt_point *p, jt_series *ser, jt_point_re
         fflush(out);
 }
 
-void jt_print_preamble(jt_ctx *ctx, const jt_bench *b, FILE *out)
+void jt_print_preamble(jt_ctx *ctx, const jt_bench *b, void *st, FILE *out)
 {
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
     int len;
@@ -145,6 +145,8 @@ void jt_print_preamble(jt_ctx *ctx, const jt_bench *b, FILE *out)
     if (ctx->format == JT_FMT_TABLE || ctx->format == JT_FMT_OSU)
         fprintf(out, "# jostle-bench %s %s (git %s), %.*s, %d ranks\n", b->name, JT_VERSION,
                 JT_GIT, (int)strcspn(lib, "\n"), lib, ctx->size);
+    if ((ctx->format == JT_FMT_TABLE || ctx->format == JT_FMT_OSU) && b->heading)
+        fprintf(out, "# %s\n", b->heading(st));
     if (ctx->format == JT_FMT_OSU)
         fprintf(out, "# OSU's columns; each value is the median of the samples of its point "
                 "(OSU prints the mean of its iterations)\n");

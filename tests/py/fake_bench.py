@@ -51,10 +51,10 @@ def _dist(median, spread, n):
             "converged": True, "elapsed_s": 0.01}
 
 
-def points(size, base_us=0.6, gbps=4.0, mode="pingpong"):
+def points(size, base_us=0.6, gbps=4.0, mode="pingpong", buffers="osu"):
     """The three metric lines of one size; rtt from a simple latency + size/bandwidth model."""
     rtt = base_us + 0.02 * math.sin(size / 7.0) + 2 * size / (gbps * 1e3)
-    params = {"size": size, "mode": mode}
+    params = {"size": size, "mode": mode, "buffers": buffers}
     out = []
     for metric, unit, med in (("rtt", "us", rtt), ("latency", "us", rtt / 2),
                               ("bandwidth", "MB/s", 2 * size / rtt)):
@@ -85,11 +85,11 @@ def dumps(rec):
 
 
 def run_pingpong(argv):
-    opts = {"--sizes": "0:1K", "--output": None, "--mode": "pingpong"}
+    opts = {"--sizes": "0:1K", "--output": None, "--mode": "pingpong", "--buffers": "osu"}
     flags = set()
     it = iter(argv)
     for a in it:
-        if a in ("--progress", "--quiet", "--check", "--cold"):
+        if a in ("--progress", "--quiet", "--check"):
             flags.add(a)
         elif a.startswith("--"):
             opts[a] = next(it)
@@ -118,7 +118,10 @@ def run_pingpong(argv):
         print("# jostle-bench pingpong (fake)\n# Size  Latency(us)  Bandwidth(MB/s)  RTT(us)", flush=True)
     for k, s in enumerate(sizes, 1):
         time.sleep(delay)
-        recs = points(s, mode=opts["--mode"])
+        # A dirty echo costs more: the fake's states differ as the real ones do in kind.
+        slow = {"osu": 1.0, "distinct": 1.0, "echo": 1.6, "cold": 2.0}[opts["--buffers"]]
+        recs = points(s, base_us=0.6 * slow, gbps=4.0 / slow, mode=opts["--mode"],
+                      buffers=opts["--buffers"])
         for r in recs:
             f.write(dumps(r))
         f.flush()

@@ -55,7 +55,7 @@ def test_complete_run_records(tmp_path, flavor, mode):
 
 def test_cold_buffers_and_idle_rank(tmp_path):
     out = tmp_path / "c.jsonl"
-    p = run("openmpi", "--sizes", "64", "--cold", "--check", "--min-reps", "50", "--output",
+    p = run("openmpi", "--sizes", "64", "--buffers", "cold", "--check", "--min-reps", "50", "--output",
             str(out), n=3)
     assert p.returncode == 0, p.stderr
     r = load_run(out)

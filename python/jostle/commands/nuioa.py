@@ -56,6 +56,9 @@ def register(sub):
     g.add_argument("--writers", type=c.positive_int, metavar="N",
                    help="compute threads writing in the load part (default: the free cores of "
                         "a rank's share, at least 1)")
+    g.add_argument("--buffers", choices=("osu", "distinct", "cold"), default=None,
+                   help="state of the communicating thread's buffers in every run (default osu, "
+                        "OSU's conventions; echo has no meaning for the flows)")
     g.add_argument("--quick", action="store_true", help="20 repetitions, 0.2 s per point/phase")
     g.add_argument("--ranks", type=c.ranks_type, default=2, metavar="N", help="ranks (default 2)")
     g.add_argument("--hosts", type=c.hosts_type, metavar="A,B",
@@ -97,7 +100,8 @@ def plan(args, topo: dict, bench=None) -> tuple:
         notes.append("intra-node runs: the messages never cross a NIC; run with --hosts to "
                      "measure NUIOA effects")
     quick = QUICK_ARGS if args.quick else []
-    common = [*quick, *(["--nic", args.nic] if args.nic else [])]
+    common = [*quick, *(["--nic", args.nic] if args.nic else []),
+              *(["--buffers", args.buffers] if getattr(args, "buffers", None) else [])]
     spec = args.sizes
     timeout = args.timeout or launch.estimate_timeout(sizes, 20 if args.quick else 100,
                                                      0.2 if args.quick else None)

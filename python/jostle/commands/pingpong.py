@@ -5,10 +5,12 @@ import math
 import sys
 import time
 
-from .. import launch
+from .. import figures, launch
 from ..campaign import Campaign, RunSpec
 from ..errors import UsageError
+from ..figures import pingpong as pingpong_figures
 from ..progress import Progress
+from ..results import load_run
 from ..sizes import parse_sizes
 from . import _common as c
 
@@ -21,6 +23,8 @@ PRESETS = {
     "seed": "0:1K:1,1040:20K:16,32K:1G",
 }
 MODES = ("pingpong", "stream", "bidir", "put", "get")
+# The state of the buffers (jostle-bench pingpong --help): osu is OSU's conventions, the default.
+BUFFERS = ("osu", "distinct", "echo", "cold")
 
 EXAMPLES = """examples:
   jostle pingpong --sizes 0:1K                       intra-node, powers of two up to 1 KiB
@@ -28,10 +32,15 @@ EXAMPLES = """examples:
   jostle pingpong --preset seed --hosts n1,n2        the study's three sweeps, inter-node
   jostle pingpong --mpi mpich --name mpich-intra     the MPICH build, a chosen run name
   jostle pingpong --dry-run --sizes 0:4M             print the command line, launch nothing
+  jostle pingpong --buffers osu,echo,distinct,cold --sizes 1:4M
+                                                     one run per state of the buffers, and the
+                                                     figure of what the state costs
 
 The run is written to OUTPUT-DIR/CAMPAIGN/NAME.jsonl (NAME.jsonl.partial while it
 runs; NAME.launch.json records the launcher line). A NAME that is already
-complete is not run again."""
+complete is not run again. With several --buffers states there is one run per
+state, NAME-STATE (NAME without a time stamp by default, so that the same command
+resumes the campaign)."""
 
 
 def comm_core_type(text):
@@ -49,6 +58,18 @@ def comm_mem_type(text):
         return text
     raise argparse.ArgumentTypeError(f"'{text}' is not allowed; expected 'auto', 'interleave' "
                                      "or NUMA node numbers N[,N…] (one per rank)")
+
+
+def buffers_type(text) -> list:
+    """A comma-separated list of buffer states, each once."""
+    states = [x.strip() for x in text.split(",")]
+    for x in states:
+        if x not in BUFFERS:
+            raise argparse.ArgumentTypeError(f"'{x}' is not a state of the buffers; allowed: "
+                                             f"{', '.join(BUFFERS)}")
+    if len(set(states)) < len(states):
+        raise argparse.ArgumentTypeError(f"'{text}' names a state twice")
+    return states
 
 
 def precision_type(text):
@@ -75,7 +96,11 @@ def register(sub):
                         "or get (one-sided window into / from rank 1, then a flush)")
     g.add_argument("--window", type=c.positive_int, metavar="N", help="messages in flight (stream, bidir)")
     g.add_argument("--check", action="store_true", help="verify the received data")
-    g.add_argument("--cold", action="store_true", help="touch a new buffer each repetition (cold caches)")
+    g.add_argument("--buffers", type=buffers_type, metavar="STATE[,STATE…]",
+                   help="state of the buffers: osu (OSU's conventions, the default), distinct "
+                        "(a slot per message in flight), echo (send back what arrived: dirty "
+                        "lines; --mode pingpong only), cold (never in cache); several: one run "
+                        "each and a figure of what the state costs")
     g.add_argument("--ranks", type=c.ranks_type, default=2, metavar="N", help="ranks (default 2; ≥ 2)")
     g.add_argument("--hosts", type=c.hosts_type, metavar="A,B",
                    help="hosts, one rank each in turn (default: this host only, intra-node)")
@@ -98,15 +123,15 @@ def register(sub):
     p.set_defaults(func=main)
 
 
-def bench_args(args, spec) -> list:
+def bench_args(args, spec, buffers=None) -> list:
     """The jostle-bench pingpong options from ours (only those the user gave)."""
-    out = ["--sizes", spec, "--mode", args.mode]
+    out = ["--sizes", spec, "--mode", args.mode] + (["--buffers", buffers] if buffers else [])
     for opt in ("window", "comm_core", "comm_mem", "topology", "min_reps", "max_reps",
                 "precision", "max_time", "warmup"):
         v = getattr(args, opt)
         if v is not None:
             out += ["--" + opt.replace("_", "-"), str(v)]
-    out += [f for f, on in (("--check", args.check), ("--cold", args.cold)) if on]
+    out += ["--check"] if args.check else []
     return out
 
 
@@ -120,17 +145,30 @@ def main(args):
     per_host = math.ceil(args.ranks / max(1, len(hosts)))
     c.check_memory(sizes, per_host, buffers=2 if args.check else 1,
                    option="--preset" if args.preset else "--sizes", spec=spec)
+    states = args.buffers or [None]
+    if "echo" in states and args.mode != "pingpong":
+        raise UsageError(f"--buffers echo is not allowed with --mode {args.mode}: only the "
+                         "ping-pong's answer sends back what arrived; allowed: osu, distinct, cold")
     where = "inter" if len(set(hosts)) > 1 else "intra"
-    name = args.name or f"pingpong-{where}-{args.mode}-{time.strftime('%Y%m%d-%H%M%S')}"
+    several = len(states) > 1
+    stamp = "" if several else f"-{time.strftime('%Y%m%d-%H%M%S')}"
+    base = args.name or f"pingpong-{where}-{args.mode}{stamp}"
     timeout = args.timeout or launch.estimate_timeout(
         sizes, args.min_reps or 100, args.max_time, args.warmup or 10)
-    run = RunSpec(name, "pingpong", bench_args(args, spec), args.ranks, hosts, timeout)
-    camp = Campaign(f"{args.output_dir}/{args.campaign}", [run])
+    runs = [RunSpec(f"{base}-{st}" if several else base, "pingpong", bench_args(args, spec, st),
+                    args.ranks, hosts, timeout) for st in states]
+    camp = Campaign(f"{args.output_dir}/{args.campaign}", runs)
     config = c.launch_config(args)
     if args.dry_run:
-        print(config.plan(run, [run.benchmark, *run.args, "--output", str(camp.output(run)),
-                                "--progress"]).line)
+        for run in runs:
+            print(config.plan(run, [run.benchmark, *run.args, "--output", str(camp.output(run)),
+                                    "--progress"]).line)
         return 0
     camp.run(config, Progress(), quiet=args.quiet)
-    print(f"jostle: results in {camp.output(run)}", file=sys.stderr)
+    for run in runs:
+        print(f"jostle: results in {camp.output(run)}", file=sys.stderr)
+    if several:
+        for p in figures.write(pingpong_figures.build([load_run(camp.output(r)) for r in runs]),
+                               camp.dir / "figures"):
+            print(p)
     return 0

@@ -5,7 +5,12 @@ One figure per size range present in the data, as in the study:
   fine   every 16 B (or finer) up to 20 KiB, linear  (figures 2 and 5)
   pow2   powers of two, log-log                      (figures 3 and 6)
 Runs are overlaid (intra-node against inter-node, one MPI against another):
-the median as a line, the p25-p75 band around it.
+the median as a line, the p25-p75 band around it.  Every curve names the state of
+the buffers it was measured with (osu: OSU's conventions).
+
+With runs of two or more buffer states, one more figure, "what the state of the
+buffers costs": latency (ping-pong) or bandwidth (stream, bidir, put, get) per size
+and state, overlaid, and below it each state's ratio to osu per size.
 """
 
 import re
@@ -103,9 +108,19 @@ def series(run):
     return out
 
 
+def buffers(run):
+    """The run's state of the buffers (its points' params), None for runs from before it was
+    recorded."""
+    df = run.points
+    if "buffers" not in df or df["buffers"].dropna().empty:
+        return None
+    return str(df["buffers"].dropna().iloc[0])
+
+
 def _labels(runs):
     """Legend text per run; the run name is added where two would read the same."""
-    base = [f"{locality(r)}, {short_mpi(r)}" for r in runs]
+    base = [f"{locality(r)}, {short_mpi(r)}" + (f", buffers {buffers(r)}" if buffers(r) else "")
+            for r in runs]
     return [f"{b} [{r.name}]" if base.count(b) > 1 else b for b, r in zip(base, runs)]
 
 
@@ -145,6 +160,68 @@ def _figure(rng, curves, bw_unit, notes):
     return caveats_footer(fig, notes)
 
 
+def _buffers_figure(mode, curves, notes):
+    """curves: [(state, label, color, frame of size -> median)]; osu first when present."""
+    fig, (ax, ax_r) = plt.subplots(2, 1, figsize=(8.5, 8), sharex=True,
+                                   gridspec_kw={"height_ratios": [2, 1]})
+    ref = next((d for st, _, _, d in curves if st == "osu"), curves[0][3])
+    ref_name = next((st for st, *_ in curves if st == "osu"), curves[0][0])
+    for st, label, color, d in curves:
+        x = d.index.to_numpy()
+        ax.plot(x, d["median"], "-o", color=color, lw=1.1, ms=3, label=label)
+        ax.fill_between(x, d["p25"], d["p75"], color=color, alpha=0.2, lw=0)
+        both = d.index.intersection(ref.index)
+        ax_r.plot(both, d.loc[both, "median"] / ref.loc[both, "median"], "-o", color=color,
+                  lw=1.1, ms=3, label=st)
+    metric = "latency (µs)" if mode == "pingpong" else "bandwidth (MB/s)"
+    ax.set_ylabel(f"{metric}, median")
+    ax.set_yscale("log")
+    ax_r.set_ylabel(f"ratio to {ref_name}")
+    ax_r.axhline(1.0, color="grey", lw=0.8)
+    rng = next(r for r in RANGES if r.id == "pow2")
+    _size_axis(ax, rng)
+    _size_axis(ax_r, rng)
+    ax.tick_params(labelbottom=True)
+    ax.legend(fontsize=8, loc="best")
+    fig.suptitle(f"What the state of the buffers costs: {mode} (median, p25–p75 band)")
+    return caveats_footer(fig, notes)
+
+
+def buffers_figures(runs) -> list:
+    """One figure per mode measured with two or more states of the buffers."""
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    order = {st: k for k, st in enumerate(("osu", "distinct", "echo", "cold"))}
+    figures = []
+    for mode in dict.fromkeys(m for r in runs for m in series(r)):
+        metric = "rtt" if mode == "pingpong" else "bandwidth"
+        have = [(buffers(r), r) for r in runs if buffers(r) and metric in series(r).get(mode, {})]
+        if len({st for st, _ in have}) < 2:
+            continue
+        have.sort(key=lambda x: order.get(x[0], 99))
+        labels = dict(zip(map(id, runs), _labels(runs)))
+        curves, notes = [], []
+        for k, (st, r) in enumerate(have):
+            d = series(r)[mode][metric]
+            if metric == "rtt":  # latency = RTT / 2, quantile by quantile
+                d = d / 2.0
+            curves.append((st, labels[id(r)], colors[k % len(colors)], d))
+            if caveats(r):
+                notes.append((st, ", ".join(caveats(r))))
+        same = {c for _, c in notes}
+        notes = [f"all: {same.pop()}"] if len(same) == 1 and len(notes) == len(curves) else \
+            [f"{st}: {c}" for st, c in notes]
+        fig = _buffers_figure(mode, curves, notes)
+        states = ", ".join(st for st, *_ in curves)
+        caption = (f"What the state of the buffers costs ({mode}): "
+                   f"{'latency' if mode == 'pingpong' else 'bandwidth'} per message size for "
+                   f"{states}; below, each state's median over osu's (OSU's conventions: the "
+                   "echo from its own send buffer, one buffer per side for a window). echo "
+                   "sends back the lines the transfer has just dirtied; cold never hits cache.")
+        figures.append(Figure(f"pingpong-buffers-{mode}", f"What the state of the buffers "
+                              f"costs: {mode}", caption, fig))
+    return figures
+
+
 def build(runs) -> list:
     runs = [r for r in runs if not r.points.empty]
     if not runs:
@@ -182,4 +259,4 @@ def build(runs) -> list:
                    f"{len(sizes)} sizes from {human(sizes[0])} to {human(sizes[-1])} B; "
                    f"{len(curves)} curve(s). Line: median; band: p25–p75.")
         figures.append(Figure(f"pingpong-{rng.id}", f"Ping-pong, {rng.title}", caption, fig))
-    return figures
+    return figures + buffers_figures(runs)

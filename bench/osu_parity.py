@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""Parity with OSU Micro-Benchmarks, measured side by side in one MPI job (issue 11).
+
+1. For latency (osu_latency), bandwidth (osu_bw) and bidirectional bandwidth (osu_bibw), every
+   power of two 1 B - 4 MiB: bench/ref/ref_osu.c alternates, size by size and inside one job,
+   a reference loop written to OSU's documented method (iterations, skip, window 64, one buffer
+   per side, the 4-byte acknowledgement, the mean over the timed iterations: what OSU prints)
+   and jostle's own sample function (jt_p2p_sample, --buffers osu, timed as the harness times
+   samples: warm-up, then each sample less the clock's overhead; the median: what jostle
+   reports).  Printed per size: the reference and jostle per round, their ratio per round, and
+   the median over rounds of jostle/reference.  Target: within [0.97, 1.03].  Three more
+   columns tell the method from the statistic: the median over rounds of jostle's median over
+   the reference's median (med/med: same statistic, so the method alone), the same with the
+   clock's overhead that the harness subtracts from each sample put back (+clock: the timed
+   region exactly as OSU's), and jostle's mean over the reference's mean.
+2. Time to result (issue 11 part 5): the wall time of `jostle-bench pingpong --sizes 0,1:4M`
+   (default precision: every point to a 95% CI of the median within 1%) against the reference
+   latency loop with OSU's iteration counts over the same sizes (`ref_osu sweep`), both whole
+   commands.  Target <= 0.3 (the harness's stopping rule is meant to get there).
+
+Usage: bench/osu_parity.py [--build build/openmpi] [--rounds 5] [--skip-time]
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SIZES = [1 << k for k in range(23)]  # 1 B .. 4 MiB
+WINDOW = 64
+KINDS = (("latency", "us"), ("bw", "MB/s"), ("bibw", "MB/s"))
+
+
+def launcher(build, bind):
+    """bind: the launcher pins rank r to core r (the reference binds nothing itself)."""
+    if "mpich" in build:
+        return ["mpiexec.mpich", "-n", "2"] + (["-bind-to", "core"] if bind else [])
+    return ["mpirun.openmpi", "-np", "2", "--allow-run-as-root", "--oversubscribe",
+            "--bind-to", "core" if bind else "none"]
+
+
+def value(kind, size, seconds):
+    """What is printed: latency in us, bandwidth in MB/s (OSU's 1e6)."""
+    if kind == "latency":
+        return seconds * 1e6
+    return size * WINDOW * (2 if kind == "bibw" else 1) / seconds / 1e6
+
+
+def measure(build, kind, rounds):
+    out = subprocess.run(launcher(build, True) + [os.path.join(build, "ref_osu"), kind,
+                         str(rounds), *map(str, SIZES)], check=True, capture_output=True,
+                         text=True).stdout
+    got = {}  # size -> [(ref_mean, ref_median, jostle_median, jostle_mean) per round]
+    for line in out.splitlines():
+        if line.startswith("# timer_overhead_s"):
+            got["overhead"] = float(line.split()[-1])
+            continue
+        _, size, *t = line.split()
+        got.setdefault(int(size), []).append(tuple(map(float, t)))
+    return got
+
+
+def table(kind, unit, got):
+    """Prints the table; returns the sizes outside the target."""
+    ovh = got.pop("overhead", 0.0)
+    per = 0.5 if kind == "latency" else 1.0  # a latency is half a timed round trip
+    rounds = len(next(iter(got.values())))
+    head = "".join(f"{'r' + str(k) + ' ref':>11}{'jostle':>10}{'ratio':>8}" for k in range(rounds))
+    print(f"\n## {kind} ({unit}): reference = OSU's mean, jostle = its median")
+    print(f"# the clock's overhead the harness takes off each sample: {ovh * 1e9:.1f} ns")
+    print(f"{'size':>8}{head}{'median':>8}{'med/med':>8}{'+clock':>8}{'mean/mean':>10}")
+    bad = []
+    for size in SIZES:
+        rows, ratios, same_stat, means, raw = got[size], [], [], [], []
+        line = f"{size:>8}"
+        for ref_mean, ref_med, j_med, j_mean in rows:
+            r, j = value(kind, size, ref_mean), value(kind, size, j_med)
+            ratios.append(j / r)
+            same_stat.append(value(kind, size, j_med) / value(kind, size, ref_med))
+            raw.append(value(kind, size, j_med + ovh * per) / value(kind, size, ref_med))
+            means.append(value(kind, size, j_mean) / r)
+            line += f"{r:>11.4g}{j:>10.4g}{j / r:>8.3f}"
+        m = statistics.median(ratios)
+        ok = 0.97 <= m <= 1.03
+        bad += [] if ok else [size]
+        print(f"{line}{m:>8.3f}{statistics.median(same_stat):>8.3f}{statistics.median(raw):>8.3f}"
+              f"{statistics.median(means):>10.3f}{'' if ok else '  *'}")
+    return bad
+
+
+def timed(cmd):
+    t0 = time.monotonic()
+    subprocess.run(cmd, check=True, capture_output=True, text=True)
+    return time.monotonic() - t0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build", "openmpi"))
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--skip-time", action="store_true", help="no whole-command timing")
+    a = ap.parse_args()
+    env_load = os.getloadavg()
+    ver = launcher(a.build, False)[:1] + ["--version"]
+    lib = [l.strip() for l in subprocess.run(ver, capture_output=True, text=True).stdout.splitlines()
+           if "ersion" in l or "OpenRTE" in l][:1]
+    print(f"# {a.build} ({' '.join(lib)}): {a.rounds} rounds per job, the reference and jostle "
+          f"alternating size by size; load average at start {env_load[0]:.1f}")
+    failed = {}
+    for kind, unit in KINDS:
+        failed[kind] = table(kind, unit, measure(a.build, kind, a.rounds))
+    print(f"\nload average at the end {os.getloadavg()[0]:.1f}")
+    for kind, bad in failed.items():
+        print(f"{kind:<8} target [0.97, 1.03] on the median over rounds: "
+              f"{'PASS' if not bad else 'FAIL at ' + ', '.join(map(str, bad))}")
+    if a.skip_time:
+        return 0
+    sizes = "0," + ",".join(map(str, SIZES))
+    t_j = timed(launcher(a.build, False) + [os.path.join(a.build, "jostle-bench"), "pingpong",
+                "--sizes", sizes, "--quiet"])
+    t_r = timed(launcher(a.build, True) + [os.path.join(a.build, "ref_osu"), "sweep", "0",
+                *map(str, SIZES)])
+    q = t_j / t_r
+    print(f"\ntime to result, 0 - 4 MiB: jostle-bench pingpong (every point to +-1% CI of the "
+          f"median) {t_j:.1f} s, OSU-method loop {t_r:.1f} s: ratio {q:.2f}  target <= 0.3  "
+          f"{'PASS' if q <= 0.3 else 'FAIL'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
