@@ -16,6 +16,9 @@ const jt_opt_spec jt_common_options[] = {
     {"precision", "F", "0.01", "stop once the 95% CI half-width of the median is under F x median"},
     {"max-time", "S", "2", "seconds per point after --min-reps (the interval may not be reached)"},
     {"warmup", "N", "10", "untimed samples before each point"},
+    {"clock-overhead", "HOW", "keep", "keep: every sample includes one clock reading, as OSU's and "
+                                      "IMB's do; subtract: the cost of a reading, measured at "
+                                      "start-up, is taken off every sample"},
     {"iterations", "N", NULL, "exactly N samples per point (OSU's -i): --min-reps and --max-reps N"},
     {"output", "FILE", NULL, "JSON Lines run file (written as FILE.partial until complete)"},
     {"comm-core", "LIST", NULL, "core of the communicating thread: N, one N per rank, near (the "
@@ -108,6 +111,8 @@ int jt_harness_main(const jt_bench *b, int argc, char **argv)
             jt_opt_long(&ctx->opts, "iterations", 1, 1000000000L);
     }
     ctx->format = jt_opt_choice(&ctx->opts, "format", jt_format_names);
+    static const char *const clock_names[] = {"keep", "subtract", NULL};
+    ctx->cfg.clock_subtract = jt_opt_choice(&ctx->opts, "clock-overhead", clock_names) == 1;
     ctx->progress = jt_opt_flag(&ctx->opts, "progress");
     ctx->quiet = jt_opt_flag(&ctx->opts, "quiet");
     char err[1024];

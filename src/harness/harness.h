@@ -65,8 +65,9 @@ typedef struct jt_ctx {
     struct {
         long min_reps, max_reps, warmup;
         double precision, max_time;
+        int clock_subtract;    /* --clock-overhead subtract */
     } cfg;
-    double timer_overhead;     /* subtracted from every sample (jt_timer_overhead) */
+    double timer_overhead;     /* of one clock reading (jt_timer_overhead), seconds */
     int comm_core;             /* resolved for this rank by --comm-core */
     int comm_mem;              /* resolved for this rank by --comm-mem (node or JT_MEM_*) */
     int nic_numa;              /* NUMA node of the NIC near/far refer to, -1 unknown */

@@ -65,9 +65,12 @@ jt_point_result jt_measure_point(jt_ctx *ctx, const jt_bench *b, void *st, size_
     for (;;) {
         b->run(ctx, st, i, ser, (size_t)decision[1]);
         total += (size_t)decision[1];
-        /* Each sample holds one clock reading's cost besides the work: take it out. */
+        /* Each sample holds one clock reading's cost besides the work: OSU and IMB keep it
+         * (the default, so that their numbers and jostle's compare); --clock-overhead subtract
+         * takes it out. */
         for (int k = 0; k < b->nseries; k++) {
-            for (size_t q = done[k]; !(b->ratio_series >> k & 1) && q < ser[k].n; q++)
+            int durations = !(b->ratio_series >> k & 1) && ctx->cfg.clock_subtract;
+            for (size_t q = done[k]; durations && q < ser[k].n; q++)
                 ser[k].v[q] = fmax(ser[k].v[q] - ctx->timer_overhead, 1e-9);
             done[k] = ser[k].n;
         }

@@ -118,7 +118,10 @@ static void write_meta(jt_ctx *ctx, const jt_bench *b, void *st, char **hosts, c
     jt_json_kint(&j, "warmup", ctx->cfg.warmup);
     jt_json_knum(&j, "timer_resolution_s", jt_timer_resolution());
     jt_json_knum(&j, "timer_overhead_s", ctx->timer_overhead);
-    jt_json_kstr(&j, "timer", "clock_gettime(CLOCK_MONOTONIC), overhead subtracted per sample");
+    jt_json_kstr(&j, "clock_overhead", ctx->cfg.clock_subtract ? "subtract" : "keep");
+    jt_json_kstr(&j, "timer", ctx->cfg.clock_subtract
+                                  ? "clock_gettime(CLOCK_MONOTONIC), overhead subtracted per sample"
+                                  : "clock_gettime(CLOCK_MONOTONIC), one reading per sample kept");
     jt_json_kstr(&j, "ci", "median, distribution-free order statistics, 95%");
     jt_json_end(&j);
     jt_json_key(&j, "binding");

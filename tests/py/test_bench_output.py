@@ -61,7 +61,18 @@ def test_json_and_csv_match_the_record(tmp_path):
         assert float(t["ci95_lo"]) <= float(t["median"]) <= float(t["ci95_hi"])
 
 
+@pytest.mark.parametrize("how", ["keep", "subtract"])
+def test_clock_overhead_is_named_in_the_record(tmp_path, how):
+    out = tmp_path / "r.jsonl"
+    args = ["--sizes", "8", "-i", "50"] + ([] if how == "keep" else ["--clock-overhead", how])
+    run(*args, "--output", str(out))
+    h = load_run(out).meta["harness"]
+    assert h["clock_overhead"] == how and h["timer_overhead_s"] > 0
+    assert ("kept" in h["timer"]) == (how == "keep")
+
+
 @pytest.mark.parametrize("args, needle", [
+    (["--clock-overhead", "maybe"], "'maybe'"),
     (["-m", "8:4"], "'8:4'"),
     (["-i", "0"], "'0'"),
     (["-i", "5", "--min-reps", "3"], "--iterations"),
