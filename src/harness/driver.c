@@ -41,31 +41,44 @@ const jt_opt_spec jt_common_options[] = {
 };
 
 /* OSU's short flags, so that an osu_latency command line works as it is: -m [MIN:]MAX (powers
- * of two, MIN 0 when left out), -i ITER (--iterations), -x SKIP (--warmup).  Returns argv with
- * them spelled as jostle's options (kept for the whole run: option values point into it). */
-static char **osu_flags(int argc, char **argv)
+ * of two, MIN 0 when left out), -i ITER (--iterations), -x SKIP (--warmup).  Fills args with
+ * argv where they are spelled as jostle's options; option values point into it, so it lives
+ * until the run ends (osu_args_free). */
+typedef struct osu_args {
+    char **argv;
+    char *sizes; /* "0:MAX" for -m MAX */
+} osu_args;
+
+static void osu_flags(int argc, char **argv, osu_args *o)
 {
-    char **out = calloc((size_t)argc + 1, sizeof *out);
+    o->argv = calloc((size_t)argc + 1, sizeof *o->argv);
+    o->sizes = NULL;
     for (int a = 0; a < argc; a++) {
         const char *f = argv[a];
         const char *name = strcmp(f, "-m") == 0   ? "--sizes"
                            : strcmp(f, "-i") == 0 ? "--iterations"
                            : strcmp(f, "-x") == 0 ? "--warmup"
                                                   : NULL;
-        out[a] = argv[a];
+        o->argv[a] = argv[a];
         if (!name)
             continue;
         if (a + 1 == argc || argv[a + 1][0] == '-')
             jt_usage_error("option %s needs a value (OSU's %s, jostle's %s)", f, f, name);
-        out[a++] = (char *)name;
-        out[a] = argv[a];
-        if (f[1] == 'm' && !strchr(argv[a], ':')) {
+        o->argv[a++] = (char *)name;
+        o->argv[a] = argv[a];
+        if (f[1] == 'm' && !strchr(argv[a], ':') && !o->sizes) {
             size_t len = strlen(argv[a]) + 3;
-            out[a] = malloc(len);
-            snprintf(out[a], len, "0:%s", argv[a]);
+            o->sizes = malloc(len);
+            snprintf(o->sizes, len, "0:%s", argv[a]);
+            o->argv[a] = o->sizes;
         }
     }
-    return out;
+}
+
+static void osu_args_free(osu_args *o)
+{
+    free(o->argv);
+    free(o->sizes);
 }
 
 static void usage(const jt_bench *b, FILE *f)
@@ -90,9 +103,12 @@ int jt_harness_main(const jt_bench *b, int argc, char **argv)
     jt_opts_add(&ctx->opts, b->options);
     /* Everything that can be judged from the command line alone is judged before MPI starts,
      * identically on every rank. */
-    if (jt_opts_parse(&ctx->opts, argc - 2, osu_flags(argc - 2, argv + 2))) {
+    osu_args args;
+    osu_flags(argc - 2, argv + 2, &args);
+    if (jt_opts_parse(&ctx->opts, argc - 2, args.argv)) {
         if (jt_launcher_rank() <= 0)
             usage(b, stdout);
+        osu_args_free(&args);
         return 0;
     }
     ctx->cfg.min_reps = jt_opt_long(&ctx->opts, "min-reps", 1, 1000000000L);
@@ -210,5 +226,6 @@ int jt_harness_main(const jt_bench *b, int argc, char **argv)
     jt_json_free(&ctx->bind_roles);
     jt_topo_destroy(&ctx->topo);
     MPI_Finalize();
+    osu_args_free(&args);
     return 0;
 }
