@@ -23,6 +23,11 @@ pkgs=(
   "python3-venv:python3 -c 'import ensurepip, venv'"
   "python3-dev:test -e /usr/include/python3.11/Python.h"
   "iproute2:command -v ip"
+  # a one-node SLURM for the launcher tests (scripts/slurm-local.sh)
+  "munge:command -v munged"
+  "slurmctld:command -v slurmctld"
+  "slurmd:command -v slurmd"
+  "slurm-client:command -v sbatch"
 )
 
 missing=()

@@ -34,3 +34,15 @@ def campaign_dir(tmp_path, data):
     for name in ("pingpong_intra.jsonl", "pingpong_inter.jsonl"):
         shutil.copy(data / name, d / name)
     return d
+
+
+@pytest.fixture(scope="session")
+def slurm(tmp_path_factory):
+    """A real one-node SLURM (MpiDefault=none) for the whole session; stopped by its pids."""
+    from slurmlocal import Cluster
+    cluster = Cluster(tmp_path_factory.mktemp("slurm"))
+    cluster.start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
