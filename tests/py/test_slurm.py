@@ -4,13 +4,15 @@ sbatch with both MPI builds."""
 
 import json
 import shlex
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
 from jostle import launch
 from jostle.errors import JostleError, UsageError
-from mpijobs import bench_exe
+from mpijobs import ENV, bench_exe
 from slurmlocal import JOSTLE
 
 PLUGIN = {"openmpi": "pmix", "mpich": "pmi2"}
@@ -128,3 +130,92 @@ def test_every_study_through_sbatch_with_mpich(slurm, tmp_path):
     check_records(tmp_path / "pp-openmpi", "openmpi", job)
     assert (tmp_path / "pingpong" / "report.html").exists()
     assert slurm.job_state(job) == "COMPLETED"
+
+
+# ------------------------------------------------ campaigns as batch jobs
+
+OVERLAP = ["overlap", "--quick", "--ranks", "2,4", "--collectives", "ialltoall", "--sizes", "4",
+           "--policy", "scatter", "--progress-mode", "none", "--mpi", "openmpi", "--quiet"]
+
+
+def status(slurm, directory):
+    r = slurm.run(*JOSTLE, "status", directory, "--json")
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def wait_job(slurm, job, timeout=240):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        state = slurm.job_state(job)
+        if state not in ("PENDING", "RUNNING", "CONFIGURING", "COMPLETING", None):
+            return state
+        time.sleep(0.5)
+    raise AssertionError(f"job {job} still {state} after {timeout} s")
+
+
+def submit(slurm, tmp_path, *argv):
+    r = slurm.run(*JOSTLE, "submit", *argv, "--time", "5", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip()
+
+
+def test_submit_dry_run_prints_the_script_and_writes_nothing(tmp_path):
+    r = subprocess.run([*JOSTLE, "submit", "contention", "fig1", "--quick", "--nodes", "1",
+                        "--time", "5", "--dry-run", "--output-dir", str(tmp_path)],
+                       capture_output=True, text=True, env=ENV, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("#!/bin/bash") and "#SBATCH --time=5" in r.stdout
+    assert "#SBATCH --nodes=1" in r.stdout and "jostle.cli contention fig1 --quick" in r.stdout
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["pingpong", "--sizes", "4", "--time", "5"], "needs SLURM's sbatch"),
+    (["pingpong", "--time", "5x", "--dry-run"], "--time '5x' is not allowed"),
+    (["bogus", "--time", "5", "--dry-run"], "STUDY 'bogus' is not allowed"),
+])
+def test_submit_bad_input_exits_2(tmp_path, argv, message):
+    empty = tmp_path / "bin"
+    empty.mkdir()   # a PATH without sbatch: outside any SLURM
+    r = subprocess.run([*JOSTLE, "submit", *argv, "--output-dir", str(tmp_path / "out")],
+                       capture_output=True, text=True, env={**ENV, "PATH": str(empty)}, timeout=60)
+    assert r.returncode == 2 and message in r.stderr, r.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_submit_then_status_then_report(slurm, tmp_path):
+    bench_exe("openmpi")
+    job = submit(slurm, tmp_path, *STUDIES["pingpong"], "--mpi", "openmpi",
+                 "--output-dir", tmp_path, "--campaign", "sub")
+    assert wait_job(slurm, job) == "COMPLETED"
+    st = status(slurm, tmp_path / "sub")
+    assert st["count"] == {"complete": 1, "partial": 0, "planned": 0}
+    assert [(j["job"], j["state"]) for j in st["jobs"]] == [(job, "COMPLETED")]
+    check_records(tmp_path / "sub", "openmpi", job)
+    r = slurm.run(*JOSTLE, "report", tmp_path / "sub", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+
+
+def test_submit_cancelled_midway_then_resubmitted_loses_nothing(slurm, tmp_path):
+    bench_exe("openmpi")
+    d = tmp_path / "ov"
+    argv = [*OVERLAP, "--output-dir", tmp_path, "--campaign", "ov"]
+    first = submit(slurm, tmp_path, *argv)
+    end = time.monotonic() + 180
+    while not list(d.glob("*.jsonl")) and time.monotonic() < end:
+        time.sleep(0.1)
+    assert slurm.run("scancel", first).returncode == 0
+    assert wait_job(slurm, first) == "CANCELLED"
+    st = status(slurm, d)
+    assert st["count"]["complete"] == 1, st   # the second run was stopped before its end
+    done = {f.name: f.read_bytes() for f in d.glob("*.jsonl")}
+    second = submit(slurm, tmp_path, *argv)
+    assert wait_job(slurm, second) == "COMPLETED"
+    st = status(slurm, d)
+    assert st["count"] == {"complete": 2, "partial": 0, "planned": 0}, st
+    assert [j["state"] for j in st["jobs"]] == ["CANCELLED", "COMPLETED"]
+    for name, content in done.items():   # kept, not measured again
+        assert (d / name).read_bytes() == content
+    log = "".join(f.read_text() for f in d.glob("slurm-*.out"))
+    assert "already complete" in log
