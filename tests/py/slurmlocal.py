@@ -15,24 +15,32 @@ CANNOT = 3   # slurm-local.sh: SLURM cannot be had on this machine
 
 
 class Cluster:
-    def __init__(self, directory: Path):
+    """One node here, or two (two=True: network namespaces jsl-n1 and jsl-n2, clients in the
+    first, see slurm-local.sh start2)."""
+
+    def __init__(self, directory: Path, two=False):
         self.dir = directory
+        self.two = two
+        self.hosts = ["jsl-n1", "jsl-n2"] if two else ["jostle1"]
         self.env = dict(os.environ, SLURM_CONF=str(directory / "slurm.conf"),
                         PYTHONPATH=str(ROOT / "python"))
         for v in [v for v in self.env if v.startswith("SLURM_") and v != "SLURM_CONF"]:
             del self.env[v]   # a test run inside a job must not look like part of that job
 
     def start(self):
-        r = subprocess.run(["bash", str(SCRIPT), "start", str(self.dir)], capture_output=True,
-                           text=True, timeout=600)
+        r = subprocess.run(["bash", str(SCRIPT), "start2" if self.two else "start", str(self.dir)],
+                           capture_output=True, text=True, timeout=600)
         if r.returncode == CANNOT:
-            pytest.skip("no local SLURM: " + r.stderr.strip().splitlines()[-1])
+            reason = r.stderr.strip().splitlines()[-1]
+            pytest.skip(f"no local SLURM{' of two nodes' * self.two}: {reason}")
         assert r.returncode == 0, f"slurm-local.sh start failed:\n{r.stderr}"
 
     def stop(self):
         subprocess.run(["bash", str(SCRIPT), "stop", str(self.dir)], timeout=120)
 
     def run(self, *argv, timeout=300, env=None, cwd=None):
+        if self.two:   # clients reach the controller from the first node's namespace only
+            argv = ("bash", SCRIPT, "exec", self.dir, *argv)
         return subprocess.run(list(map(str, argv)), capture_output=True, text=True,
                               timeout=timeout, env={**self.env, **(env or {})}, cwd=cwd)
 

@@ -219,3 +219,32 @@ def test_submit_cancelled_midway_then_resubmitted_loses_nothing(slurm, tmp_path)
         assert (d / name).read_bytes() == content
     log = "".join(f.read_text() for f in d.glob("slurm-*.out"))
     assert "already complete" in log
+
+
+# ------------------------------------------------ two nodes (network namespaces, TCP)
+
+@pytest.mark.parametrize("flavor", ["openmpi", "mpich"])
+def test_two_nodes_pingpong_goes_between_them(slurm2, tmp_path, flavor):
+    bench_exe(flavor)
+    n1, n2 = slurm2.hosts
+    r = slurm2.run("salloc", "-N", 2, "-n", 2, "--time", 10, *JOSTLE, "pingpong", "--hosts",
+                   f"{n1},{n2}", "--sizes", "4:4K", "--comm-core", "0,1", "--mpi", flavor,
+                   "--output-dir", tmp_path, "--campaign", "c", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-3000:]
+    check_records(tmp_path / "c", flavor)
+    m = metas(tmp_path / "c")[0]
+    assert m["hosts"] == [n1, n2] and f"--nodelist={n1},{n2}" in m["launch_line"]
+    r = slurm2.run(*JOSTLE, "plot", tmp_path / "c", "-o", tmp_path / "figs", "--format", "svg")
+    assert r.returncode == 0, r.stderr
+    assert any("inter-node" in f.read_text() for f in (tmp_path / "figs").glob("*.svg"))
+
+
+def test_two_nodes_contention_quick(slurm2, tmp_path):
+    bench_exe("openmpi")
+    n1, n2 = slurm2.hosts
+    r = slurm2.run("salloc", "-N", 2, "-n", 2, "--time", 10, *JOSTLE, *STUDIES["contention"],
+                   "--hosts", f"{n1},{n2}", "--mpi", "openmpi", "--quiet",
+                   "--output-dir", tmp_path, "--campaign", "c", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-3000:]
+    check_records(tmp_path / "c", "openmpi")
+    assert all(m["hosts"] == [n1, n2] for m in metas(tmp_path / "c"))
