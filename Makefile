@@ -58,7 +58,7 @@ test-c:
 	  if [ -d $$d ]; then echo "== ctest $$d"; (cd $$d && ctest --output-on-failure -j 1); fi; done
 
 test-py:
-	$(VENV)/bin/python -m pytest tests/py -q
+	$(VENV)/bin/python -m pytest tests/py -q -rs
 
 # build/asan (ASan + UBSan) and build/tsan (TSan), MPICH: ctest and the threaded modes.
 test-sanitize: deps

@@ -29,6 +29,11 @@ pkgs=(
   "libasan8:test -e /usr/lib/x86_64-linux-gnu/libasan.so.8"
   "libubsan1:test -e /usr/lib/x86_64-linux-gnu/libubsan.so.1"
   "libtsan2:test -e /usr/lib/x86_64-linux-gnu/libtsan.so.2"
+  # a one-node SLURM for the launcher tests (scripts/slurm-local.sh)
+  "munge:command -v munged"
+  "slurmctld:command -v slurmctld"
+  "slurmd:command -v slurmd"
+  "slurm-client:command -v sbatch"
 )
 
 missing=()

@@ -6,6 +6,7 @@ crash, a time-out or Ctrl-C re-does only what is missing.
 """
 
 import json
+import os
 import time
 import warnings
 from dataclasses import asdict, dataclass, field
@@ -40,12 +41,14 @@ class LaunchConfig:
     oversubscribe: object = "auto"
     platform: Optional[str] = None
     hostfile: Optional[str] = None
+    srun_mpi: Optional[str] = None
 
     def plan(self, spec: RunSpec, args) -> launch.LaunchPlan:
         return launch.build_command(self.kind, self.bench, args, spec.ranks, spec.hosts,
                                     exe=self.exe, prefix=self.prefix,
                                     oversubscribe=self.oversubscribe,
-                                    platform=self.platform, hostfile=self.hostfile)
+                                    platform=self.platform, hostfile=self.hostfile,
+                                    srun_mpi=self.srun_mpi)
 
 
 def _now():
@@ -171,7 +174,8 @@ class Campaign:
                 plan.argv, timeout=spec.timeout,
                 on_stdout=(lambda line: None) if quiet else progress.echo,
                 on_stderr=lambda line: progress.echo(line, err=True),
-                on_progress=progress.update)
+                on_progress=progress.update,
+                env=dict(os.environ, JOSTLE_LAUNCH_LINE=plan.line))  # into the meta line
         except launch.RunInterrupted as e:
             self._close(side, record, e.outcome)
             progress.finish("interrupted")

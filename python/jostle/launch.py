@@ -32,6 +32,12 @@ EXECUTABLES = {
     "generic": ("mpiexec", "mpirun"),
 }
 _PROGRESS_PREFIX = "progress "
+# srun starts ranks through a PMI plugin (--mpi=…); without one it takes the site's MpiDefault,
+# often "none", under which MPI_Init fails. The plugins each MPI build can use, best first:
+# Open MPI 4.x talks PMIx (Debian builds it without SLURM's PMI-1/2 libraries), MPICH's
+# default client (Hydra's PMI) speaks the PMI-2 wire protocol of srun's pmi2 plugin.
+SRUN_MPI = {"openmpi": ("pmix", "pmix_v5", "pmix_v4", "pmix_v3", "pmix_v2"),
+            "mpich": ("pmi2",)}
 
 
 # ---------------------------------------------------------------- the binary
@@ -143,6 +149,47 @@ def choose_launcher(flavor: str, env=os.environ, which=shutil.which) -> tuple:
                       + ", ".join(EXECUTABLES[kind]) + " on PATH); pass --launcher \"…\"")
 
 
+def srun_mpi_plugins(run=subprocess.run) -> list:
+    """The PMI plugins this srun offers (`srun --mpi=list`), versioned pmix ones included."""
+    try:
+        out = run(["srun", "--mpi=list"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise JostleError(f"'srun --mpi=list' failed: {e}") from None
+    found = []
+    # SLURM 22-23 print "MPI plugin types are...", a tab-indented name per line, then
+    # "specific pmix plugin versions available: pmix_v4,…"; older ones prefix lines "srun: ".
+    for line in (out.stdout + out.stderr).splitlines():
+        line = line.removeprefix("srun:").strip()
+        if "versions available:" in line:
+            found += [v.strip() for v in line.split(":", 1)[1].split(",") if v.strip()]
+        elif line and " " not in line and not line.endswith("..."):
+            found.append(line)
+    if not found:
+        raise JostleError("'srun --mpi=list' listed no PMI plugin: "
+                          + (out.stderr.strip() or out.stdout.strip())[-300:])
+    return list(dict.fromkeys(found))
+
+
+def choose_srun_mpi(flavor: str, available, override: Optional[str] = None) -> Optional[str]:
+    """The srun --mpi plugin for a jostle-bench of MPI FLAVOR (None: the site's MpiDefault)."""
+    if override:
+        if override not in available:
+            raise UsageError(f"--srun-mpi '{override}' is not offered by this srun; allowed: "
+                             + ", ".join(available) + " (srun --mpi=list)")
+        return override
+    if flavor not in SRUN_MPI:
+        return None   # an MPI we know nothing about: trust the site's default
+    for name in SRUN_MPI[flavor]:
+        if name in available:
+            return name
+    library = {"openmpi": "Open MPI", "mpich": "MPICH"}[flavor]
+    raise JostleError(
+        f"this srun offers the PMI plugins {', '.join(available)}, none of which starts a "
+        f"{library} jostle-bench (it needs {' or '.join(SRUN_MPI[flavor][:2])}); ask the site "
+        "for that SLURM plugin, pass --srun-mpi NAME if you know one of those works, or launch "
+        f"with the MPI's own starter inside the allocation (--launcher \"{EXECUTABLES[flavor][0]}\")")
+
+
 def _host_list(hosts, ranks):
     """a,b for one rank per host, a:2,b:2 when ranks must share hosts."""
     per = math.ceil(ranks / len(hosts))
@@ -163,7 +210,8 @@ def _oversubscription(ranks, hosts, cores, policy):
 def build_command(kind: str, bench, args, ranks: int, hosts=None, *, exe: Optional[str] = None,
                   euid: Optional[int] = None, cores: Optional[int] = None,
                   oversubscribe="auto", prefix: Optional[str] = None,
-                  platform: Optional[str] = None, hostfile: Optional[str] = None) -> LaunchPlan:
+                  platform: Optional[str] = None, hostfile: Optional[str] = None,
+                  srun_mpi: Optional[str] = None) -> LaunchPlan:
     """The full command line that starts RANKS ranks of BENCH ARGS with launcher KIND."""
     if kind not in LAUNCHERS:
         raise UsageError(f"unknown launcher '{kind}': expected one of {', '.join(LAUNCHERS)}")
@@ -200,6 +248,8 @@ def build_command(kind: str, bench, args, ranks: int, hosts=None, *, exe: Option
         argv += ["-bind-to", "none"]
     elif kind == "srun":
         argv = [exe, "-n", str(ranks), "--cpu-bind=none"]
+        if srun_mpi:
+            argv.append(f"--mpi={srun_mpi}")
         if hosts:
             per = _host_list(hosts, ranks)[1]
             argv += ["-N", str(len(hosts)), f"--ntasks-per-node={per}",

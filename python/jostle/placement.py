@@ -10,6 +10,14 @@ RANK_POLICIES = ("packed", "scatter", "numa")
 PROGRESS_POLICIES = ("bind", "next", "numa")
 
 
+def nic_locality(nic: dict) -> str:
+    """'NUMA node 1', 'NUMA nodes 0,1' (a NIC above several: each is near) or 'unknown NUMA node'."""
+    nodes = nic.get("numa_set") or ([] if nic.get("numa") is None else [nic["numa"]])
+    if not nodes:
+        return "unknown NUMA node"
+    return f"NUMA node{'s' if len(nodes) > 1 else ''} " + ",".join(map(str, nodes))
+
+
 def query(bench, ranks: str, policy: str, progress: str, topology=None) -> dict:
     """{"cores", "numa_cores", "pu_os", "rows": [{"ranks", "rank_cores", "progress_cores"}]}."""
     args = ["--place-ranks", "--ranks", ranks, "--policy", policy, "--progress", progress]

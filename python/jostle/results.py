@@ -130,6 +130,9 @@ def load_run(path, allow_incomplete: bool = False) -> Run:
         text = path.read_text(encoding="utf-8")
     except OSError as e:
         raise JostleError(f"cannot read {path}: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise RecordError(f"{path} is not a jostle record file: byte {e.start} is not UTF-8 "
+                          "text (JSON Lines expected)") from None
     lines = text.split("\n")
     # A file ends with '\n'; a last line without one was cut mid-write.
     truncated = bool(lines and lines[-1] != "")

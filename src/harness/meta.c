@@ -21,6 +21,27 @@ const char *jt_thread_level_name(int l)
     }
 }
 
+/* The launch as jostle made it ($JOSTLE_LAUNCH_LINE) and, inside a SLURM job, the job's facts
+ * from srun's environment: a figure then names the allocation it was measured in. */
+static void launch_json(jt_json *j)
+{
+    const char *line = getenv("JOSTLE_LAUNCH_LINE");
+    if (line)
+        jt_json_kstr(j, "launch_line", line);
+    if (!getenv("SLURM_JOB_ID"))
+        return;
+    static const char *const facts[][2] = {
+        {"job_id", "SLURM_JOB_ID"},         {"step_id", "SLURM_STEP_ID"},
+        {"nodelist", "SLURM_JOB_NODELIST"}, {"partition", "SLURM_JOB_PARTITION"},
+        {"ntasks", "SLURM_NTASKS"},         {"mpi_plugin", "SLURM_MPI_TYPE"},
+    };
+    jt_json_key(j, "slurm");
+    jt_json_object(j);
+    for (size_t i = 0; i < sizeof facts / sizeof facts[0]; i++)
+        jt_json_kstr(j, facts[i][0], getenv(facts[i][1])); /* null when srun did not set it */
+    jt_json_end(j);
+}
+
 /* Oversubscription: more bound threads than cores on a host, or a core bound twice. */
 static void check_oversubscription(jt_ctx *ctx, char **hosts, char **cores)
 {
@@ -98,6 +119,7 @@ static void write_meta(jt_ctx *ctx, const jt_bench *b, void *st, char **hosts, c
     jt_json_kstr(&j, "thread_level", jt_thread_level_name(ctx->thread_level));
     jt_json_end(&j);
 
+    launch_json(&j);
     jt_json_key(&j, "compiler");
     jt_json_object(&j);
     jt_json_kstr(&j, "id", JT_C_COMPILER);

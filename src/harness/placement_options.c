@@ -78,7 +78,7 @@ void jt_resolve_placement(jt_ctx *ctx)
     ctx->nic_numa = ctx->far_numa = -1;
     if (jt_place_nic(&ctx->topo, nicname, &nic, nicerr, sizeof nicerr) == 0) {
         ctx->nic_numa = nic.numa;
-        ctx->far_numa = jt_place_far_numa(&ctx->topo, nic.numa);
+        ctx->far_numa = jt_place_far_numa(&ctx->topo, nic.numa_set);
     }
     jt_check_all(ctx, nicname && ctx->nic_numa < 0 ? nicerr : NULL);
     /* auto: the advice of jostle place --comm (which prints the reason kept in why here), local
@@ -98,7 +98,7 @@ void jt_resolve_placement(jt_ctx *ctx)
         jt_warn(ctx, "rank %d: near/far/auto placement: %s; the default placement is used",
                 ctx->rank, nicerr);
     else if (relative && ctx->rank == 0 && ctx->far_numa == ctx->nic_numa)
-        jt_warn(ctx, "one NUMA node: near and far are the same node");
+        jt_warn(ctx, "every NUMA node is near the NIC: near and far are the same node");
     if (cc && list_entry(ctx, "comm-core", cc, err, sizeof err) == 0) {
         snprintf(val, sizeof val, "%s", err);
         err[0] = '\0';

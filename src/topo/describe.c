@@ -139,7 +139,8 @@ int jt_place_advice_json(const jt_topo *tp, const char *nic, jt_favor favor, int
                          jt_json *j)
 {
     char why[1024], unknown[512];
-    int home = jt_place_comm_home(tp, nic, favor, why, sizeof why, unknown, sizeof unknown);
+    unsigned long long near = 0;
+    int home = jt_place_comm_home(tp, nic, favor, why, sizeof why, unknown, sizeof unknown, &near);
     jt_json_object(j);
     jt_json_kstr(j, "topology", tp->source);
     jt_json_kbool(j, "this_system", tp->this_system);
@@ -151,6 +152,12 @@ int jt_place_advice_json(const jt_topo *tp, const char *nic, jt_favor favor, int
         jt_json_int(j, home);
     else
         jt_json_null(j);
+    jt_json_key(j, "near_numa"); /* every node that counts as near: a NIC may hang above several */
+    jt_json_array(j);
+    for (int k = 0; k < 64; k++)
+        if (near >> k & 1)
+            jt_json_int(j, k);
+    jt_json_end(j);
     jt_json_kstr(j, "why", why);
     jt_json_key(j, "order");
     jt_json_array(j);
@@ -163,7 +170,7 @@ int jt_place_advice_json(const jt_topo *tp, const char *nic, jt_favor favor, int
     }
     jt_json_end(j);
     /* near and far as the benchmarks' --comm-core near/far take them (harness.c). */
-    int far = home >= 0 ? jt_place_far_numa(tp, home) : -1;
+    int far = home >= 0 ? jt_place_far_numa(tp, near) : -1;
     jt_json_key(j, "far_numa");
     if (far >= 0)
         jt_json_int(j, far);

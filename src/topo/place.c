@@ -79,17 +79,36 @@ int jt_place_numa_order(const jt_topo *tp, int node, int *order, int max)
     return m;
 }
 
-int jt_place_far_numa(const jt_topo *tp, int node)
+/* The distance between node and the nearest node of set (a NIC's nodes), from the set to
+ * the node or the other way (hwloc's latency matrices need not be symmetric). */
+static long set_distance(const jt_topo *tp, int node, unsigned long long set, int from_set)
 {
-    int order[256], m = jt_place_numa_order(tp, node, order, 256);
-    if (m < 2)
-        return node;
-    /* Of the farthest nodes, the lowest numbered (ties are in index order). */
-    long far = jt_place_distance(tp, node, order[m - 1], NULL);
-    int k = m - 1;
-    while (k > 1 && jt_place_distance(tp, node, order[k - 1], NULL) == far)
-        k--;
-    return order[k];
+    long best = -1;
+    for (int k = 0; k < 64; k++)
+        if (set >> k & 1) {
+            long d = from_set ? jt_place_distance(tp, k, node, NULL)
+                              : jt_place_distance(tp, node, k, NULL);
+            best = best < 0 || d < best ? d : best;
+        }
+    return best;
+}
+
+int jt_place_far_numa(const jt_topo *tp, unsigned long long near)
+{
+    int nn = jt_topo_nnuma(tp), far = -1, first = -1;
+    long far_d = -1;
+    for (int node = 0; node < nn; node++) {
+        if (node < 64 && near >> node & 1) {
+            first = first < 0 ? node : first;
+            continue;
+        }
+        long d = set_distance(tp, node, near, 1);
+        if (d > far_d) {
+            far_d = d;
+            far = node;
+        }
+    }
+    return far >= 0 ? far : (first >= 0 ? first : 0);
 }
 
 int jt_place_core_of_numa(const jt_topo *tp, int node, int k, int from_end)
@@ -154,11 +173,26 @@ static int known_nics(const jt_topo *tp, jt_nic *out)
     return n;
 }
 
+/* "NUMA node 1" or "NUMA nodes 0,1" */
+static void set_text(char *out, size_t len, unsigned long long set)
+{
+    int n = 0;
+    for (int k = 0; k < 64; k++)
+        n += (int)(set >> k & 1);
+    snprintf(out, len, "NUMA node%s ", n > 1 ? "s" : "");
+    for (int k = 0, i = 0; k < 64; k++)
+        if (set >> k & 1)
+            snprintf(out + strlen(out), len - strlen(out), "%s%d", i++ ? "," : "", k);
+}
+
 int jt_place_comm_home(const jt_topo *tp, const char *name, jt_favor favor, char *why,
-                       size_t whylen, char *unknown, size_t unklen)
+                       size_t whylen, char *unknown, size_t unklen, unsigned long long *near)
 {
     jt_nic nics[JT_NIC_MAX];
-    char err[512];
+    char err[512], where[256];
+    unsigned long long ignored;
+    near = near ? near : &ignored;
+    *near = 0;
     if (unknown && unklen)
         unknown[0] = '\0';
     if (name) {
@@ -166,7 +200,9 @@ int jt_place_comm_home(const jt_topo *tp, const char *name, jt_favor favor, char
             snprintf(why, whylen, "%s", err);
             return -1;
         }
-        snprintf(why, whylen, "NUMA node %d: the node of NIC %s (--nic)", nics[0].numa, name);
+        set_text(where, sizeof where, *near = nics[0].numa_set);
+        snprintf(why, whylen, "%s: the node%s of NIC %s (--nic)", where,
+                 *near & (*near - 1) ? "s, each near," : "", name);
         return nics[0].numa;
     }
     int n = known_nics(tp, nics);
@@ -178,7 +214,7 @@ int jt_place_comm_home(const jt_topo *tp, const char *name, jt_favor favor, char
     int same = 1, unknown_speed = 0;
     double total = 0;
     for (int k = 0; k < n; k++) {
-        same &= nics[k].numa == nics[0].numa;
+        same &= nics[k].numa_set == nics[0].numa_set;
         unknown_speed |= nics[k].link_gbps <= 0;
         total += nics[k].link_gbps;
     }
@@ -187,8 +223,9 @@ int jt_place_comm_home(const jt_topo *tp, const char *name, jt_favor favor, char
         for (int k = 0; k < n; k++)
             snprintf(names + strlen(names), sizeof names - strlen(names), "%s%.63s",
                      k ? ", " : "", nics[k].name);
-        snprintf(why, whylen, "NUMA node %d: the node of %s %.600s", nics[0].numa,
-                 n > 1 ? "every NIC," : "NIC", names);
+        set_text(where, sizeof where, *near = nics[0].numa_set);
+        snprintf(why, whylen, "%s: the node%s of %s %.600s", where,
+                 *near & (*near - 1) ? "s, each near," : "", n > 1 ? "every NIC," : "NIC", names);
         return nics[0].numa;
     }
     /* NICs disagree: weigh them (the seed gives no formula; docs/seed001-facts.md sec. 8). */
@@ -197,8 +234,8 @@ int jt_place_comm_home(const jt_topo *tp, const char *name, jt_favor favor, char
     for (int node = 0; node < nn; node++) {
         double lat = 0, bw = 0;
         for (int k = 0; k < n; k++) {
-            lat += (double)jt_place_distance(tp, node, nics[k].numa, NULL);
-            if (node != nics[k].numa)
+            lat += (double)set_distance(tp, node, nics[k].numa_set, 0);
+            if (!(node < 64 && nics[k].numa_set >> node & 1))
                 bw += unknown_speed ? 1.0 : nics[k].link_gbps / total;
         }
         double a = favor == JT_FAVOR_LATENCY ? lat : bw, b = favor == JT_FAVOR_LATENCY ? bw : lat;
@@ -216,6 +253,7 @@ int jt_place_comm_home(const jt_topo *tp, const char *name, jt_favor favor, char
              favor == JT_FAVOR_LATENCY ? "smallest sum of distances to the NICs' nodes"
                                        : "most NIC bandwidth attached",
              best_lat, best_bw);
+    *near = best < 64 ? 1ULL << best : 0;
     if (unknown && unklen)
         snprintf(unknown, unklen, "the NICs' own latencies are not known to hwloc (every NIC "
                  "weighs the same for latency)%s", unknown_speed ? "; a PCI link speed is "
@@ -227,7 +265,7 @@ int jt_place_comm(const jt_topo *tp, const char *nic, jt_favor favor, int k, int
                   int *numa, char *why, size_t whylen)
 {
     char home_why[1024];
-    int home = jt_place_comm_home(tp, nic, favor, home_why, sizeof home_why, NULL, 0);
+    int home = jt_place_comm_home(tp, nic, favor, home_why, sizeof home_why, NULL, 0, NULL);
     if (home >= 0) {
         int order[256], m = jt_place_numa_order(tp, home, order, 256);
         *numa = order[k % m];

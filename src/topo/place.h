@@ -20,9 +20,10 @@ long jt_place_distance(const jt_topo *tp, int from, int to, int *from_matrix);
  * were written to order (at most max). */
 int jt_place_numa_order(const jt_topo *tp, int node, int *order, int max);
 
-/* The NUMA node farthest from node: largest latency in hwloc's distances, or, without
- * distances, the farthest by hwloc's tree; node itself on a one-node machine. */
-int jt_place_far_numa(const jt_topo *tp, int node);
+/* The NUMA node farthest from the set near (bit n: logical node n; a NIC's numa_set): the node
+ * outside it whose smallest distance to it is largest (hwloc's latencies, or its tree), ties to
+ * the lowest; the first node of near when every node is in it (a one-node machine). */
+int jt_place_far_numa(const jt_topo *tp, unsigned long long near);
 
 /* The k-th core (0-based, wrapping) of a NUMA node, counted from its first core or from its
  * last (the seed binds the communication thread to the last core of a node). */
@@ -41,14 +42,16 @@ typedef enum { JT_FAVOR_LATENCY, JT_FAVOR_BANDWIDTH } jt_favor;
 extern const char *const jt_favor_names[]; /* NULL-terminated, in enum order */
 
 /* The node the communication threads start from: the named NIC's node, or, without a name,
- * the one node of every NIC of known locality (one per PCI device); when they disagree, the
+ * the one node of every NIC of known locality (one per PCI device); a NIC above several nodes
+ * gives the first of them, and *near (may be NULL) gets them all: each of them is near.
+ * When the NICs disagree, the
  * node of lowest score: favor latency, the sum of distances to the NICs' nodes; favor
  * bandwidth, the PCI link bandwidth of the NICs not on it (every NIC counts 1 when a link
  * speed is unknown).  Ties go to the other criterion, then the lowest node.  Returns the node,
  * or -1 with the reason in why (no such NIC, none of known locality).  why says how it chose;
  * unknown (may be NULL) what it could not know. */
 int jt_place_comm_home(const jt_topo *tp, const char *nic, jt_favor favor, char *why,
-                       size_t whylen, char *unknown, size_t unklen);
+                       size_t whylen, char *unknown, size_t unklen, unsigned long long *near);
 
 /* The k-th communication thread (0-based; local rank k): hierarchical placement (Moreaud 2007,
  * 3.3.1): the first on the home node, the next ones on the other nodes by increasing distance

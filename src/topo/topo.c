@@ -84,16 +84,22 @@ int jt_topo_numa_of_core(const jt_topo *tp, int core)
     return c ? jt_topo_numa_of_nodeset(tp, c->nodeset) : -1;
 }
 
-/* The NIC's NUMA node: the one node local to its closest non-I/O ancestor, or unknown when
- * that ancestor spans several nodes (a NIC hwloc could not place, or behind the whole machine). */
-static int nic_numa(const jt_topo *tp, hwloc_obj_t osdev)
+/* The NIC's NUMA nodes: those local to its closest non-I/O ancestor, as a set (a package of
+ * two nodes, cluster-on-die or sub-NUMA clustering with the I/O above the nodes); unknown when
+ * that ancestor is the whole machine of several nodes (hwloc could not place the NIC). */
+static unsigned long long nic_numa_set(const jt_topo *tp, hwloc_obj_t osdev)
 {
     hwloc_obj_t anc = hwloc_get_non_io_ancestor_obj(tp->t, osdev);
-    if (!anc || !anc->nodeset)
-        return -1;
-    if (hwloc_bitmap_weight(anc->nodeset) != 1)
-        return jt_topo_nnuma(tp) == 1 ? 0 : -1;
-    return jt_topo_numa_of_nodeset(tp, anc->nodeset);
+    if (jt_topo_nnuma(tp) == 1)
+        return 1;
+    if (!anc || !anc->nodeset || anc == hwloc_get_root_obj(tp->t))
+        return 0;
+    unsigned long long set = 0;
+    hwloc_obj_t n = NULL;
+    while ((n = hwloc_get_next_obj_by_type(tp->t, HWLOC_OBJ_NUMANODE, n)))
+        if (n->logical_index < 64 && hwloc_bitmap_isset(anc->nodeset, n->os_index))
+            set |= 1ULL << n->logical_index;
+    return set;
 }
 
 int jt_topo_nics(const jt_topo *tp, jt_nic *out, int max)
@@ -117,7 +123,11 @@ int jt_topo_nics(const jt_topo *tp, jt_nic *out, int max)
                      a->func);
             nic->link_gbps = a->linkspeed;
         }
-        nic->numa = nic_numa(tp, o);
+        nic->numa_set = nic_numa_set(tp, o);
+        nic->numa = -1;
+        for (int k = 63; k >= 0; k--)
+            if (nic->numa_set >> k & 1)
+                nic->numa = k;
     }
     return n;
 }
@@ -158,6 +168,12 @@ void jt_topo_machine_json(const jt_topo *tp, jt_json *j)
             jt_json_int(j, nics[i].numa);
         else
             jt_json_null(j);
+        jt_json_key(j, "numa_set");
+        jt_json_array(j);
+        for (int k = 0; k < 64; k++)
+            if (nics[i].numa_set >> k & 1)
+                jt_json_int(j, k);
+        jt_json_end(j);
         jt_json_key(j, "link_gbps");
         if (nics[i].link_gbps > 0)
             jt_json_num(j, nics[i].link_gbps);

@@ -19,7 +19,10 @@ typedef struct jt_nic {
     char name[64];      /* OS device name: ib0, mlx5_0, eth0 */
     const char *kind;   /* "network" or "openfabrics" */
     char pci[32];       /* PCI bus id, "" when not on PCI */
-    int numa;           /* logical index of the NUMA node it is attached to, -1 when unknown */
+    int numa;           /* logical index of the NUMA node it is attached to, -1 when unknown;
+                         * the first of numa_set when it hangs above several */
+    unsigned long long numa_set; /* bit n: logical NUMA node n is local to it (nodes 0-63), 0
+                                  * when unknown: a NIC on a package of two nodes has both */
     double link_gbps;   /* PCI link speed in GB/s, 0 when unknown */
 } jt_nic;
 

@@ -77,13 +77,21 @@ int jt_xml_check(const char *path, char *err, size_t errlen)
     char *buf = slurp(path, err, errlen);
     if (!buf)
         return -1;
-    int rc = -1, nobj = 0;
+    int rc = -1, nobj = 0, with_ns = 0, without_ns = 0, first_without = 0;
+    char first_type[64] = "";
     const char *top = strstr(buf, "<topology");
     if (!top) {
         snprintf(err, errlen, "'%s' is not an hwloc XML topology: no <topology> element (make one "
                  "with `lstopo --of xml FILE` or `jostle topo --export FILE`)", path);
         goto out;
     }
+    /* hwloc 1.x files (no version, or 1.x) may leave out nodesets: hwloc 2 rebuilds them, and
+     * refuses a missing cpuset cleanly itself; only a mix of objects with and without a
+     * nodeset crashes it (hwloc 2.9). hwloc 2.x files need every set of every object. */
+    const char *tag_end = strchr(top, '>');
+    char version[16] = "";
+    int v1 = !tag_end || attr(top + 1, tag_end, "version", version, sizeof version) != 0 ||
+             version[0] == '1';
     for (const char *p = strstr(top, "<object"); p; p = strstr(p + 1, "<object")) {
         const char *end = strchr(p, '>');
         if (!end) {
@@ -100,13 +108,28 @@ int jt_xml_check(const char *path, char *err, size_t errlen)
         int io = 0;
         for (int k = 0; no_sets[k]; k++)
             io |= strcmp(type, no_sets[k]) == 0;
-        for (int k = 0; !io && sets[k]; k++)
+        if (v1 && !io) {
+            if (attr(p + 1, end, "nodeset", v, sizeof v) == 0 && v[0]) {
+                with_ns++;
+            } else if (!without_ns++) {
+                first_without = line_of(buf, p);
+                snprintf(first_type, sizeof first_type, "%s", type);
+            }
+        }
+        for (int k = 0; !v1 && !io && sets[k]; k++)
             if (attr(p + 1, end, sets[k], v, sizeof v) != 0 || !v[0]) {
                 snprintf(err, errlen, "'%s' line %d: the %s object has no %s (every non-I/O "
                          "object needs cpuset, complete_cpuset, nodeset and complete_nodeset); "
                          "hwloc is not given this file", path, line_of(buf, p), type, sets[k]);
                 goto out;
             }
+    }
+    if (with_ns && without_ns) {
+        snprintf(err, errlen, "'%s' line %d: the %s object has no nodeset while %d other(s) "
+                 "have one (an hwloc 1.x file gives nodesets to every object or to none; hwloc "
+                 "crashes on a mix); hwloc is not given this file", path, first_without,
+                 first_type, with_ns);
+        goto out;
     }
     if (nobj == 0) {
         snprintf(err, errlen, "'%s' is not an hwloc XML topology: its <topology> has no object",

@@ -39,13 +39,13 @@ static void common_rules(const char *name, int nic_node)
     char why[1024];
     CHECK(!tp.this_system);
     /* near: the NIC's node, for comm thread 0 and as home */
-    CHECK(jt_place_comm_home(&tp, NULL, JT_FAVOR_LATENCY, why, sizeof why, NULL, 0) == nic_node);
+    CHECK(jt_place_comm_home(&tp, NULL, JT_FAVOR_LATENCY, why, sizeof why, NULL, 0, NULL) == nic_node);
     CHECK(jt_place_comm(&tp, NULL, JT_FAVOR_LATENCY, 0, &core, &numa, why, sizeof why) == 0);
     CHECK(numa == nic_node);
     CHECK(jt_topo_numa_of_core(&tp, core) == nic_node);
     CHECK(strstr(why, "NUMA node") != NULL);
     /* far: another node, the most distant */
-    int far = jt_place_far_numa(&tp, nic_node);
+    int far = jt_place_far_numa(&tp, 1ULL << nic_node);
     CHECK(nn == 1 ? far == nic_node : far != nic_node);
     for (int j = 0; j < nn; j++)
         CHECK(jt_place_distance(&tp, nic_node, j, NULL) <=
@@ -70,7 +70,7 @@ static void common_rules(const char *name, int nic_node)
     jt_bind_thread(&tp, core, &b);
     CHECK(!b.ok && strstr(b.note, "not this system") != NULL);
     /* an absent NIC name is refused, with the names that exist */
-    CHECK(jt_place_comm_home(&tp, "nosuchnic0", JT_FAVOR_LATENCY, why, sizeof why, NULL, 0) < 0);
+    CHECK(jt_place_comm_home(&tp, "nosuchnic0", JT_FAVOR_LATENCY, why, sizeof why, NULL, 0, NULL) < 0);
     CHECK(strstr(why, "nosuchnic0") != NULL);
     jt_topo_destroy(&tp);
 }
@@ -86,7 +86,7 @@ static void hagrid_hierarchy(void)
     CHECK(jt_place_numa_order(&tp, 0, order, 8) == 8);
     for (int k = 0; k < 8; k++)
         CHECK(hop_of[order[k]] == hops[k]);
-    CHECK(jt_place_far_numa(&tp, 0) == 5); /* 0 -> 5 crosses 4 links (table 3.1) */
+    CHECK(jt_place_far_numa(&tp, 1) == 5); /* 0 -> 5 crosses 4 links (table 3.1) */
     jt_topo_destroy(&tp);
 }
 
@@ -99,7 +99,7 @@ static void henri_sockets(void)
     int order[4];
     jt_place_numa_order(&tp, 0, order, 4);
     CHECK(order[0] == 0 && order[1] == 1 && order[2] == 2 && order[3] == 3);
-    CHECK(jt_place_far_numa(&tp, 0) == 2); /* of the equally far 2 and 3, the lowest */
+    CHECK(jt_place_far_numa(&tp, 1) == 2); /* of the equally far 2 and 3, the lowest */
     int core, numa;
     char why[1024];
     jt_place_comm(&tp, "mlx5_0", JT_FAVOR_LATENCY, 1, &core, &numa, why, sizeof why);
@@ -114,7 +114,7 @@ static void one_node(void)
         return;
     int core, numa;
     char why[1024];
-    CHECK(jt_place_far_numa(&tp, 0) == 0);
+    CHECK(jt_place_far_numa(&tp, 1) == 0);
     jt_place_comm(&tp, NULL, JT_FAVOR_LATENCY, 1, &core, &numa, why, sizeof why);
     CHECK(numa == 0 && core == 1);
     jt_topo_destroy(&tp);

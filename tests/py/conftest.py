@@ -34,3 +34,26 @@ def campaign_dir(tmp_path, data):
     for name in ("pingpong_intra.jsonl", "pingpong_inter.jsonl"):
         shutil.copy(data / name, d / name)
     return d
+
+
+def _cluster(tmp_path_factory, two):
+    from slurmlocal import Cluster
+    cluster = Cluster(tmp_path_factory.mktemp("slurm"), two)
+    cluster.start()
+    return cluster
+
+
+@pytest.fixture(scope="session")
+def slurm(tmp_path_factory):
+    """A real one-node SLURM (MpiDefault=none) for the whole session; stopped by its pids."""
+    cluster = _cluster(tmp_path_factory, False)
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture(scope="module")
+def slurm2(tmp_path_factory):
+    """Two SLURM nodes in network namespaces (jsl-n1, jsl-n2), TCP between them."""
+    cluster = _cluster(tmp_path_factory, True)
+    yield cluster
+    cluster.stop()

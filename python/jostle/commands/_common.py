@@ -3,6 +3,7 @@
 import argparse
 import math
 import os
+import shutil
 from pathlib import Path
 
 from .. import launch
@@ -72,6 +73,9 @@ def add_launch_options(p):
     g.add_argument("--platform", metavar="FILE.xml",
                    help="run simulated under SimGrid's smpirun on this platform file")
     g.add_argument("--hostfile", metavar="FILE", help="hostfile for smpirun")
+    g.add_argument("--srun-mpi", metavar="NAME",
+                   help="srun's PMI plugin inside a SLURM job (default: pmix for Open MPI, pmi2 "
+                        "for MPICH, among those of `srun --mpi=list`)")
     g.add_argument("--timeout", type=positive_float, metavar="S",
                    help="stop a run that takes longer than S seconds (default: sized from the sweep)")
 
@@ -105,7 +109,14 @@ def launch_config(args) -> LaunchConfig:
                             hostfile=args.hostfile)
     flavor = args.mpi if args.mpi != "auto" else launch.bench_version(bench).get("mpi_flavor", "other")
     kind, exe = launch.choose_launcher(flavor)
-    return LaunchConfig(bench, kind, exe=exe, oversubscribe=over)
+    srun_mpi = getattr(args, "srun_mpi", None)
+    if srun_mpi and not shutil.which("srun"):
+        raise UsageError(f"--srun-mpi '{srun_mpi}': there is no srun on PATH; the option "
+                         "applies to runs started by srun inside a SLURM job")
+    if kind == "srun" or srun_mpi:   # checked outside a job too, so a typo shows at once
+        srun_mpi = launch.choose_srun_mpi(flavor, launch.srun_mpi_plugins(), srun_mpi)
+    return LaunchConfig(bench, kind, exe=exe, oversubscribe=over,
+                        srun_mpi=srun_mpi if kind == "srun" else None)
 
 
 def memory_bytes() -> int:

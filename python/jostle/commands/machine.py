@@ -3,6 +3,7 @@
 import json
 
 from .. import launch
+from ..placement import nic_locality
 
 ORDER = 5
 
@@ -26,8 +27,7 @@ def summary(m: dict) -> str:
              + (f", {mem / 2**30:.1f} GiB" if isinstance(mem, (int, float)) else ""),
              f"topology  {m.get('topology', '?')}"]
     for n in m.get("nics") or []:
-        numa = "unknown NUMA node" if n.get("numa") is None else f"NUMA node {n['numa']}"
-        lines.append(f"NIC       {n.get('name', '?')} ({n.get('kind', '?')}), {numa}")
+        lines.append(f"NIC       {n.get('name', '?')} ({n.get('kind', '?')}), {nic_locality(n)}")
     if not m.get("nics"):
         lines.append("NIC       none found (intra-node runs only)")
     return "\n".join(lines)

@@ -8,6 +8,7 @@ on one host (Taboada 2016, algorithms 1 and 2; jostle.placement)."""
 
 import argparse
 import json
+import sys
 
 from .. import launch, placement
 from ..errors import UsageError
@@ -57,6 +58,8 @@ def register(sub):
                    help="progress threads: bind (the rank's core), next, numa (algorithm 2; "
                         "default)")
     g.add_argument("--host", metavar="NAME", help="host name in the rankfile (default: this one)")
+    g.add_argument("--oversubscribe", action="store_true",
+                   help="allow more ranks than the topology's cores (they share cores; warned)")
     g.add_argument("--write-dir", metavar="DIR",
                    help="write rankfile, slurm-cpu-bind.txt and mpich-bind.txt there")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -65,15 +68,16 @@ def register(sub):
     p.set_defaults(func=main)
 
 
-def choose(a: dict, where: str, nnuma: int) -> list:
-    """[(thread, core, numa)] for WHERE; far on a one-node machine is refused."""
+def choose(a: dict, where: str) -> list:
+    """[(thread, core, numa)] for WHERE; far is refused where every node is near the NIC."""
     if a.get("home_numa") is None:
         if where != "auto":
             raise UsageError(f"--where {where}: {a['why']}")
         return [(t["thread"], t["core"], None) for t in a["threads"]]
-    if where == "far" and nnuma < 2:
-        raise UsageError("--where far is not allowed on a machine with one NUMA node: every "
-                         "core and buffer is as near the NIC as any other")
+    if where == "far" and a["far_numa"] in (a.get("near_numa") or [a["home_numa"]]):
+        raise UsageError("--where far is not allowed here: every NUMA node is near the NIC (a "
+                         "machine with one NUMA node, or a NIC above all of them), so every core "
+                         "and buffer is as near the NIC as any other")
     if where == "auto":
         return [(t["thread"], t["core"], t["numa"]) for t in a["threads"]]
     node = a["home_numa"] if where == "near" else a["far_numa"]
@@ -84,9 +88,8 @@ def text(a: dict, t: dict, rows, where: str) -> str:
     m = t["machine"]
     out = [f"topology  {a['topology']}" + ("" if a["this_system"] else " (not this system)")]
     for nic in m.get("nics") or []:
-        node = "unknown" if nic.get("numa") is None else nic["numa"]
         out.append(f"NIC       {nic['name']} ({nic['kind']}, PCI {nic.get('pci') or '-'}), "
-                   f"NUMA node {node}")
+                   + placement.nic_locality(nic))
     out.append(f"home      {a['why']}")
     if a.get("order"):
         out.append("by distance from it: " + ", ".join(f"{o['numa']} ({o['distance']})"
@@ -111,9 +114,19 @@ def ranks_main(args):
         raise UsageError(f"--ranks '{r}' is not allowed: expected N or A:B with 1 ≤ A ≤ B")
     bench = launch.find_bench(args.mpi, args.bench)
     p = placement.query(bench, r, args.policy, args.progress, args.input)
+    most, cores = int(parts[-1]), p["cores"]
+    warnings = []
+    if most > cores:
+        if not args.oversubscribe:
+            raise UsageError(f"--ranks '{r}' is not allowed on {p['topology']}: it has {cores} "
+                             f"cores; allowed: at most {cores} ranks, or --oversubscribe to let "
+                             "ranks share cores")
+        warnings.append(f"{most} ranks on {cores} cores: ranks share cores (oversubscribed), "
+                        "each gets a fraction of one")
+        print(f"jostle: warning: {warnings[0]}", file=sys.stderr)
     files = placement.launcher_files(p, args.host or "")
     if args.json:
-        print(json.dumps({**p, "launchers": files}, indent=1))
+        print(json.dumps({**p, "launchers": files, "warnings": warnings}, indent=1))
     else:
         print(f"topology {p['topology']}: ranks {args.policy}, progress threads "
               f"{args.progress} (logical cores)\n" + placement.draw(p))
@@ -145,7 +158,7 @@ def main(args):
     bench = launch.find_bench(args.mpi, args.bench)
     t = describe(bench, args.input)
     a = advice(bench, args.input, args.nic, args.favor, args.threads)
-    rows = choose(a, args.where, len(t.get("numa_nodes") or []))
+    rows = choose(a, args.where)
     if args.json:
         print(json.dumps({**a, "where": args.where, "placement": [
             {"thread": k, "core": core, "numa": numa} for k, core, numa in rows]}, indent=1))

@@ -1,0 +1,110 @@
+"""A campaign as a SLURM batch job: the sbatch script, the jobs submitted for a campaign
+directory, and what SLURM says of them.
+
+The script only reruns the study's own command: a campaign skips what is complete, so a job
+that was requeued, cancelled or ran out of time is continued by submitting it again.
+"""
+
+import json
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from .errors import JostleError, UsageError
+
+SCRIPT = "jostle-job.sbatch"
+JOBS = "jobs.json"      # [{"job", "submitted", "script"}], oldest first
+# sbatch --time: minutes, M:S, H:M:S, D-H, D-H:M, D-H:M:S
+_TIME = re.compile(r"^(\d+-\d+(:\d+){0,2}|\d+(:\d+){0,2})$")
+
+
+def time_type(text):
+    if not _TIME.match(text):
+        raise UsageError(f"--time '{text}' is not allowed; expected minutes or sbatch's "
+                         "formats M:S, H:M:S, D-H, D-H:M, D-H:M:S (e.g. 30, 2:00:00, 1-0)")
+    return text
+
+
+def script(study_argv, *, nodes, time_limit, partition=None, account=None, directory: Path,
+           hosts_from_allocation=False, cwd=None) -> str:
+    """The sbatch script that runs `jostle STUDY_ARGV` from CWD in an allocation of NODES."""
+    cwd = Path(cwd or Path.cwd()).absolute()
+    directives = [f"--job-name=jostle-{directory.name}", f"--nodes={nodes}",
+                  f"--time={time_limit}",
+                  # the nodes to itself: other jobs would be measured too; and srun may then
+                  # start as many ranks as the node has CPUs, whatever the study needs
+                  "--exclusive",
+                  f"--output={directory.absolute()}/slurm-%j.out", "--open-mode=append",
+                  "--requeue"]
+    directives += [f"--partition={partition}"] * bool(partition)
+    directives += [f"--account={account}"] * bool(account)
+    command = shlex.join([sys.executable, "-m", "jostle.cli", *study_argv])
+    if hosts_from_allocation:
+        command += ' --hosts "$(scontrol show hostnames "$SLURM_JOB_NODELIST" | paste -sd,)"'
+    return "\n".join([
+        "#!/bin/bash",
+        f"# written by `jostle submit` on {time.strftime('%Y-%m-%d %H:%M:%S')}: runs the campaign",
+        f"# {directory}; what is complete there is skipped, so submitting again continues it.",
+        *(f"#SBATCH {d}" for d in directives),
+        "set -euo pipefail",
+        f"cd {shlex.quote(str(cwd))}",
+        f"echo \"jostle: job $SLURM_JOB_ID on $SLURM_JOB_NODELIST, $(date -u +%FT%TZ)\"",
+        command, ""])
+
+
+def sbatch_path() -> str:
+    exe = shutil.which("sbatch")
+    if not exe:
+        raise UsageError("jostle submit needs SLURM's sbatch, which is not on PATH: run it on a "
+                         "login node of a SLURM cluster (or load its module), or use --dry-run "
+                         "to see the script")
+    return exe
+
+
+def submit(script_path: Path) -> str:
+    """sbatch SCRIPT_PATH; the job id, also appended to the directory's jobs.json."""
+    r = subprocess.run([sbatch_path(), "--parsable", str(script_path)], capture_output=True,
+                       text=True, timeout=120)
+    job = r.stdout.strip().split(";")[0]
+    if r.returncode != 0 or not job.isdigit():
+        raise JostleError(f"sbatch refused {script_path}: {(r.stderr or r.stdout).strip()[-500:]}")
+    log = script_path.parent / JOBS
+    jobs = read_jobs(script_path.parent)
+    jobs.append({"job": job, "submitted": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                 "script": script_path.name})
+    log.write_text(json.dumps(jobs, indent=1) + "\n")
+    return job
+
+
+def read_jobs(directory: Path) -> list:
+    try:
+        jobs = json.loads((Path(directory) / JOBS).read_text())
+        return jobs if isinstance(jobs, list) else []
+    except (OSError, ValueError):
+        return []
+
+
+def job_state(job: str) -> str:
+    """PENDING, RUNNING, COMPLETED, CANCELLED, TIMEOUT, … or 'unknown (…)' when SLURM no longer
+    (or cannot) say: squeue and scontrol know recent jobs, sacct the older ones when accounting
+    is on."""
+    queries = (["scontrol", "-o", "show", "job", job], ["sacct", "-n", "-X", "-P", "-o", "State",
+                                                        "-j", job])
+    for argv in queries:
+        if not shutil.which(argv[0]):
+            continue
+        try:
+            r = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        m = re.search(r"JobState=(\w+)", r.stdout) if argv[0] == "scontrol" else \
+            re.match(r"\s*([A-Z_]+)", r.stdout)
+        if r.returncode == 0 and m:
+            return m.group(1)
+    if not shutil.which("scontrol"):
+        return "unknown (no SLURM commands here)"
+    return "unknown (SLURM no longer knows it)"

@@ -1,0 +1,94 @@
+"""`jostle submit STUDY …`: a study's campaign as a SLURM batch job (see jostle.batch)."""
+
+import argparse
+import sys
+from pathlib import Path
+
+from .. import batch
+from ..errors import UsageError
+from . import _common as c
+
+ORDER = 90
+STUDIES = ("pingpong", "contention", "nuioa", "overlap", "bcast", "cholesky", "run")
+
+EXAMPLES = """examples:
+  jostle submit contention fig1 --quick --nodes 1 --time 5 --dry-run   print the script
+  jostle submit pingpong --preset seed --nodes 2 --time 1:00:00 --partition short
+  jostle submit cholesky --n 4096 --nodes 1 --time 30 -- --nodes 2:64  (a study option
+                                               named like one of submit's goes after --)
+  jostle status results/contention           what is complete, partial, planned; the jobs
+
+The script (OUTPUT-DIR/CAMPAIGN/jostle-job.sbatch) reruns the study's command in an
+allocation of its own (--exclusive); the campaign skips what is complete, so a job that was
+cancelled, requeued or timed out is continued by the same `jostle submit` again. With more
+than one node and no --hosts, the study gets the allocation's nodes as --hosts."""
+
+
+def _own_options(p):
+    p.add_argument("--nodes", type=c.positive_int, metavar="N", help="nodes (default 1)")
+    p.add_argument("--time", type=batch.time_type, metavar="T",
+                   help="time limit, as sbatch takes it: minutes, H:M:S, D-H… (required)")
+    p.add_argument("--partition", metavar="P", help="SLURM partition (default: the site's)")
+    p.add_argument("--account", metavar="A", help="account to charge (default: yours)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the script; write and submit nothing (works without SLURM)")
+
+
+def register(sub):
+    p = sub.add_parser("submit", help="run a study's campaign as a SLURM batch job",
+                       description="Write an sbatch script that runs STUDY's campaign "
+                                   "(resumable) into its directory, and submit it.",
+                       epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    _own_options(p)
+    p.add_argument("argv", nargs=argparse.REMAINDER, metavar="STUDY [study options]",
+                   help="one of " + ", ".join(STUDIES) + ", with its options")
+    p.set_defaults(func=main)
+
+
+def split(args):
+    """(our options, the study's argv): ours may come anywhere before a `--`."""
+    argv = list(args.argv)
+    cut = argv.index("--") if "--" in argv else len(argv)
+    own = argparse.ArgumentParser(prog="jostle submit", allow_abbrev=False)
+    _own_options(own)
+    found, rest = own.parse_known_args(argv[:cut])
+    for k, v in vars(found).items():
+        if v not in (None, False):
+            setattr(args, k, v)
+    return args, rest + argv[cut + 1:]
+
+
+def main(args):
+    from ..cli import build_parser   # the study's own parser judges its options
+    args, study_argv = split(args)
+    if not study_argv or study_argv[0] not in STUDIES:
+        got = f"'{study_argv[0]}'" if study_argv else "nothing"
+        raise UsageError(f"jostle submit: STUDY {got} is not allowed; expected one of "
+                         + ", ".join(STUDIES))
+    if not args.time:
+        raise UsageError("jostle submit: --time T is required (the job's time limit, e.g. 30 "
+                         "or 2:00:00)")
+    if "--dry-run" in study_argv:
+        raise UsageError("jostle submit: --dry-run is submit's own option: give it once")
+    study = build_parser().parse_args(study_argv)
+    directory = Path(study.output_dir) / study.campaign
+    nodes = args.nodes or 1
+    hosts = nodes > 1 and hasattr(study, "hosts") and not study.hosts
+    text = batch.script(study_argv, nodes=nodes, time_limit=args.time,
+                        partition=args.partition, account=args.account,
+                        directory=directory, hosts_from_allocation=hosts)
+    if args.dry_run:
+        print(text, end="")
+        return 0
+    batch.sbatch_path()   # no SLURM here: say so before writing anything
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        path = directory / batch.SCRIPT
+        path.write_text(text)
+    except OSError as e:
+        raise UsageError(f"output directory '{directory}' is not writable: {e.strerror}") from None
+    job = batch.submit(path)
+    print(f"jostle: submitted job {job}: {path} (follow it with: jostle status {directory})",
+          file=sys.stderr)
+    print(job)
+    return 0
