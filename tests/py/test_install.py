@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import tomllib
 from importlib import metadata
 from pathlib import Path
 
@@ -18,7 +19,9 @@ import pytest
 from conftest import REPO
 
 RECIPE = REPO / "packaging" / "spack" / "packages" / "jostle" / "package.py"
-PY_DEPS = ("numpy", "pandas", "matplotlib")
+# The package's own dependencies, read from its pyproject (one list to keep).
+PY_DEPS = tuple(re.split(r"[<>=!~\[ ;]", d, maxsplit=1)[0] for d in
+                tomllib.loads((REPO / "python" / "pyproject.toml").read_text())["project"]["dependencies"])
 
 
 def project_version():
