@@ -14,7 +14,7 @@ from ..campaign import Campaign, RunSpec
 from ..errors import UsageError
 from ..figures import model as model_figures
 from ..progress import Progress
-from ..results import load, load_run
+from ..results import find_run_files, load, load_run
 from ..sizes import human, parse_sizes
 from . import _common as c
 from . import contention as cont
@@ -89,13 +89,14 @@ def sweep_estimate(args, machine, camp_runs) -> str:
 
 # ---------------------------------------------------------------- reading and writing
 
-def load_runs(directory) -> list:
+def load_runs(directory, benchmarks=("contention",)) -> list:
+    """The complete runs of DIR (of BENCHMARKS; None: all); none at all is an empty list."""
     d = Path(directory)
     if not d.is_dir():
         raise UsageError(f"'{directory}' is not a directory; expected a campaign directory "
                          "(e.g. results/model)")
-    runs = [r for r in load([d], allow_incomplete=False) if r.benchmark == "contention"]
-    return runs
+    runs = load([d], allow_incomplete=False) if find_run_files(d) else []
+    return [r for r in runs if benchmarks is None or r.benchmark in benchmarks]
 
 
 def _missing_planned(directory, runs) -> list:
