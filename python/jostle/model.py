@@ -178,6 +178,23 @@ def _contended(tog, p, comm):
     return out
 
 
+def _line(xc, xm, sc, sm):
+    """Cap and γ of the saturated points' line xc + γ·xm = Cap, both sides noisy (Deming /
+    effective-variance regression: plain least squares would bias γ towards 0)."""
+    def cost(g):
+        wt = 1 / (sc ** 2 + g ** 2 * sm ** 2)
+        cap = (wt * (xc + g * xm)).sum() / wt.sum()
+        return (wt * (xc + g * xm - cap) ** 2).sum(), cap
+    A = np.stack([np.ones_like(xm), -xm], 1) / sc[:, None]
+    g0 = max(float(np.linalg.lstsq(A, xc / sc, rcond=None)[0][1]), 0.0)
+    grid = np.linspace(0, 3 * g0 + 1, 3001)
+    g = grid[int(np.argmin([cost(x)[0] for x in grid]))]
+    step = grid[1] - grid[0]
+    fine = np.linspace(max(g - step, 0), g + step, 201)
+    g = fine[int(np.argmin([cost(x)[0] for x in fine]))]
+    return cost(g)[1], g
+
+
 def fit_group(obs: pd.DataFrame) -> dict:
     """Parameters of one configuration from its observations (values in GB/s)."""
     al, tog = obs[obs.phase == "alone"], obs[obs.phase == "together"]
@@ -196,10 +213,7 @@ def fit_group(obs: pd.DataFrame) -> dict:
         return p
     _, _, dc, m, xc, xm, rc, rm = map(np.array, zip(*pts))
     if len(pts) >= 2 and np.ptp(xm) > 0:
-        # Saturated: xc + γ·xm = Cap, a line in (xm, xc); weighted least squares.
-        wt = 1 / ((xc * rc) ** 2 + 1e-30)
-        A = np.stack([np.ones_like(xm), -xm], 1) * np.sqrt(wt)[:, None]
-        cap, gamma = np.linalg.lstsq(A, xc * np.sqrt(wt), rcond=None)[0]
+        cap, gamma = _line(xc, xm, xc * rc, xm * rm)
     elif p["Bc"] is not None:
         # One point of the line: its other end is what computation alone saturates at.
         cap = p["Bc"]
