@@ -59,9 +59,10 @@ def cores_advice(doc) -> list:
             at = model.predict(cfg, k or top, size)
             side_n = "comm" if side else "compute"
             loss = at[side_n]["loss"]
+            rng = f"{lo}..{hi if hi is not None and hi <= top else f'never (≤ {top})'}"
             text = (f"{what}: {name} loses more than {DROP:.0%} from {k} compute "
-                    f"core(s) per rank on, so keep at most {k - 1} (at {k}: −{loss:.0%}; 95% range of the threshold "
-                    f"{lo}..{hi} cores)" if k else
+                    f"core(s) per rank on, so keep at most {k - 1} (at {k}: −{loss:.0%}; 95% "
+                    f"range of the threshold {rng} cores)" if k else
                     f"{what}: {name} stays within {DROP:.0%} up to all {top} cores (at {top}: "
                     f"−{loss:.0%})")
             out.append({"topic": "compute cores", "text": text,
@@ -117,10 +118,13 @@ def progress_advice(runs) -> list:
         core = str(by_core.idxmax())
         gain = float(by_core.max() - base.mean())
         pays = gain > DROP
+        spread = thr[thr.thread_core == core]["median"]
         out.append({"topic": "progress thread",
                     "text": f"{lib}: a progress thread {'pays' if pays else 'does not pay'}: "
-                            f"mean overlap {base.mean():.2f} without, {by_core.max():.2f} with it "
-                            f"on the '{core}' core ({len(thr)} points; IMB's min formula)"
+                            f"mean overlap {base.mean():.2f} without (range {base.min():.2f}.."
+                            f"{base.max():.2f}), {by_core.max():.2f} with it on the '{core}' core "
+                            f"(range {spread.min():.2f}..{spread.max():.2f}; {len(thr)} points; "
+                            "IMB's min formula)"
                             + (f"; take the '{core}' core" if pays else ""),
                     "numbers": {"library": lib, "overlap_none": float(base.mean()),
                                 "overlap_thread": float(by_core.max()), "thread_core": core,

@@ -206,6 +206,11 @@ def _line(xc, xm, sc, sm):
 def _split(dc, m, g, cap, w):
     """share() for arrays: DC, M of the points (1-D) against every split W (1-D)."""
     w = w[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):   # the branches not taken may divide by 0
+        return _split_fractions(dc, m, g, cap, w)
+
+
+def _split_fractions(dc, m, g, cap, w):
     fc = cap / (dc + w * g * m)
     fm = w * fc
     over_m, over_c = fm > 1, fc > 1
@@ -268,7 +273,7 @@ def predict_point(p, cores, size, phase="together"):
 def _draw(obs, rng):
     """The observations with each value redrawn within its CI (the bootstrap's resample)."""
     o = obs.copy()
-    o["value"] = o.value * (1 + rng.standard_normal(len(o)) * o.rel)
+    o["value"] = o.value * np.exp(rng.standard_normal(len(o)) * o.rel)   # stays > 0
     return o
 
 

@@ -142,9 +142,16 @@ def test_real_calibrate_check_advise_report(capsys, tmp_path, monkeypatch):
     rc, out, err = run(capsys, "model", "check", str(d))
     assert rc == 0 and "leave-one-out over" in out and "mean |error|" in out
     assert (d / "figures" / "model-check.png").stat().st_size > 10_000
+    rc, out, err = run(capsys, "overlap", "--quick", "--collectives", "ialltoall", "--sizes",
+                       "1K", "--ranks", "2", "--progress-mode", "none,thread", "--thread-core",
+                       "bind,next", "--policy", "scatter", "--mpi", "openmpi", "--bench",
+                       str(bench), "--output-dir", str(tmp_path), "--campaign", "model", "--quiet")
+    assert rc == 0, err
     rc, out, err = run(capsys, "advise", str(d), "--json")
-    adv = json.loads(out)
-    assert rc == 0 and {a["topic"] for a in adv["advice"]} >= {"compute cores", "progress thread"}
+    adv = {a["topic"]: a for a in json.loads(out)["advice"]}
+    assert rc == 0 and adv["compute cores"]["numbers"]["side"] in ("comm", "compute")
+    prog = adv["progress thread"]["numbers"]
+    assert 0 <= prog["overlap_none"] <= 1 and prog["thread_core"] in ("bind", "next")
     rc, out, err = run(capsys, "report", str(d))
     html = (d / "report.html").read_text()
     assert html.index('id="summary"') < html.index('id="warnings"') < html.index('id="runs"')

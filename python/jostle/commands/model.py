@@ -112,7 +112,8 @@ def load_runs(directory, benchmarks=("contention",)) -> list:
 def _missing_planned(directory, runs) -> list:
     man = Path(directory) / "campaign.json"
     try:
-        planned = [x["name"] for x in json.loads(man.read_text())["runs"]]
+        planned = [x["name"] for x in json.loads(man.read_text())["runs"]
+                   if x.get("benchmark", "contention") == "contention"]
     except (OSError, ValueError, KeyError, TypeError):
         return []
     have = {r.name for r in runs}
@@ -134,10 +135,10 @@ def requirements(runs, directory) -> None:
         if bw.empty:
             need.append(f"a transfer of ≥ {human(model.BANDWIDTH_BOUND)} (have "
                         f"{', '.join(human(int(s)) for s in sorted(set(obs['size'])))})")
-    if need or missing:
-        runs_txt = f"; planned runs not complete: {', '.join(missing)}" if missing else ""
-        raise UsageError(f"campaign '{directory}' cannot be fitted: missing "
-                         f"{'; '.join(need) or 'nothing measured yet'}{runs_txt}; "
+    if missing:
+        need.append(f"planned runs not complete: {', '.join(missing)}")
+    if need:
+        raise UsageError(f"campaign '{directory}' cannot be fitted: missing {'; '.join(need)}; "
                          "run `jostle model calibrate` (or resume it) to make them")
 
 
