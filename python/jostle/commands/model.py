@@ -91,10 +91,14 @@ def sweep_estimate(args, machine, camp_runs) -> str:
     per_run = startup + sum(per_size.get(s, math.nan) for s in fig_sizes)
     n = len(cont.plan("fig1", args, machine)) + len(cont.plan("fig2", args, machine))
     spent = startup * len(camp_runs) + sum(per_size.values()) * len(camp_runs)
-    return (f"{len(camp_runs)} calibration run(s), about {spent / 60:.1f} min; fig1 + fig2 here "
-            f"would be {n} runs, about {n * per_run / 60:.1f} min ({startup:.1f} s start-up + "
-            f"{per_run - startup:.1f} s measuring 4 B and 64 MiB per run, means of this "
-            "campaign's runs; loaded machine, so read both as rough)")
+    text = (f"{len(camp_runs)} calibration run(s), about {spent / 60:.1f} min; fig1 + fig2 here "
+            f"would be {n} runs, about {n * per_run / 60:.1f} min in this mode ({startup:.1f} s "
+            f"start-up + {per_run - startup:.1f} s measuring 4 B and 64 MiB per run, means of "
+            "this campaign's runs")
+    if args.quick:   # --quick divides phases, repetitions and time cap by QUICK_FACTOR
+        full = startup + cont.QUICK_FACTOR * (per_run - startup)
+        text += f"), about {n * full / 60:.1f} min without --quick ({cont.QUICK_FACTOR} × measuring"
+    return text + "; a loaded machine: read them as rough)"
 
 
 # ---------------------------------------------------------------- reading and writing
