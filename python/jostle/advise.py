@@ -169,7 +169,30 @@ def headline(obs, doc) -> list:
             out.append({"topic": "bandwidth", "text": f"{human(int(s))} bandwidth alone: {v:.3g} "
                         f"GB/s (95% CI over runs {ci[0]:.3g}..{ci[1]:.3g})",
                         "numbers": {"size": int(s), "GBps": v, "ci95": ci}})
+    out += _full_cores(doc)
     return out
+
+
+def _full_cores(doc) -> list:
+    """What the model predicts with every core computing, at the largest message."""
+    top = int(doc["machine"].get("cores") or 1)
+    try:
+        cfg = model.configuration(doc, None, "near", "near")
+        size = max(model._ints(cfg["raw"])["M"])
+        at = model.predict(cfg, top, size)
+    except (model.NotIdentifiable, ValueError):
+        return []
+    parts = []
+    for side in ("comm", "compute"):
+        o = at[side]
+        if o["loss"] is not None:
+            ci = o["ci95"]
+            rng = (f", 95% {1 - ci[1] / o['alone_GBps']:.0%}..{1 - ci[0] / o['alone_GBps']:.0%}"
+                   if ci else "")
+            parts.append(f"{side} −{o['loss']:.0%}{rng}")
+    return [{"topic": "contention at full cores",
+             "text": f"{cfg['kernel']} on all {top} cores with {human(size)} messages (model): "
+                     + ", ".join(parts), "numbers": at}] if parts else []
 
 
 def advise(runs, doc=None, check=None) -> dict:
