@@ -1,15 +1,12 @@
 """The model's leave-one-out check: predicted against measured, one panel per side (compute,
-comm), the measurement's 95% CI drawn, the diagonal and ±10% around it."""
+comm), the measurement's 95% CI drawn, the diagonal and ±10% around it. Not a benchmark's
+module: `jostle model check` draws it."""
 
 import matplotlib.pyplot as plt
 import numpy as np
 
 from . import Figure, caveats_footer
 from .pingpong import caveats
-
-
-def build(runs) -> list:
-    return []     # not a benchmark: `jostle model check` draws check_figure()
 
 
 def check_figure(table, runs) -> Figure:
