@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import jinja2
 
-from . import __version__, figures
+from . import __version__, advise, figures
 from .results import IncompleteRunWarning, load
 
 
@@ -159,7 +159,8 @@ def _topology(dirs) -> list:
     return out
 
 
-def render(runs, title="jostle report", missing=(), figures_dir=None, topology=()) -> str:
+def render(runs, title="jostle report", missing=(), figures_dir=None, topology=(),
+           summary=None) -> str:
     """The page for RUNS; MISSING: run names planned but never run; TOPOLOGY: _topology()."""
     figs = figures.build(runs)
     try:
@@ -173,7 +174,7 @@ def render(runs, title="jostle report", missing=(), figures_dir=None, topology=(
         title=title, version=__version__, runs=runs,
         generated=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
         warnings=_warnings(runs, missing), runs_table=_runs_table(runs), missing=list(missing),
-        machines=_machines(runs), topology=list(topology), figures=fig_items,
+        machines=_machines(runs), topology=list(topology), figures=fig_items, summary=summary,
         benchmark_tables=_benchmark_tables(runs), results=_results(runs))
 
 
@@ -188,6 +189,7 @@ def write(paths, output, title=None, figures_dir=None) -> Path:
     title = title or "jostle report: " + ", ".join(p.name for p in map(Path, paths))
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(render(runs, title, _missing(dirs, runs), figures_dir, _topology(dirs)),
-                      encoding="utf-8")
+    summary = advise.for_runs([r for r in runs if r.complete], title)
+    output.write_text(render(runs, title, _missing(dirs, runs), figures_dir, _topology(dirs),
+                             summary), encoding="utf-8")
     return output

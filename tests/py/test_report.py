@@ -28,9 +28,11 @@ def test_report_is_self_contained_with_all_sections(campaign_dir, data, tmp_path
     assert "INCOMPLETE" in html and "(incomplete)" in html
     # machine metadata and the tables of medians/quartiles/CI
     assert "Fake CPU @ 2.5GHz" in html and "mlx5_0" in html and "MPICH Version: 4.0.2" in html
-    results = html[html.index('id="results"'):]
+    results = html[html.index('id="results"'):html.index("<details><summary>Runs and their")]
     assert "<th>ci95_lo</th>" in results and "<th>p75</th>" in results
     assert results.count("<details>") == 3
+    # the runs and their command lines last, folded (issue 13)
+    assert html.rindex("<details>") < html.index('id="runs"')
     assert sorted(p.name for p in (tmp_path / "figs").iterdir())[0] == "pingpong-bytes.png"
 
 

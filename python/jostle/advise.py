@@ -1,0 +1,222 @@
+"""Advice from the model and the campaign's studies, each item with the numbers it rests on.
+
+advise(runs, doc, check) returns {"headline": [...], "advice": [...], "limits": [...],
+"model_error": {...}}; an item is {"topic", "text", "numbers"}. A question the records cannot
+answer gets an item that says so and why, never a made-up number.
+"""
+
+import math
+
+import numpy as np
+
+from . import model
+from .errors import JostleError
+from .figures import bcast as bcast_figures
+from .figures import overlap as overlap_figures
+from .sizes import human
+
+DROP = 0.10      # the issue's threshold: a side losing more than 10% of its bandwidth alone
+
+
+def _ci(xs):
+    xs = [x for x in xs if x is not None and math.isfinite(x)]
+    return [float(np.percentile(xs, 2.5)), float(np.percentile(xs, 97.5))] if xs else None
+
+
+def _first_drop(p, size, top, side) -> object:
+    """The fewest cores at which SIDE (0 compute, 1 comm) loses more than DROP, else None."""
+    for k in range(1, top + 1):
+        t = model.predict_point(p, k, size)
+        a = model.predict_point(p, k, size, "alone")
+        if t[side] is not None and a[side] and t[side] < (1 - DROP) * a[side]:
+            return k
+    return None
+
+
+def cores_advice(doc) -> list:
+    out = []
+    top = int(doc["machine"].get("cores") or 1)
+    for cfg in doc["configurations"]:
+        if "raw" not in cfg or (cfg["comm_mem"], cfg["compute_mem"]) != ("near", "near"):
+            continue
+        raw = model._ints(cfg["raw"])
+        if not raw["M"]:
+            continue
+        size = max(raw["M"])
+        what = f"{cfg['kernel']}, {human(size)} messages"
+        if raw["Cap"] is None:
+            out.append({"topic": "compute cores", "text": f"{what}: not identifiable: "
+                        f"{raw['why']}", "numbers": {}})
+            continue
+        for side, name in ((1, "communication"), (0, "computation")):
+            k = _first_drop(raw, size, top, side)
+            draws = []
+            for q in map(model._ints, cfg["draws"]):
+                if q["Cap"] is not None:
+                    draws.append(_first_drop(q, size, top, side) or top + 1)
+            lo, hi = (int(np.percentile(draws, 2.5)), int(np.percentile(draws, 97.5))) \
+                if draws else (None, None)
+            at = model.predict(cfg, k or top, size)
+            side_n = "comm" if side else "compute"
+            loss = at[side_n]["loss"]
+            rng = f"{lo}..{hi if hi is not None and hi <= top else f'never (≤ {top})'}"
+            text = (f"{what}: {name} loses more than {DROP:.0%} from {k} compute "
+                    f"core(s) per rank on, so keep at most {k - 1} (at {k}: −{loss:.0%}; 95% "
+                    f"range of the threshold {rng} cores)" if k else
+                    f"{what}: {name} stays within {DROP:.0%} up to all {top} cores (at {top}: "
+                    f"−{loss:.0%})")
+            out.append({"topic": "compute cores", "text": text,
+                        "numbers": {"side": side_n, "threshold_cores": k,
+                                    "threshold_ci95": [lo, hi], "at": at}})
+    return out
+
+
+def placement_advice(doc, runs) -> list:
+    nics = [n for n in doc["machine"].get("nics") or [] if n.get("numa") is not None]
+    nic = (f"NIC {nics[0]['name']} is on NUMA node {nics[0]['numa']}" if nics
+           else "no NIC of known locality")
+    if doc["machine"]["numa_nodes"] <= 1:
+        return [{"topic": "comm placement", "text": f"{nic}; comm-mem far and its gain over near: "
+                 f"{model.ONE_NODE}", "numbers": {"identifiable": False, "reason": model.ONE_NODE}}]
+    try:
+        near = model.configuration(doc, None, "near", "near")
+        far = model.configuration(doc, None, "far", "near")
+    except model.NotIdentifiable as e:
+        return [{"topic": "comm placement", "text": f"{nic}; near/far: {e}", "numbers": {}}]
+    a, b = model._ints(near["raw"]), model._ints(far["raw"])
+    size = max(set(a["M"]) & set(b["M"]))
+    gain = a["M"][size] / b["M"][size] - 1
+    draws = [x["M"][size] / y["M"][size] - 1
+             for x, y in zip(map(model._ints, near["draws"]), map(model._ints, far["draws"]))]
+    return [{"topic": "comm placement",
+             "text": f"{nic}: bind the communication thread to a core of that node and its "
+                     f"buffers there; expected gain over the far node at {human(size)}: "
+                     f"{gain:+.0%} (95%: {_fmt_ci(_ci(draws), '{:+.0%}')})",
+             "numbers": {"nic_numa": nics[0]["numa"] if nics else None, "size": size,
+                         "gain": gain, "gain_ci95": _ci(draws)}}]
+
+
+def _fmt_ci(ci, f="{:.3g}") -> str:
+    return f"{f.format(ci[0])}..{f.format(ci[1])}" if ci else "n/a"
+
+
+def progress_advice(runs) -> list:
+    df = overlap_figures.frame([r for r in runs if r.benchmark == "overlap"])
+    if df.empty or "progress" not in df:
+        return [{"topic": "progress thread", "text": "no overlap runs in this campaign: run "
+                 "`jostle overlap` to know whether a progress thread pays", "numbers": {}}]
+    ov = df[df.metric == overlap_figures.SHOWN]
+    out = []
+    for lib, d in ov.groupby("library"):
+        base = d[d.progress == "none"]["median"]
+        thr = d[d.progress == "thread"]
+        if base.empty or thr.empty:
+            out.append({"topic": "progress thread", "text": f"{lib}: overlap runs lack the "
+                        "'none' or 'thread' progress mode to compare", "numbers": {}})
+            continue
+        by_core = thr.groupby("thread_core")["median"].mean()
+        core = str(by_core.idxmax())
+        gain = float(by_core.max() - base.mean())
+        pays = gain > DROP
+        spread = thr[thr.thread_core == core]["median"]
+        out.append({"topic": "progress thread",
+                    "text": f"{lib}: a progress thread {'pays' if pays else 'does not pay'}: "
+                            f"mean overlap {base.mean():.2f} without (range {base.min():.2f}.."
+                            f"{base.max():.2f}), {by_core.max():.2f} with it on the '{core}' core "
+                            f"(range {spread.min():.2f}..{spread.max():.2f}; {len(thr)} points; "
+                            "IMB's min formula)"
+                            + (f"; take the '{core}' core" if pays else ""),
+                    "numbers": {"library": lib, "overlap_none": float(base.mean()),
+                                "overlap_thread": float(by_core.max()), "thread_core": core,
+                                "by_core": {str(k): float(v) for k, v in by_core.items()},
+                                "points": int(len(thr))}})
+    return out
+
+
+def bcast_advice(runs) -> list:
+    df = bcast_figures._times([r for r in runs if r.benchmark == "bcast"])
+    if df.empty:
+        return []
+    out = []
+    for size, d in df.groupby("size"):
+        med = d.groupby("routing")["median"].median()
+        best = med.drop("mpi_bcast", errors="ignore")
+        if best.empty:
+            continue
+        r = str(best.idxmin())
+        vs = f", MPI_Bcast {med['mpi_bcast']:.3g} µs" if "mpi_bcast" in med else ""
+        out.append({"topic": "broadcast routing",
+                    "text": f"{human(int(size))}: {r} ({best.min():.3g} µs median{vs})",
+                    "numbers": {"size": int(size), "routing": r, "median_us": float(best.min()),
+                                **({"mpi_bcast_us": float(med["mpi_bcast"])}
+                                   if "mpi_bcast" in med else {})}})
+    return out
+
+
+def headline(obs, doc) -> list:
+    """Latency and bandwidth alone with their CI, and the loss at full cores the model gives."""
+    out = []
+    comm = obs[(obs.side == "comm") & (obs.phase == "alone")] if not obs.empty else obs
+    for s, d in comm.groupby("size") if not comm.empty else []:
+        v = float(d.value.median())
+        if s < model.BANDWIDTH_BOUND:
+            lat = s / (v * 1e9) * 1e6     # bandwidth = size / one-way time (records.md)
+            out.append({"topic": "latency", "text": f"{int(s)} B one-way latency alone: "
+                        f"{lat:.3g} µs (median of {len(d)} runs)", "numbers": {"size": int(s),
+                        "latency_us": lat, "runs": int(len(d))}})
+        else:
+            ci = [float(d.lo.min()), float(d.hi.max())]
+            out.append({"topic": "bandwidth", "text": f"{human(int(s))} bandwidth alone: {v:.3g} "
+                        f"GB/s (95% CI over runs {ci[0]:.3g}..{ci[1]:.3g})",
+                        "numbers": {"size": int(s), "GBps": v, "ci95": ci}})
+    out += _full_cores(doc)
+    return out
+
+
+def _full_cores(doc) -> list:
+    """What the model predicts with every core computing, at the largest message."""
+    top = int(doc["machine"].get("cores") or 1)
+    try:
+        cfg = model.configuration(doc, None, "near", "near")
+        size = max(model._ints(cfg["raw"])["M"])
+        at = model.predict(cfg, top, size)
+    except (model.NotIdentifiable, ValueError):
+        return []
+    parts = []
+    for side in ("comm", "compute"):
+        o = at[side]
+        if o["loss"] is not None:
+            ci = o["ci95"]
+            rng = (f", 95% {1 - ci[1] / o['alone_GBps']:.0%}..{1 - ci[0] / o['alone_GBps']:.0%}"
+                   if ci else "")
+            parts.append(f"{side} −{o['loss']:.0%}{rng}")
+    return [{"topic": "contention at full cores",
+             "text": f"{cfg['kernel']} on all {top} cores with {human(size)} messages (model): "
+                     + ", ".join(parts), "numbers": at}] if parts else []
+
+
+def advise(runs, doc=None, check=None) -> dict:
+    """Everything the page and `jostle advise` say; DOC and CHECK: the model and its errors."""
+    obs = model.observations(runs)
+    items = []
+    if doc is not None:
+        items += cores_advice(doc) + placement_advice(doc, runs)
+    items += progress_advice(runs) + bcast_advice(runs)
+    return {"headline": headline(obs, doc) if doc is not None else [],
+            "advice": items, "limits": (doc or {}).get("not_identifiable", []),
+            "model_error": check or {}, "campaign": (doc or {}).get("campaign"),
+            "machine": (doc or {}).get("machine")}
+
+
+def for_runs(runs, campaign) -> object:
+    """advise() of RUNS with the model fitted on them where they allow it; None: nothing to say."""
+    con = [r for r in runs if r.benchmark == "contention"]
+    doc = check = None
+    if con:
+        try:
+            doc = model.document(con, campaign, draws=50)   # fewer draws: a page, not a fit
+            check = model.errors(model.check(model.observations(con)))
+        except (model.NotIdentifiable, JostleError):
+            doc = check = None
+    out = advise(runs, doc, check)
+    return out if out["advice"] or out["headline"] else None
