@@ -11,7 +11,7 @@
  * the machine's load changes from one second to the next. */
 #include "check.h"
 
-#include "core/harness.h"
+#include "harness/harness.h"
 #include "core/stats.h"
 #include "core/timer.h"
 #include "kernels/streams.h"
