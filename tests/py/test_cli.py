@@ -122,3 +122,15 @@ def test_every_subcommand_has_help_with_examples():
     assert {"run", "machine", "pingpong", "plot", "report"} <= set(sub.choices)
     for name in ("run", "pingpong", "plot", "report"):
         assert "examples:" in sub.choices[name].format_help()
+
+
+@pytest.mark.parametrize("argv,says", [
+    (["pingpong", "--sise", "0:1K"], "jostle pingpong: error: unknown option '--sise' (did you mean --sizes?)"),
+    (["pingpong", "--size", "0:1K"], "unknown option '--size' (did you mean --sizes?)"),  # no abbreviation
+    (["pingpon"], "jostle: error: unknown command 'pingpon' (did you mean pingpong?)"),
+    (["pingpong", "--mode", "strem"], "'strem' (did you mean stream?)"),
+])
+def test_argparse_errors_are_one_line_with_a_suggestion(capsys, argv, says):
+    rc, out, err = run_cli(capsys, *argv)
+    assert rc == 2 and out == ""
+    assert err.count("\n") == 1 and says in err and "usage:" not in err, err
