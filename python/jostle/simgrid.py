@@ -222,10 +222,7 @@ def run_sweep(args, benchmark: str, nodes: list, bench_args: list, seconds_per_n
     for run in runs:   # the platform is not in the arguments: a resumed run must match it too
         _check_platform(camp.output(run), speed, cores, bw, lat)
     if args.dry_run:
-        for run in runs:
-            print(config_of[run.name].plan(run, [run.benchmark, *run.args, "--output",
-                                                 str(camp.output(run))]).line)
-        return 0
+        return camp.dry_run(lambda run: config_of[run.name], args.quiet)
     camp.run(lambda run: config_of[run.name], Progress(), quiet=args.quiet)
     print(f"jostle: {len(nodes)} simulated run(s) in {camp_dir} "
           f"({time.monotonic() - t0:.1f} s)", file=sys.stderr)

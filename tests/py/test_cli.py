@@ -54,11 +54,13 @@ def test_unwritable_output_dir_exits_2(capsys, fake_bench, tmp_path):
 
 
 def test_dry_run_prints_the_launcher_line(capsys, fake_bench, tmp_path):
-    rc, out, _ = run_cli(capsys, "pingpong", "--sizes", "0:1K", "--launcher", "mpirun -np 2",
-                         "--output-dir", str(tmp_path), "--name", "n", "--min-reps", "20", "--dry-run")
+    rc, out, err = run_cli(capsys, "pingpong", "--sizes", "0:1K", "--launcher", "mpirun -np 2",
+                           "--output-dir", str(tmp_path), "--name", "n", "--min-reps", "20", "--dry-run")
     assert rc == 0
     assert out.strip() == (f"mpirun -np 2 {fake_bench} pingpong --sizes 0:1K --mode pingpong "
-                           f"--min-reps 20 --output {tmp_path}/adhoc/n.jsonl --progress")
+                           f"--min-reps 20 --output {tmp_path}/adhoc/n.jsonl --progress --quiet")
+    # 12 sizes, each at most 2 s (the default cap) after its 120 round trips
+    assert re.search(r"dry run: 1 run\(s\) to make, 0 already complete .*at most about 24 s$", err)
     assert not (tmp_path / "adhoc").exists()
 
 
@@ -66,6 +68,16 @@ def test_preset_maps_to_the_study_sweeps(capsys, fake_bench, tmp_path):
     rc, out, _ = run_cli(capsys, "pingpong", "--preset", "fine", "--launcher", "", "--dry-run",
                          "--output-dir", str(tmp_path))
     assert rc == 0 and "--sizes 16:20K:16" in out
+
+
+def test_the_same_pingpong_twice_resumes_and_a_preset_is_capped(capsys, fake_bench, tmp_path):
+    args = ["pingpong", "--sizes", "0:256", "--launcher", "", "--output-dir", str(tmp_path)]
+    assert run_cli(capsys, *args)[0] == 0
+    rc, _, err = run_cli(capsys, *args)
+    assert rc == 0 and "already complete" in err
+    assert len(list((tmp_path / "adhoc").glob("*.jsonl"))) == 1
+    rc, out, _ = run_cli(capsys, *args[:-2], "--preset", "seed", "--sizes", "0:1K", "--dry-run")
+    assert rc == 0 and "--sizes 0:1K:1 " in out   # the seed's first sweep only
 
 
 def test_pingpong_end_to_end_with_the_fake_bench(capsys, fake_bench, tmp_path):

@@ -43,7 +43,6 @@ QUICK_FACTOR = 5
 QUICK_ARGS = ["--phase-time", "0.2", "--min-reps", "20", "--max-time", "0.4",
               "--array-bytes", str(8 << 20)]
 DEFAULT_PHASE_TIME, PHASES = 1.0, 3
-REFERENCE_NODE = {"cores": 36, "numa_nodes": 4}   # the paper's henri nodes, for estimates
 
 STUDIES = {
     "fig1": "latency (4 B) and bandwidth (64 MiB) vs computing cores, alone and together",
@@ -336,20 +335,16 @@ def draw(camp, outdir) -> list:
     return figures.write(contention_figures.build([load_run(camp.output(s)) for s in camp.runs]), outdir)
 
 
-def estimate_note(study, args, camp, bench) -> str:
-    """How long the default mode of STUDY would take on a 36-core node, from the quick runs."""
+def estimate_note(study, args, camp, machine, bench) -> str:
+    """How long STUDY without --quick would take on this machine, from the quick runs."""
     runs = [load_run(camp.output(s)) for s in camp.runs]
     startup, measuring = contention.run_costs(runs)
-    ref = argparse.Namespace(**{**vars(args), "quick": False, "max_cores": None, "cores": None,
-                                "hosts": ["node1", "node2"], "ranks": 2, "oversubscribe": "auto"})
-    n = len(plan(study, ref, REFERENCE_NODE, bench))
+    full = argparse.Namespace(**{**vars(args), "quick": False})
+    n = len(plan(study, full, machine, bench))
     per_run = startup + QUICK_FACTOR * measuring
-    return (f"the default mode of {study} on a {REFERENCE_NODE['cores']}-core node (2 nodes, one "
-            f"rank each) is {n} runs, at least {n * per_run / 60:.0f} min: each run costed as this "
-            f"machine's mean start-up and teardown ({startup:.1f} s) plus {QUICK_FACTOR} × its "
-            f"mean measuring time ({measuring:.1f} s), since --quick divides phase time, "
-            f"repetitions and time cap by {QUICK_FACTOR}; larger arrays, slower links and more "
-            "threads per run are not counted")
+    return (f"{study} without --quick would be {n} runs here, about {n * per_run / 60:.0f} min "
+            f"(per run {startup:.1f} s of start-up plus {QUICK_FACTOR} × the {measuring:.1f} s "
+            f"measured, as --quick divides phase time and repetitions by {QUICK_FACTOR})")
 
 
 def main(args):
@@ -359,10 +354,7 @@ def main(args):
     config = c.launch_config(args)
     machine = launch.bench_machine(config.bench)
     if args.dry_run:
-        for run in plan(study, args, machine, config.bench):
-            out = camp_dir / f"{run.name}.jsonl"
-            print(config.plan(run, [run.benchmark, *run.args, "--output", str(out), "--progress"]).line)
-        return 0
+        return Campaign(camp_dir, plan(study, args, machine, config.bench)).dry_run(config, args.quiet)
     t0 = time.monotonic()
     camp = execute(study, args, config, camp_dir, Progress(), machine)
     paths = draw(camp, camp.dir / "figures")
@@ -370,7 +362,7 @@ def main(args):
         print(p)
     print(f"jostle: {len(camp.runs)} run(s) in {camp.dir}, {time.monotonic() - t0:.0f} s", file=sys.stderr)
     if args.quick:
-        print(f"jostle: {estimate_note(study, args, camp, config.bench)}", file=sys.stderr)
+        print(f"jostle: {estimate_note(study, args, camp, machine, config.bench)}", file=sys.stderr)
     return 0
 
 
@@ -384,7 +376,7 @@ def step_contention(ctx):
     args = argparse.Namespace(**{**vars(p.parse_args(["--quick"])), **vars(ctx.args)})
     machine = launch.bench_machine(ctx.config.bench)
     camp = execute("fig1", args, ctx.config, ctx.dir, ctx.progress, machine)
-    ctx.notes.append(estimate_note("fig1", args, camp, ctx.config.bench))
+    ctx.notes.append(estimate_note("fig1", args, camp, machine, ctx.config.bench))
 
 
 add_step(Step("contention", "quick core-count sweep: fig1 --quick (triad, 4 B and 64 MiB)",

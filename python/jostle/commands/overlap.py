@@ -212,11 +212,10 @@ def main(args):
     if args.dry_run:
         cfgs = configs(args)
         cores = int(launch.bench_machine(cfgs[0][1].bench).get("cores") or 2)
-        for config, spec in plan(args, cfgs, cores):
-            out = camp_dir / f"{spec.name}.jsonl"
-            print(config.plan(spec, [spec.benchmark, *spec.args, "--output", str(out),
-                                     "--progress"]).line)
-        return 0
+        runs = plan(args, cfgs, cores)
+        config_of = {spec.name: config for config, spec in runs}
+        return Campaign(camp_dir, [spec for _, spec in runs]).dry_run(
+            lambda spec: config_of[spec.name], args.quiet)
     t0 = time.monotonic()
     paths = execute(args, camp_dir, Progress())
     for p in draw(paths, camp_dir / "figures"):

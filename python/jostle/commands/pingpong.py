@@ -3,13 +3,12 @@
 import argparse
 import math
 import sys
-import time
 
 from .. import launch
 from ..campaign import Campaign, RunSpec
 from ..errors import UsageError
 from ..progress import Progress
-from ..sizes import parse_sizes
+from ..sizes import cap_sizes, parse_sizes
 from . import _common as c
 
 ORDER = 10
@@ -63,11 +62,11 @@ def register(sub):
                        description="Run jostle-bench pingpong under an MPI launcher and record it.",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     g = p.add_argument_group("sweep")
-    sz = g.add_mutually_exclusive_group()
-    sz.add_argument("--sizes", metavar="SPEC",
-                    help="message sizes: N | LO:HI (powers of two) | LO:HI:STEP, comma-separated, "
-                         "K/M/G binary suffixes (default: 0:4M)")
-    sz.add_argument("--preset", choices=sorted(PRESETS),
+    g.add_argument("--sizes", metavar="SPEC",
+                   help="message sizes: N | LO:HI (powers of two) | LO:HI:STEP, comma-separated, "
+                        "K/M/G binary suffixes (default: 0:4M); with --preset, the largest "
+                        "of them caps the preset's sweep")
+    g.add_argument("--preset", choices=sorted(PRESETS),
                     help="a sweep of the ping-pong study: " + ", ".join(
                         f"{k}={v}" for k, v in PRESETS.items()))
     g.add_argument("--mode", choices=MODES, default="pingpong",
@@ -93,8 +92,11 @@ def register(sub):
     h.add_argument("--warmup", type=c.nonneg_int, metavar="N", help="untimed round trips first")
     c.add_launch_options(p)
     c.add_output_options(p, campaign_default="adhoc")
-    p.add_argument("--name", type=c.name_type, help="run name (default: pingpong-<intra|inter>-<mode>-<time>)")
-    p.add_argument("--dry-run", action="store_true", help="print the launcher command line and exit")
+    p.add_argument("--name", type=c.name_type,
+                   help="run name (default: pingpong-<intra|inter>-<mode>-<hash of the options>, "
+                        "so the same command resumes)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the launcher command line and the time it may take; launch nothing")
     p.set_defaults(func=main)
 
 
@@ -111,7 +113,11 @@ def bench_args(args, spec) -> list:
 
 
 def main(args):
-    spec = PRESETS[args.preset] if args.preset else (args.sizes or "0:4M")
+    spec = args.sizes or "0:4M"
+    if args.preset:
+        spec = PRESETS[args.preset]
+        if args.sizes:
+            spec = cap_sizes(spec, max(parse_sizes(args.sizes)))
     sizes = parse_sizes(spec)
     hosts = args.hosts or []
     if len(hosts) > args.ranks:
@@ -121,16 +127,16 @@ def main(args):
     c.check_memory(sizes, per_host, buffers=2 if args.check else 1,
                    option="--preset" if args.preset else "--sizes", spec=spec)
     where = "inter" if len(set(hosts)) > 1 else "intra"
-    name = args.name or f"pingpong-{where}-{args.mode}-{time.strftime('%Y%m%d-%H%M%S')}"
+    run_args = bench_args(args, spec)
+    name = args.name or c.default_name(f"pingpong-{where}-{args.mode}", run_args, args.ranks, hosts)
+    sweep = launch.estimate_sweep(sizes, args.min_reps or 100, args.max_time, args.warmup or 10)
     timeout = args.timeout or launch.estimate_timeout(
         sizes, args.min_reps or 100, args.max_time, args.warmup or 10)
-    run = RunSpec(name, "pingpong", bench_args(args, spec), args.ranks, hosts, timeout)
+    run = RunSpec(name, "pingpong", run_args, args.ranks, hosts, timeout, estimate=sweep)
     camp = Campaign(f"{args.output_dir}/{args.campaign}", [run])
     config = c.launch_config(args)
     if args.dry_run:
-        print(config.plan(run, [run.benchmark, *run.args, "--output", str(camp.output(run)),
-                                "--progress"]).line)
-        return 0
+        return camp.dry_run(config, args.quiet)
     camp.run(config, Progress(), quiet=args.quiet)
     print(f"jostle: results in {camp.output(run)}", file=sys.stderr)
     return 0
