@@ -17,7 +17,7 @@ from . import launch
 from .errors import Interrupted, JostleError, UsageError
 from .progress import Progress
 from .results import IncompleteRunWarning, load_run, sidecar_path
-from .units import headline
+from .units import duration, headline
 
 MANIFEST = "campaign.json"
 
@@ -49,11 +49,6 @@ class LaunchConfig:
                                     exe=self.exe, prefix=self.prefix,
                                     oversubscribe=self.oversubscribe,
                                     platform=self.platform, hostfile=self.hostfile)
-
-
-def _duration(seconds) -> str:
-    m, s = divmod(round(seconds), 60)
-    return f"{m // 60}:{m % 60:02d}:{s:02d}" if m >= 60 else f"{m} min {s:02d} s" if m else f"{s} s"
 
 
 def _now():
@@ -115,7 +110,7 @@ class Campaign:
             print(config_of(spec).plan(spec, self.bench_argv(spec, quiet)).line)
         known = [s.estimate or s.timeout for s in todo]
         secs = sum(x for x in known if x)
-        bound = (f"; at most about {_duration(secs)}"
+        bound = (f"; at most about {duration(secs)}"
                  + ("" if all(s.estimate for s in todo) else " (from the runs' time-outs)")
                  if secs else "")
         print(f"jostle: dry run: {len(todo)} run(s) to make, "

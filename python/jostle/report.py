@@ -187,7 +187,6 @@ def write(paths, output, title=None, figures_dir=None) -> Path:
     dirs = [p for p in map(Path, paths) if p.is_dir()]
     title = title or "jostle report: " + ", ".join(p.name for p in map(Path, paths))
     output = Path(output)
-    output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(render(runs, title, _missing(dirs, runs), figures_dir, _topology(dirs)),
                       encoding="utf-8")
     return output

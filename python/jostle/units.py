@@ -34,12 +34,19 @@ def number(v, digits=3) -> str:
         return "" if v is None else str(v)
     if not math.isfinite(f):
         return "–"
+    f = float(f"{f:.{digits}g}")   # 9.9996 is 10.0, not 10.00
     if f == 0:
         return "0"
     if abs(f) < 1e-3 or abs(f) >= 1e9:
         return f"{f:.{digits - 1}e}"
     decimals = max(0, digits - 1 - math.floor(math.log10(abs(f))))
     return f"{f:,.{decimals}f}".replace(",", "\u202f")
+
+
+def duration(seconds) -> str:
+    """12 s, 3 min 05 s, 1:02:03."""
+    m, s = divmod(round(seconds), 60)
+    return f"{m // 60}:{m % 60:02d}:{s:02d}" if m >= 60 else f"{m} min {s:02d} s" if m else f"{s} s"
 
 
 def quantity(value, unit) -> str:

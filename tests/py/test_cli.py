@@ -1,3 +1,4 @@
+import pathlib
 import re
 import shutil
 
@@ -85,14 +86,16 @@ def test_pingpong_end_to_end_with_the_fake_bench(capsys, fake_bench, tmp_path):
             "--campaign", "c", "--name", "r"]
     rc, out, err = run_cli(capsys, *args)
     assert rc == 0, err
-    assert "# Size" in out and (tmp_path / "c" / "r.jsonl").exists()
-    # not a terminal: one progress line for the run, nothing redrawn
+    assert out == "" and (tmp_path / "c" / "r.jsonl").exists()   # no table unless --verbose
+    # not a terminal: one progress line for the run, nothing redrawn, with its headline
     lines = [x for x in err.splitlines() if "run 1/1" in x]
     assert len(lines) == 1 and "\r" not in err
-    assert re.fullmatch(r"jostle: run 1/1 r: ok, 10/10 points, [0-9.]+ s \(1/1 runs in [0-9:]+\)",
-                        lines[0]), lines[0]
+    assert re.fullmatch(r"jostle: run 1/1 r: ok, 10/10 points, [0-9.]+ s \(1/1 runs in [0-9:]+\): "
+                        r"latency [0-9.]+ µs at \d+ B, bandwidth [0-9.]+ GB/s at 256 B", lines[0]), lines[0]
     rc, out, err = run_cli(capsys, *args)
     assert rc == 0 and "already complete" in err
+    rc, out, err = run_cli(capsys, *args[:-1], "v", "--verbose")
+    assert rc == 0 and "# Size" in out
 
 
 def test_plot_refuses_incomplete_then_allows_it(capsys, data, tmp_path):
@@ -146,3 +149,25 @@ def test_argparse_errors_are_one_line_with_a_suggestion(capsys, argv, says):
     rc, out, err = run_cli(capsys, *argv)
     assert rc == 2 and out == ""
     assert err.count("\n") == 1 and says in err and "usage:" not in err, err
+
+
+def test_input_mistakes_are_one_line_and_exit_2(capsys, fake_bench, tmp_path, campaign_dir):
+    (tmp_path / "empty").mkdir()
+    cases = [
+        (["report", str(tmp_path / "empty")], "holds no .jsonl run file"),
+        (["plot", str(tmp_path / "empty")], "holds no .jsonl run file"),
+        (["report", str(campaign_dir), "-o", "/nonexistent/dir/r.html"], "'/nonexistent/dir' does not exist"),
+        (["bcast", "--nodes", "4:16", "--launcher", ""], "--nodes is only used with --simulate"),
+        (["cholesky", "--bandwidth", "1Gbps", "--launcher", ""], "--bandwidth is only used with --simulate"),
+    ]
+    for argv, says in cases:
+        rc, _, err = run_cli(capsys, *argv)
+        assert rc == 2 and says in err and err.count("\n") == 1, (argv, err)
+    assert not pathlib.Path("/nonexistent/dir").exists()
+
+
+def test_plot_draws_the_complete_runs_and_names_a_partial_one(capsys, data, campaign_dir):
+    shutil.copy(data / "interrupted.jsonl.partial", campaign_dir / "i.jsonl.partial")
+    rc, out, err = run_cli(capsys, "plot", str(campaign_dir))
+    assert rc == 0 and "pingpong-pow2.png" in out
+    assert f"{campaign_dir / 'i.jsonl.partial'} left out: incomplete" in err

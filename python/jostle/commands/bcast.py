@@ -120,6 +120,7 @@ def bench_args(args, spec, routing, sim) -> list:
 
 
 def main(args):
+    simgrid.check_simulation(args)
     if args.simulate:
         return simulate(args)
     spec = args.sizes or DEFAULT_SIZES

@@ -111,6 +111,7 @@ def bench_args(args, sim) -> list:
 
 
 def main(args):
+    simgrid.check_simulation(args)
     if args.simulate:
         return simulate(args)
     if args.grid != "auto":

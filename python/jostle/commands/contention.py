@@ -25,6 +25,7 @@ from ..figures import contention as contention_figures
 from ..progress import Progress
 from ..results import load_run
 from ..sizes import human, parse_sizes
+from ..units import duration
 from . import _common as c
 from .pingpong import precision_type
 from .run import Step, add_step
@@ -342,7 +343,7 @@ def estimate_note(study, args, camp, machine, bench) -> str:
     full = argparse.Namespace(**{**vars(args), "quick": False})
     n = len(plan(study, full, machine, bench))
     per_run = startup + QUICK_FACTOR * measuring
-    return (f"{study} without --quick would be {n} runs here, about {n * per_run / 60:.0f} min "
+    return (f"{study} without --quick would be {n} runs here, about {duration(n * per_run)} "
             f"(per run {startup:.1f} s of start-up plus {QUICK_FACTOR} × the {measuring:.1f} s "
             f"measured, as --quick divides phase time and repetitions by {QUICK_FACTOR})")
 
