@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import jinja2
 
-from . import __version__, figures
+from . import __version__, figures, units
 from .results import IncompleteRunWarning, load
 
 
@@ -55,10 +55,28 @@ def _table(headers, rows, num_cols=()) -> dict:
                       for h, v in zip(headers, row)] for row in rows]}
 
 
+def _unconverged(run) -> str:
+    """'23 point(s) did not converge (worst ±43% at 8 MiB)', or ''."""
+    df = run.points
+    if df.empty or "converged" not in df:
+        return ""
+    bad = df[df["converged"] == False]  # noqa: E712 (None: the record does not say)
+    if bad.empty:
+        return ""
+    half = (bad["ci95_hi"] - bad["ci95_lo"]) / 2 / bad["median"].abs()
+    worst = bad.loc[half.idxmax()] if half.notna().any() else None
+    where = (f" (worst ±{half.max():.0%}{units.where(worst)})" if worst is not None else "")
+    points = bad.drop_duplicates([c for c in run.param_names if c in bad]) if run.param_names else bad
+    return (f"{len(points)} point(s) did not converge{where}: their 95% interval of the median "
+            "stayed wider than the target precision")
+
+
 def _warnings(runs, missing) -> list:
     items = []
     for r in runs:
         items += [f"{r.name}: {w}" for w in r.warnings]
+        if _unconverged(r):
+            items.append(f"{r.name}: {_unconverged(r)}")
         if not r.complete:
             items.append(f"{r.name}: incomplete run ({r.problem}); its {len(r.points)} point "
                          "line(s) are shown but the sweep did not finish")

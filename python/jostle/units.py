@@ -34,11 +34,13 @@ def number(v, digits=3) -> str:
         return "" if v is None else str(v)
     if not math.isfinite(f):
         return "–"
-    f = float(f"{f:.{digits}g}")   # 9.9996 is 10.0, not 10.00
     if f == 0:
         return "0"
     if abs(f) < 1e-3 or abs(f) >= 1e9:
         return f"{f:.{digits - 1}e}"
+    if abs(f) >= 10 ** digits:   # whole numbers in full: 15 650, not 15 600
+        return f"{round(f):,}".replace(",", "\u202f")
+    f = float(f"{f:.{digits}g}")   # 9.9996 is 10.0, not 10.00
     decimals = max(0, digits - 1 - math.floor(math.log10(abs(f))))
     return f"{f:,.{decimals}f}".replace(",", "\u202f")
 
@@ -60,7 +62,7 @@ def size_label(n) -> str:
     return f"{h[:-1]} {h[-1]}iB" if h[-1].isalpha() else f"{h} B"
 
 
-def _where(row) -> str:
+def where(row) -> str:
     size = row.get("size")
     return f" at {size_label(size)}" if size is not None and size == size else ""
 
@@ -79,5 +81,5 @@ def headline(run) -> str:
         if rows.empty:
             continue
         row = rows.loc[rows["median"].idxmin() if how == "min" else rows["median"].idxmax()]
-        parts.append(f"{metric} {quantity(row['median'], row['unit'])}{_where(row)}")
+        parts.append(f"{metric} {quantity(row['median'], row['unit'])}{where(row)}")
     return ", ".join(parts)

@@ -41,8 +41,18 @@ USECASE_KERNELS = "cg,gemm,triad"
 # 1 s, 100, 2 s),
 # so the default mode costs about QUICK_FACTOR × the measuring time of a quick run.
 QUICK_FACTOR = 5
-QUICK_ARGS = ["--phase-time", "0.2", "--min-reps", "20", "--max-time", "0.4",
-              "--array-bytes", str(8 << 20)]
+QUICK_ARGS = ["--phase-time", "0.2", "--min-reps", "20", "--max-time", "0.4"]
+QUICK_ARRAY = 8 << 20
+
+
+def quick_array_bytes(machine) -> int:
+    """--quick's arrays per compute thread: small (short phases), but twice the last-level
+    cache where a thread per core of them fits in a quarter of the memory, so that even one
+    thread streams from memory and the contention measured is memory contention."""
+    llc, cores = machine.get("llc_bytes") or 0, machine.get("cores") or 1
+    big = 2 * llc
+    fits = big * cores <= (machine.get("memory_bytes") or 0) / 4
+    return max(QUICK_ARRAY, big) if fits else QUICK_ARRAY
 DEFAULT_PHASE_TIME, PHASES = 1.0, 3
 
 STUDIES = {
@@ -149,9 +159,9 @@ def _oversubscribe(args, machine, n) -> list:
     return ["--oversubscribe"] if needed or args.oversubscribe == "yes" else []
 
 
-def _common(args) -> list:
+def _common(args, machine) -> list:
     """The jostle-bench options every run of the study shares (only those given)."""
-    out = list(QUICK_ARGS) if args.quick else []
+    out = [*QUICK_ARGS, "--array-bytes", str(quick_array_bytes(machine))] if args.quick else []
     for opt in ("stores", "compute_on", "phase_time", "repeat", "array_bytes", "nic", "min_reps",
                 "max_time", "precision"):
         v = getattr(args, opt, None)
@@ -200,7 +210,7 @@ def plan(study, args, machine, bench=None) -> list:
     nt = "-nt" if getattr(args, "stores", None) == "nt" else ""   # never resumes a normal run
     both = [LATENCY_SIZE, BANDWIDTH_SIZE]
     both_spec = f"{LATENCY_SIZE},{human(BANDWIDTH_SIZE)}"
-    common = _common(args)
+    common = _common(args, machine)
     paper = paper_placement(machine)
     runs = []
 
@@ -257,7 +267,8 @@ def register(sub):
 def _options(p, study):
     g = p.add_argument_group("study")
     g.add_argument("--quick", action="store_true",
-                   help="short phases (0.2 s, 20 repetitions, 8 MiB arrays): a first look, "
+                   help="short phases (0.2 s, 20 repetitions, arrays of twice the last-level "
+                        "cache where memory allows, else 8 MiB): a first look, "
                         "and an estimate of the default mode's cost")
     if study in ("fig1", "fig2"):
         g.add_argument("--max-cores", type=c.nonneg_int, metavar="N",
