@@ -16,6 +16,7 @@ from typing import NamedTuple
 import jinja2
 
 from . import __version__, figures, units
+from .figures.pingpong import short_mpi
 from .results import IncompleteRunWarning, load
 
 
@@ -32,7 +33,7 @@ _ENV = jinja2.Environment(loader=jinja2.FunctionLoader(_template_source), autoes
 
 
 def _text(v) -> str:
-    return "" if v is None else str(v)
+    return "" if v is None or v != v else str(v)   # v != v: NaN, a value the record lacks
 
 
 def _num(v) -> str:
@@ -40,7 +41,7 @@ def _num(v) -> str:
         f = float(v)
     except (TypeError, ValueError):
         return _text(v)
-    return "" if f != f else f"{f:.4g}"
+    return "" if f != f else units.number(f)
 
 
 class _Cell(NamedTuple):
@@ -115,7 +116,7 @@ def _runs_table(runs) -> list:
         mpi = r.meta.get("mpi") or {}
         rows.append({"name": r.name, "benchmark": r.benchmark, "complete": r.complete,
                      "problem": _text(r.problem), "hosts": ", ".join(dict.fromkeys(r.hosts)),
-                     "ranks": _text(mpi.get("ranks")), "mpi": _text(mpi.get("library")),
+                     "ranks": _text(mpi.get("ranks")), "mpi": short_mpi(r),
                      "start": _text(r.meta.get("start")), "points": len(r.points),
                      "elapsed": _num((r.end or {}).get("elapsed_s")),
                      "command": (r.launch or {}).get("command") or " ".join(r.meta.get("argv") or []),
@@ -131,6 +132,10 @@ def _results(runs) -> list:
             continue
         cols = r.param_names + ["metric", "unit", "n", "median", "p25", "p75",
                                 "ci95_lo", "ci95_hi", "converged"]
+        df = units.shown_frame(df)
+        if "converged" in df:   # the doubtful rows stand out, the others stay quiet
+            df = df.assign(converged=[{False: "NO", True: "yes"}.get(v, "")
+                                      for v in df["converged"]])
         rows = df[[c for c in cols if c in df]].itertuples(index=False)
         out.append({"name": r.name, "complete": r.complete, "count": len(df),
                     "table": _table(cols, rows, num_cols=("median", "p25", "p75", "ci95_lo",

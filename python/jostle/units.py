@@ -25,6 +25,21 @@ def shown(value, unit):
     return value * factor, to
 
 
+def shown_frame(df, cols=("min", "p25", "median", "p75", "p99", "max", "mean", "stddev",
+                            "ci95_lo", "ci95_hi")):
+    """A points frame with its statistics and 'unit' column in the units people read."""
+    if "unit" not in df:
+        return df
+    out = df.copy()
+    for unit, (to, factor) in SHOWN.items():
+        rows = out["unit"] == unit
+        if rows.any():
+            for c in (c for c in cols if c in out):
+                out.loc[rows, c] = out.loc[rows, c] * factor
+            out.loc[rows, "unit"] = to
+    return out
+
+
 def number(v, digits=3) -> str:
     """15 650, 8.54, 0.195, 3.2e-16: DIGITS significant digits, thin spaces between thousands,
     an exponent only for the very small (a residual) or very large."""

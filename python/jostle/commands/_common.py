@@ -90,6 +90,20 @@ def add_output_options(p, campaign_default):
     g.add_argument("--quiet", action="store_true", help=argparse.SUPPRESS)  # the default now
 
 
+def given_over(base, args, names) -> list:
+    """jostle-bench flags BASE (e.g. --quick's) with each option of NAMES the user gave
+    (args.min_reps -> --min-reps V) in place of BASE's value: an explicit option wins."""
+    out = list(base)
+    for name in names:
+        v = getattr(args, name, None)
+        if v is not None:
+            flag = "--" + name.replace("_", "-")
+            if flag in out:
+                del out[out.index(flag):out.index(flag) + 2]
+            out += [flag, str(v)]
+    return out
+
+
 def name_type(text):
     if not text or "/" in text or text.startswith(".") or text != text.strip():
         raise argparse.ArgumentTypeError(f"'{text}' is not allowed; expected a plain file name "

@@ -50,7 +50,7 @@ def register(sub):
     g.add_argument("--grid", type=grid_type, default="auto", metavar="PxQ",
                    help="process grid (default auto: near-square)")
     g.add_argument("--modes", default="flat,dbcast", choices=("flat,dbcast", "flat", "dbcast"),
-                   help="what to compare (default both)")
+                   metavar="flat,dbcast|flat|dbcast", help="what to compare (default both)")
     g.add_argument("--routing",
                    choices=("auto", "binomial", "chain", "pipeline-chain", "pipeline-tree"),
                    help="routing of the dbcast mode (default auto; simulated binomial: the "

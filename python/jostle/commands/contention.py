@@ -162,15 +162,8 @@ def _oversubscribe(args, machine, n) -> list:
 def _common(args, machine) -> list:
     """The jostle-bench options every run of the study shares (only those given)."""
     out = [*QUICK_ARGS, "--array-bytes", str(quick_array_bytes(machine))] if args.quick else []
-    for opt in ("stores", "compute_on", "phase_time", "repeat", "array_bytes", "nic", "min_reps",
-                "max_time", "precision"):
-        v = getattr(args, opt, None)
-        if v is not None:
-            flag = "--" + opt.replace("_", "-")
-            if flag in out:                       # an explicit option beats --quick's
-                del out[out.index(flag):out.index(flag) + 2]
-            out += [flag, str(v)]
-    return out
+    return c.given_over(out, args, ("stores", "compute_on", "phase_time", "repeat", "array_bytes",
+                                    "nic", "min_reps", "max_time", "precision"))
 
 
 def paper_placement(machine) -> tuple:

@@ -72,7 +72,8 @@ def register(sub):
     g.add_argument("--mode", choices=MODES, default="pingpong",
                    help="pingpong (blocking round trips), stream (one-way window), bidir, put "
                         "or get (one-sided window into / from rank 1, then a flush)")
-    g.add_argument("--window", type=c.positive_int, metavar="N", help="messages in flight (stream, bidir)")
+    g.add_argument("--window", type=c.positive_int, metavar="N", help="messages in flight (stream, bidir, put, get; default 64, reduced where "
+                        "window × size exceeds 256 MiB)")
     g.add_argument("--check", action="store_true", help="verify the received data")
     g.add_argument("--cold", action="store_true", help="touch a new buffer each repetition (cold caches)")
     g.add_argument("--ranks", type=c.ranks_type, default=2, metavar="N", help="ranks (default 2; ≥ 2)")
@@ -84,12 +85,13 @@ def register(sub):
                    help="NUMA node of the buffers")
     g.add_argument("--topology", metavar="FILE.xml", help="hwloc XML topology instead of this machine")
     h = p.add_argument_group("repetitions")
-    h.add_argument("--min-reps", type=c.positive_int, metavar="N", help="at least N round trips per size (100)")
-    h.add_argument("--max-reps", type=c.positive_int, metavar="N", help="at most N round trips per size")
+    h.add_argument("--min-reps", type=c.positive_int, metavar="N", help="at least N round trips per size (default 100)")
+    h.add_argument("--max-reps", type=c.positive_int, metavar="N", help="at most N round trips per size (default 1000000)")
     h.add_argument("--precision", type=precision_type, metavar="F",
-                   help="stop when the 95%% CI of the median is within F of it (0.01)")
-    h.add_argument("--max-time", type=c.positive_float, metavar="S", help="time cap per size, seconds")
-    h.add_argument("--warmup", type=c.nonneg_int, metavar="N", help="untimed round trips first")
+                   help="stop when the 95%% CI of the median is within F of it (default 0.01)")
+    h.add_argument("--max-time", type=c.positive_float, metavar="S", help="seconds per size after --min-reps; the interval may not be reached "
+                        "(default 2)")
+    h.add_argument("--warmup", type=c.nonneg_int, metavar="N", help="untimed round trips before each size (default 10)")
     c.add_launch_options(p)
     c.add_output_options(p, campaign_default="adhoc")
     p.add_argument("--name", type=c.name_type,

@@ -100,7 +100,7 @@ def register(sub):
         + "\n\nexamples:\n  jostle run\n  jostle run --campaign lab1 --steps pingpong,report\n"
           "  jostle run --mpi mpich --output-dir /scratch/results")
     p.add_argument("--steps", metavar="A,B",
-                   help="run only these steps, in the order listed above (default: all)")
+                   help="run only these steps, in the order listed below (default: all)")
     c.add_launch_options(p)
     c.add_output_options(p, campaign_default="run-<date>")
     p.set_defaults(func=main)
