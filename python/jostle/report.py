@@ -95,8 +95,17 @@ def _machines(runs) -> list:
             continue
         seen.add(key)
         mem = m.get("memory_bytes")
-        facts = [("host (rank 0)", host), ("CPU", m.get("cpu")), ("cores", m.get("cores")),
-                 ("hardware threads", m.get("pus")), ("NUMA nodes", m.get("numa_nodes")),
+        cores, pus = m.get("cores"), m.get("pus")
+        smt = (None if not (cores and pus) else "off (one thread per core)" if pus == cores
+               else f"on ({pus // cores} threads per core)")
+        mhz = m.get("cpu_mhz")
+        facts = [("host (rank 0)", host), ("CPU", m.get("cpu")),
+                 ("CPU frequency", f"{mhz:.0f} MHz" if isinstance(mhz, (int, float)) else None),
+                 ("frequency governor", m.get("cpu_governor") or
+                  ("none (no cpufreq: a VM?)" if "cpu_governor" in m else None)),
+                 ("cores", cores), ("hardware threads", pus), ("SMT", smt),
+                 ("NUMA nodes", m.get("numa_nodes")),
+                 ("OS", m.get("os")), ("kernel", m.get("kernel")),
                  ("memory", f"{mem / 2**30:.1f} GiB" if isinstance(mem, (int, float)) else mem),
                  ("topology", m.get("topology")),
                  ("MPI", (r.meta.get("mpi") or {}).get("library")),
