@@ -113,7 +113,8 @@ def _machines(runs) -> list:
                  ("jostle-bench", f"{r.meta.get('version', '?')} ({r.meta.get('git', '?')})")]
         keys = ["name", "kind", "pci", "numa", "link_gbps"]
         nics = [[n.get(k) for k in keys] for n in m.get("nics") or []]
-        out.append({"host": host, "facts": _table(["", ""], facts),
+        out.append({"host": host,   # a fact an older record lacks is left out, not blank
+                    "facts": _table(["", ""], [(k, v) for k, v in facts if v not in (None, "")]),
                     "nics": _table(["NIC", "kind", "PCI", "NUMA node", "link GB/s"], nics)
                     if nics else None})
     return out
