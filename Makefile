@@ -8,16 +8,26 @@ PYTHON   ?= /usr/bin/python3
 VENV     := .venv
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release -DJOSTLE_WERROR=ON
+# A build's output goes to DIR.log and is shown only when it fails (warnings are errors):
+# `make run` stays readable.
+cmake_build = cmake --build $(1) -j $(JOBS) $(2) >$(1).log 2>&1 || { cat $(1).log; exit 1; }
 
 OMPI_CC  := $(shell test -x /usr/bin/mpicc.openmpi && echo /usr/bin/mpicc.openmpi)
 MPICH_CC := $(shell test -x /usr/bin/mpicc.mpich && echo /usr/bin/mpicc.mpich)
 
-.PHONY: all deps venv build run test test-c test-py test-sanitize clean
+.PHONY: all deps venv build relocate build-dirs run test test-c test-py test-sanitize clean
 
 all: build
 
 deps:
 	@bash scripts/install-deps.sh
+
+# A checkout copied or moved keeps a venv whose scripts name the old path and whose editable
+# install is the old tree: removed when read, so that the rule below makes it again.
+ifneq ($(shell test -d $(VENV) && ! grep -qsF '$(CURDIR)/$(VENV)/bin/python' $(VENV)/bin/jostle && echo stale),)
+$(info make: $(VENV) was made for another path: making it again)
+$(shell rm -rf $(VENV))
+endif
 
 # Re-made only when the package description changes.
 $(VENV)/.stamp: python/pyproject.toml | deps
@@ -29,23 +39,31 @@ venv: $(VENV)/.stamp
 
 # Several builds at once in one tree would race: they take turns (flock).
 build: deps
-	@mkdir -p build && flock build/.lock $(MAKE) --no-print-directory build-dirs
+	@mkdir -p build && flock build/.lock $(MAKE) --no-print-directory relocate build-dirs
+
+# A build directory made in another checkout (copied or moved here) is refused by cmake:
+# remove it, to be made again.
+relocate:
+	@for c in build/*/CMakeCache.txt; do [ -f "$$c" ] || continue; \
+	  if ! grep -qxF 'CMAKE_HOME_DIRECTORY:INTERNAL=$(CURDIR)' "$$c"; then \
+	    echo "make: $$(dirname $$c) was made for another checkout: building it again"; \
+	    rm -rf "$$(dirname $$c)"; fi; done
 
 build-dirs:
 	@set -e; \
 	if [ -x /usr/bin/mpicc.openmpi ]; then \
 	  cmake -S . -B build/openmpi $(CMAKE_FLAGS) -DMPI_C_COMPILER=/usr/bin/mpicc.openmpi \
 	        -DMPIEXEC_EXECUTABLE=/usr/bin/mpirun.openmpi "-DMPIEXEC_PREFLAGS=--oversubscribe;--bind-to;none" >/dev/null; \
-	  cmake --build build/openmpi -j $(JOBS); fi; \
+	  $(call cmake_build,build/openmpi); fi; \
 	if [ -x /usr/bin/mpicc.mpich ]; then \
 	  cmake -S . -B build/mpich $(CMAKE_FLAGS) -DMPI_C_COMPILER=/usr/bin/mpicc.mpich \
 	        -DMPIEXEC_EXECUTABLE=/usr/bin/mpiexec.mpich >/dev/null; \
-	  cmake --build build/mpich -j $(JOBS); fi; \
+	  $(call cmake_build,build/mpich); fi; \
 	if [ ! -x /usr/bin/mpicc.openmpi ] && [ ! -x /usr/bin/mpicc.mpich ]; then \
-	  cmake -S . -B build/mpi $(CMAKE_FLAGS) >/dev/null; cmake --build build/mpi -j $(JOBS); fi; \
+	  cmake -S . -B build/mpi $(CMAKE_FLAGS) >/dev/null; $(call cmake_build,build/mpi); fi; \
 	if command -v smpicc >/dev/null; then \
 	  CC=smpicc cmake -S . -B build/simgrid $(CMAKE_FLAGS) -DJOSTLE_SMPI=ON -DMPI_C_COMPILER=smpicc >/dev/null; \
-	  cmake --build build/simgrid -j $(JOBS) --target jostle-bench; fi
+	  $(call cmake_build,build/simgrid,--target jostle-bench); fi
 
 run: build venv
 	$(VENV)/bin/jostle run

@@ -7,6 +7,7 @@ crash, a time-out or Ctrl-C re-does only what is missing.
 
 import json
 import os
+import sys
 import time
 import warnings
 from dataclasses import asdict, dataclass, field
@@ -17,6 +18,7 @@ from . import launch
 from .errors import Interrupted, JostleError, UsageError
 from .progress import Progress
 from .results import IncompleteRunWarning, load_run, sidecar_path
+from .units import duration, headline
 
 MANIFEST = "campaign.json"
 
@@ -29,6 +31,7 @@ class RunSpec:
     ranks: int = 2
     hosts: list = field(default_factory=list)
     timeout: Optional[float] = None   # seconds; None: no limit
+    estimate: Optional[float] = None  # seconds it should take at most, when the sweep says
 
 
 @dataclass
@@ -96,6 +99,28 @@ class Campaign:
     def output(self, spec) -> Path:
         return self.dir / f"{spec.name}.jsonl"
 
+    def bench_argv(self, spec, quiet=True) -> list:
+        """What jostle-bench is given for SPEC: its arguments and what the campaign adds."""
+        return [spec.benchmark, *spec.args, "--output", str(self.output(spec)), "--progress",
+                *(["--quiet"] if quiet else [])]
+
+    def dry_run(self, config, quiet=True) -> int:
+        """Print the command line of every run still to make, then (on stderr) how many and
+        how long they should take; launch nothing. config: as for run()."""
+        config_of = config if callable(config) else (lambda spec: config)
+        todo = [s for s in self.runs if not self.output(s).exists()]
+        for spec in todo:
+            print(config_of(spec).plan(spec, self.bench_argv(spec, quiet)).line)
+        known = [s.estimate or s.timeout for s in todo]
+        secs = sum(x for x in known if x)
+        bound = (f"; at most about {duration(secs)}"
+                 + ("" if all(s.estimate for s in todo) else " (from the runs' time-outs)")
+                 if secs else "")
+        print(f"jostle: dry run: {len(todo)} run(s) to make, "
+              f"{len(self.runs) - len(todo)} already complete in {self.dir}{bound}",
+              file=sys.stderr)
+        return 0
+
     def is_complete(self, spec) -> bool:
         out = self.output(spec)
         if not out.exists():
@@ -159,10 +184,7 @@ class Campaign:
     def _one(self, k, spec, config, progress, quiet):
         out = self.output(spec)
         partial = Path(str(out) + ".partial")
-        args = [spec.benchmark, *spec.args, "--output", str(out), "--progress"]
-        if quiet:
-            args.append("--quiet")
-        plan = config.plan(spec, args)
+        plan = config.plan(spec, self.bench_argv(spec, quiet))
         side = sidecar_path(out)
         record = {"run": spec.name, "campaign": self.name, "bench": str(config.bench),
                   **plan.to_dict(), "timeout_s": spec.timeout, "start": _now(), "status": "running"}
@@ -186,7 +208,9 @@ class Campaign:
             err.exit_status = e.exit_status
             raise err from None
         self._close(side, record, outcome)
-        progress.finish(outcome.status)
+        # A complete run must also be a valid one; its headline closes its line.
+        done = load_run(out) if outcome.status == "ok" and out.exists() else None
+        progress.finish(outcome.status, headline(done) if done else "")
 
         if outcome.status == "timeout":
             raise JostleError(
@@ -203,7 +227,6 @@ class Campaign:
         if not out.exists():
             raise JostleError(f"run '{spec.name}' exited 0 but wrote no {out}"
                               + (f" (a {partial.name} is there)" if partial.exists() else ""))
-        load_run(out)  # a complete run must also be a valid one
 
     @staticmethod
     def _close(side, record, outcome):

@@ -6,8 +6,10 @@ benchmark's command means adding a module, not editing a switch here.
 """
 
 import argparse
+import difflib
 import importlib
 import pkgutil
+import re
 import sys
 import warnings
 
@@ -25,6 +27,38 @@ exit status: 0 ok, 1 a run or its data failed, 2 bad command-line input, 130 Ctr
 See docs/cli.md for every option."""
 
 
+def _did_you_mean(word, choices) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (exit 2), "did you mean" hints and no silent prefix
+    abbreviations (`--size` must not quietly mean `--sizes`). Subcommand parsers inherit it."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message):
+        m = re.match(r"argument (\S+): invalid choice: '([^']*)' \(choose from (.*)\)$", message)
+        if m:
+            choices = re.findall(r"'([^']*)'", m.group(3))
+            what = ("unknown command" if m.group(1) == "COMMAND"
+                    else f"argument {m.group(1)}: not allowed:")
+            message = (f"{what} '{m.group(2)}'{_did_you_mean(m.group(2), choices)}; "
+                       f"allowed: {', '.join(choices)}")
+        self.exit(2, f"{self.prog}: error: {message}; see '{self.prog} --help'\n")
+
+    def unknown_options(self, extras):
+        """Refuse what no parser took, naming the option a misspelling was meant to be."""
+        opts = [o for a in self._actions for o in a.option_strings]
+        word = next((e for e in extras if e.startswith("-")), extras[0])
+        name = word.split("=", 1)[0]
+        kind = "option" if word.startswith("-") else "argument"
+        self.error(f"unknown {kind} '{name}'{_did_you_mean(name, opts) if kind == 'option' else ''}")
+
+
 def command_modules() -> list:
     mods = [importlib.import_module(f"{commands.__name__}.{m.name}")
             for m in pkgutil.iter_modules(commands.__path__) if not m.name.startswith("_")]
@@ -33,14 +67,24 @@ def command_modules() -> list:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="jostle", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG,
         description="Plan, launch, read and draw jostle-bench MPI benchmark campaigns.")
     p.add_argument("--version", action="version", version=f"jostle {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for mod in command_modules():
         mod.register(sub)
+    p.commands = sub.choices
     return p
+
+
+def parse(argv=None) -> argparse.Namespace:
+    """Parse ARGV; an option no parser knows is reported by the subcommand it was given to."""
+    p = build_parser()
+    args, extras = p.parse_known_args(argv)
+    if extras:
+        p.commands.get(args.command, p).unknown_options(extras)
+    return args
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
@@ -48,7 +92,7 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    args = parse(argv)
     warnings.showwarning = _show_warning  # one clean line, not a source excerpt
     try:
         return args.func(args) or 0

@@ -287,17 +287,18 @@ class RunInterrupted(Interrupted):
         self.exit_status = 128 + int(signum)  # 130 for Ctrl-C, as a shell reports it
 
 
-def estimate_timeout(sizes, min_reps=100, max_time=None, warmup=10, slow_gbps=0.5) -> float:
-    """A generous time-out for a sweep: each point at a pessimistic bandwidth, doubled.
-
-    A point takes at least min_reps round trips and at most about max_time more,
-    so time it at SLOW_GBPS (slower than any real link) and double it; add a
-    minute for MPI start-up. Hangs still end; slow-but-working runs do not.
-    """
+def estimate_sweep(sizes, min_reps=100, max_time=None, warmup=10, slow_gbps=0.5) -> float:
+    """Seconds a sweep takes at most: each point its repetitions at a pessimistic bandwidth
+    (SLOW_GBPS, slower than any real link) plus the time cap that may follow them."""
     per_rtt = [2 * s / (slow_gbps * 1e9) + 50e-6 for s in sizes]
     cap = 2.0 if max_time is None else float(max_time)  # jostle-bench's --max-time default
-    total = sum((min_reps + warmup) * t + cap for t in per_rtt)
-    return round(60 + 2 * total)
+    return sum((min_reps + warmup) * t + cap for t in per_rtt)
+
+
+def estimate_timeout(sizes, min_reps=100, max_time=None, warmup=10, slow_gbps=0.5) -> float:
+    """A generous time-out for a sweep: its estimate doubled, and a minute for MPI start-up.
+    Hangs still end; slow-but-working runs do not."""
+    return round(60 + 2 * estimate_sweep(sizes, min_reps, max_time, warmup, slow_gbps))
 
 
 def _pump(stream, handle):

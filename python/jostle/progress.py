@@ -65,8 +65,9 @@ class Progress:
                               count=f"{done}/{total} points")
             self._bars.update(self._campaign, completed=self.runs_done + done / max(total, 1))
 
-    def finish(self, status):
-        """One line for the run that ended: its status, points and time, and the campaign's."""
+    def finish(self, status, headline=""):
+        """One line for the run that ended: its status, points and time, the campaign's, and
+        the HEADLINE values of the run."""
         with self._lock:
             self.runs_done += status == "ok"   # a failed run stops the campaign, undone
             self._bars.update(self._campaign, completed=self.runs_done, count=self._runs_count())
@@ -77,7 +78,8 @@ class Progress:
             left = ("" if camp.finished or camp.time_remaining is None
                     else f", about {self._left.render(camp)} left")
             line = (f"jostle: {self.label}: {status}{pts}, {run.elapsed or 0:.1f} s "
-                    f"({self._runs_count()} in {self._elapsed.render(camp)}{left})")
+                    f"({self._runs_count()} in {self._elapsed.render(camp)}{left})"
+                    + (f": {headline}" if headline else ""))
             self.label = ""
         self.console.out(line)
 

@@ -15,7 +15,8 @@ from typing import NamedTuple
 
 import jinja2
 
-from . import __version__, advise, figures
+from . import __version__, advise, figures, units
+from .figures.pingpong import short_mpi
 from .results import IncompleteRunWarning, load
 
 
@@ -32,7 +33,7 @@ _ENV = jinja2.Environment(loader=jinja2.FunctionLoader(_template_source), autoes
 
 
 def _text(v) -> str:
-    return "" if v is None else str(v)
+    return "" if v is None or v != v else str(v)   # v != v: NaN, a value the record lacks
 
 
 def _num(v) -> str:
@@ -40,7 +41,7 @@ def _num(v) -> str:
         f = float(v)
     except (TypeError, ValueError):
         return _text(v)
-    return "" if f != f else f"{f:.4g}"
+    return "" if f != f else units.number(f)
 
 
 class _Cell(NamedTuple):
@@ -55,10 +56,28 @@ def _table(headers, rows, num_cols=()) -> dict:
                       for h, v in zip(headers, row)] for row in rows]}
 
 
+def _unconverged(run) -> str:
+    """'23 point(s) did not converge (worst ±43% at 8 MiB)', or ''."""
+    df = run.points
+    if df.empty or "converged" not in df:
+        return ""
+    bad = df[df["converged"] == False]  # noqa: E712 (None: the record does not say)
+    if bad.empty:
+        return ""
+    half = (bad["ci95_hi"] - bad["ci95_lo"]) / 2 / bad["median"].abs()
+    worst = bad.loc[half.idxmax()] if half.notna().any() else None
+    where = (f" (worst ±{half.max():.0%}{units.where(worst)})" if worst is not None else "")
+    points = bad.drop_duplicates([c for c in run.param_names if c in bad]) if run.param_names else bad
+    return (f"{len(points)} point(s) did not converge{where}: their 95% interval of the median "
+            "stayed wider than the target precision")
+
+
 def _warnings(runs, missing) -> list:
     items = []
     for r in runs:
         items += [f"{r.name}: {w}" for w in r.warnings]
+        if _unconverged(r):
+            items.append(f"{r.name}: {_unconverged(r)}")
         if not r.complete:
             items.append(f"{r.name}: incomplete run ({r.problem}); its {len(r.points)} point "
                          "line(s) are shown but the sweep did not finish")
@@ -76,8 +95,17 @@ def _machines(runs) -> list:
             continue
         seen.add(key)
         mem = m.get("memory_bytes")
-        facts = [("host (rank 0)", host), ("CPU", m.get("cpu")), ("cores", m.get("cores")),
-                 ("hardware threads", m.get("pus")), ("NUMA nodes", m.get("numa_nodes")),
+        cores, pus = m.get("cores"), m.get("pus")
+        smt = (None if not (cores and pus) else "off (one thread per core)" if pus == cores
+               else f"on ({pus // cores} threads per core)")
+        mhz = m.get("cpu_mhz")
+        facts = [("host (rank 0)", host), ("CPU", m.get("cpu")),
+                 ("CPU frequency", f"{mhz:.0f} MHz" if isinstance(mhz, (int, float)) else None),
+                 ("frequency governor", m.get("cpu_governor") or
+                  ("none (no cpufreq: a VM?)" if "cpu_governor" in m else None)),
+                 ("cores", cores), ("hardware threads", pus), ("SMT", smt),
+                 ("NUMA nodes", m.get("numa_nodes")),
+                 ("OS", m.get("os")), ("kernel", m.get("kernel")),
                  ("memory", f"{mem / 2**30:.1f} GiB" if isinstance(mem, (int, float)) else mem),
                  ("topology", m.get("topology")),
                  ("MPI", (r.meta.get("mpi") or {}).get("library")),
@@ -85,7 +113,8 @@ def _machines(runs) -> list:
                  ("jostle-bench", f"{r.meta.get('version', '?')} ({r.meta.get('git', '?')})")]
         keys = ["name", "kind", "pci", "numa", "link_gbps"]
         nics = [[n.get(k) for k in keys] for n in m.get("nics") or []]
-        out.append({"host": host, "facts": _table(["", ""], facts),
+        out.append({"host": host,   # a fact an older record lacks is left out, not blank
+                    "facts": _table(["", ""], [(k, v) for k, v in facts if v not in (None, "")]),
                     "nics": _table(["NIC", "kind", "PCI", "NUMA node", "link GB/s"], nics)
                     if nics else None})
     return out
@@ -97,7 +126,7 @@ def _runs_table(runs) -> list:
         mpi = r.meta.get("mpi") or {}
         rows.append({"name": r.name, "benchmark": r.benchmark, "complete": r.complete,
                      "problem": _text(r.problem), "hosts": ", ".join(dict.fromkeys(r.hosts)),
-                     "ranks": _text(mpi.get("ranks")), "mpi": _text(mpi.get("library")),
+                     "ranks": _text(mpi.get("ranks")), "mpi": short_mpi(r),
                      "start": _text(r.meta.get("start")), "points": len(r.points),
                      "elapsed": _num((r.end or {}).get("elapsed_s")),
                      "command": (r.launch or {}).get("command") or " ".join(r.meta.get("argv") or []),
@@ -113,6 +142,10 @@ def _results(runs) -> list:
             continue
         cols = r.param_names + ["metric", "unit", "n", "median", "p25", "p75",
                                 "ci95_lo", "ci95_hi", "converged"]
+        df = units.shown_frame(df)
+        if "converged" in df:   # the doubtful rows stand out, the others stay quiet
+            df = df.assign(converged=[{False: "NO", True: "yes"}.get(v, "")
+                                      for v in df["converged"]])
         rows = df[[c for c in cols if c in df]].itertuples(index=False)
         out.append({"name": r.name, "complete": r.complete, "count": len(df),
                     "table": _table(cols, rows, num_cols=("median", "p25", "p75", "ci95_lo",
@@ -188,7 +221,6 @@ def write(paths, output, title=None, figures_dir=None) -> Path:
     dirs = [p for p in map(Path, paths) if p.is_dir()]
     title = title or "jostle report: " + ", ".join(p.name for p in map(Path, paths))
     output = Path(output)
-    output.parent.mkdir(parents=True, exist_ok=True)
     summary = advise.for_runs([r for r in runs if r.complete], title)
     output.write_text(render(runs, title, _missing(dirs, runs), figures_dir, _topology(dirs),
                              summary), encoding="utf-8")

@@ -15,7 +15,7 @@ from typing import Optional
 import pandas as pd
 
 from . import SCHEMA
-from .errors import JostleError
+from .errors import JostleError, UsageError
 
 STATS = ("min", "p25", "median", "p75", "p99", "max", "mean", "stddev")
 # What a point line must carry for anything downstream to draw it.
@@ -228,7 +228,8 @@ def load(paths, allow_incomplete: bool = False) -> list:
         if p.is_dir():
             files = find_run_files(p)
             if not files:
-                raise JostleError(f"{p} holds no .jsonl run file")
+                raise UsageError(f"'{p}' holds no .jsonl run file; expected a campaign "
+                                 "directory with runs in it, or .jsonl files")
             runs.extend(load_run(f, allow_incomplete) for f in files)
         elif p.exists():
             runs.append(load_run(p, allow_incomplete))

@@ -19,6 +19,7 @@ The options every simulated run gets (SMPI_CONFIG) and why:
                                  together).
 """
 
+import argparse
 import math
 import re
 import shlex
@@ -178,16 +179,34 @@ def add_options(parser, speed_default: str, speed_help: str):
     s = parser.add_argument_group("simulation (SimGrid)")
     s.add_argument("--simulate", action="store_true",
                    help="run under smpirun on generated platforms")
-    s.add_argument("--nodes", default="4:256", metavar="SPEC",
+    # Defaults are filled in by check_simulation: an option given without --simulate is
+    # refused rather than silently ignored.
+    none = argparse.SUPPRESS
+    s.add_argument("--nodes", default=none, metavar="SPEC",
                    help="simulated node counts: LO:HI powers of two, or N,N,… (default 4:256)")
-    s.add_argument("--bandwidth", default="10Gbps", metavar="BW",
+    s.add_argument("--bandwidth", default=none, metavar="BW",
                    help="per-node link bandwidth, e.g. 10Gbps or 1.25GBps (default 10Gbps)")
-    s.add_argument("--latency", default="1us", metavar="T", help="per-link latency (default 1us)")
-    s.add_argument("--speed", default=speed_default, metavar="F",
+    s.add_argument("--latency", default=none, metavar="T", help="per-link latency (default 1us)")
+    s.add_argument("--speed", default=none, metavar="F",
                    help=f"{speed_help} (default {speed_default})")
-    s.add_argument("--poll-cost", type=positive_float, default=1e-7, metavar="S",
+    s.add_argument("--poll-cost", type=positive_float, default=none, metavar="S",
                    help="simulated seconds per MPI_Iprobe/MPI_Test (default 1e-7)")
+    parser.set_defaults(sim_defaults={**SIM_DEFAULTS, "speed": speed_default})
     return s
+
+
+SIM_DEFAULTS = {"nodes": "4:256", "bandwidth": "10Gbps", "latency": "1us", "poll_cost": 1e-7}
+
+
+def check_simulation(args):
+    """With --simulate, fill in the simulation options not given; without it, refuse them."""
+    for key, default in args.sim_defaults.items():
+        if args.simulate:
+            setattr(args, key, getattr(args, key, default))
+        elif hasattr(args, key):
+            flag = "--" + key.replace("_", "-")
+            raise UsageError(f"{flag} is only used with --simulate; add --simulate, or leave "
+                             f"{flag} out for a run on real ranks")
 
 
 def run_sweep(args, benchmark: str, nodes: list, bench_args: list, seconds_per_node: float) -> int:
@@ -222,10 +241,7 @@ def run_sweep(args, benchmark: str, nodes: list, bench_args: list, seconds_per_n
     for run in runs:   # the platform is not in the arguments: a resumed run must match it too
         _check_platform(camp.output(run), speed, cores, bw, lat)
     if args.dry_run:
-        for run in runs:
-            print(config_of[run.name].plan(run, [run.benchmark, *run.args, "--output",
-                                                 str(camp.output(run))]).line)
-        return 0
+        return camp.dry_run(lambda run: config_of[run.name], args.quiet)
     camp.run(lambda run: config_of[run.name], Progress(), quiet=args.quiet)
     print(f"jostle: {len(nodes)} simulated run(s) in {camp_dir} "
           f"({time.monotonic() - t0:.1f} s)", file=sys.stderr)

@@ -35,3 +35,20 @@ def human(n: int) -> str:
         if n and n % (1 << shift) == 0:
             return f"{n >> shift}{suffix}"
     return str(n)
+
+
+def cap_sizes(spec: str, cap: int, bench=None) -> str:
+    """SPEC with every size above CAP left out, still as a spec (a preset capped by --sizes)."""
+    items = []
+    for item in spec.split(","):
+        sizes = parse_sizes(item, bench)
+        kept = [s for s in sizes if s <= cap]
+        if kept and len(kept) < len(sizes):
+            parts = item.split(":")
+            item = ":".join([parts[0], human(max(kept)), *parts[2:]])
+        if kept:
+            items.append(item)
+    if not items:
+        raise UsageError(f"--sizes caps the sweep at {human(cap)} but its smallest size is "
+                         f"{human(min(parse_sizes(spec, bench)))}; allowed: a cap at least that")
+    return ",".join(items)

@@ -200,13 +200,16 @@ int jt_harness_main(const jt_bench *b, int argc, char **argv)
     jt_series *ser = calloc((size_t)b->nseries, sizeof *ser);
     size_t np = b->npoints(st);
     const jt_metric *shown = NULL;
+    int shown_n = -1;
     for (size_t i = 0; i < np; i++) {
         jt_point p;
         memset(&p, 0, sizeof p);
         b->point(st, i, &p);
-        if (screen && p.metrics != shown) /* a new set of columns (values follow metrics) */
+        /* A new set of columns (values follow metrics): the same table may show fewer. */
+        if (screen && (p.metrics != shown || p.nmetrics != shown_n))
             jt_print_header(ctx, b, &p, screen);
         shown = p.metrics;
+        shown_n = p.nmetrics;
         jt_point_result pr = jt_measure_point(ctx, b, st, i, &p, ser);
         jt_report_point(ctx, &p, ser, pr, screen);
         if (ctx->rank == 0 && ctx->progress) {

@@ -128,7 +128,9 @@ void jt_report_point(jt_ctx *ctx, const jt_point *p, jt_series *ser, jt_point_re
         emit(ctx, &j, out);
     }
     report_values(ctx, p, all, pr, out);
-    if (table)
+    if (table && first.n == 0) /* nothing measured (no compute core): no interval either */
+        fprintf(out, " %10s %9s\n", "0", "-");
+    else if (table)
         fprintf(out, " %10zu %9.2f\n", first.n, 100.0 * jt_stats_rel_halfwidth(&first));
     /* OSU's layout (osu_util.h: size left in 10 columns, the value in 20 with 2 decimals). */
     if (out && ctx->format == JT_FMT_OSU && p->nmetrics > 0)

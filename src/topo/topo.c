@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int jt_topo_load(jt_topo *tp, const char *xml, char *err, size_t errlen)
@@ -132,6 +133,62 @@ int jt_topo_nics(const jt_topo *tp, jt_nic *out, int max)
     return n;
 }
 
+/* The value of the first line of PATH that starts with KEY (after KEY and any of " \t:=\""),
+ * without its end; the whole first line when KEY is "". */
+static int file_value(const char *path, const char *key, char *out, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    char line[512];
+    int found = 0;
+    while (f && !found && fgets(line, sizeof line, f)) {
+        if (strncmp(line, key, strlen(key)) != 0)
+            continue;
+        char *v = line + strlen(key);
+        v += strspn(v, " \t:=\"");
+        v[strcspn(v, "\"\n")] = '\0';
+        snprintf(out, len, "%s", v);
+        found = 1;
+    }
+    if (f)
+        fclose(f);
+    return found;
+}
+
+static void kstr_or_null(jt_json *j, const char *key, const char *v)
+{
+    jt_json_key(j, key);
+    jt_json_str(j, v && *v ? v : NULL);
+}
+
+/* What else decides a figure's numbers on this host: kernel, OS, CPU frequency and governor
+ * (null where there is no cpufreq, as in most VMs). Read from the running system only. */
+static void system_json(const jt_topo *tp, jt_json *j)
+{
+    hwloc_obj_t root = hwloc_get_root_obj(tp->t);
+    const char *os = hwloc_obj_get_info_by_name(root, "OSName");
+    const char *rel = hwloc_obj_get_info_by_name(root, "OSRelease");
+    char kernel[160] = "", distro[160] = "", gov[64] = "", mhz[64] = "";
+    if (os)
+        snprintf(kernel, sizeof kernel, "%s %s", os, rel ? rel : "");
+    if (tp->this_system) {
+        file_value("/etc/os-release", "PRETTY_NAME", distro, sizeof distro);
+        file_value("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "", gov, sizeof gov);
+        char khz[64];
+        if (file_value("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", "", khz, sizeof khz))
+            snprintf(mhz, sizeof mhz, "%.0f", atof(khz) / 1000.0);
+        else
+            file_value("/proc/cpuinfo", "cpu MHz", mhz, sizeof mhz);
+    }
+    kstr_or_null(j, "kernel", kernel);
+    kstr_or_null(j, "os", distro);
+    kstr_or_null(j, "cpu_governor", gov);
+    jt_json_key(j, "cpu_mhz");
+    if (*mhz)
+        jt_json_num(j, atof(mhz));
+    else
+        jt_json_null(j);
+}
+
 void jt_topo_machine_json(const jt_topo *tp, jt_json *j)
 {
     hwloc_obj_t root = hwloc_get_root_obj(tp->t);
@@ -153,6 +210,7 @@ void jt_topo_machine_json(const jt_topo *tp, jt_json *j)
     jt_json_kint(j, "llc_bytes", llc ? (long long)llc->attr->cache.size : 0);
     jt_json_kstr(j, "topology", tp->source);
     jt_json_kbool(j, "this_system", tp->this_system);
+    system_json(tp, j);
     jt_json_key(j, "nics");
     jt_json_array(j);
     jt_nic nics[JT_NIC_MAX];

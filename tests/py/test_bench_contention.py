@@ -131,3 +131,18 @@ def test_bad_input_exit_2(tmp_path, args, needle):
     assert p.returncode == 2, (p.returncode, p.stderr)
     assert needle in p.stderr
     assert not list(tmp_path.iterdir())
+
+
+def test_table_rows_match_their_header_with_no_compute_core(tmp_path):
+    """Each row of the screen table has the columns of the header above it; a phase that
+    measured nothing says '-' for its interval, not 'inf'."""
+    p, _ = contention(tmp_path, "--compute-cores", "0", "--sizes", "4", "--min-reps", "5",
+                      "--phase-time", "0.05", "--max-time", "0.05")
+    assert p.returncode == 0, p.stderr
+    header = None
+    for line in p.stdout.splitlines():
+        if line.startswith("# Phase/Size"):
+            header = line[2:].split()
+        elif header and not line.startswith("#"):
+            assert len(line.split()) == len(header), (header, line)
+    assert "inf" not in p.stdout and "compute/4" in p.stdout

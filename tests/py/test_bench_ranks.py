@@ -4,6 +4,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -118,8 +119,27 @@ def test_interrupt_keeps_points_marked_incomplete(tmp_path, flavor):
     lines = partial.read_text().splitlines()
     assert json.loads(lines[0])["type"] == "meta"
     assert sum('"type":"point"' in l for l in lines) >= 6
+    assert json.loads(lines[-1])["status"] == "interrupted"   # docs/records.md promises it
     with pytest.raises(IncompleteRunError) as e:
         load_run(partial)
     assert "incomplete" in str(e.value).lower() or "partial" in str(e.value).lower()
     kept = load_run(partial, allow_incomplete=True)
     assert len(kept.points) >= 6
+
+
+@pytest.mark.parametrize("flavor", ["openmpi", "mpich"])
+def test_ctrl_c_to_jostles_group_leaves_an_interrupted_end_line(tmp_path, flavor):
+    """Ctrl-C at a terminal signals jostle's process group; jostle forwards it to the run's."""
+    proc = subprocess.Popen([sys.executable, "-m", "jostle.cli", "pingpong", "--mpi", flavor,
+                             "--sizes", "1:100000:1", "--min-reps", "50", "--output-dir",
+                             str(tmp_path), "--name", "c"], env=ENV, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    partial = tmp_path / "adhoc" / "c.jsonl.partial"
+    deadline = time.time() + 60
+    while time.time() < deadline and not (partial.exists() and partial.read_text().count('"point"') >= 3):
+        time.sleep(0.1)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "interrupted" in err
+    end = json.loads(partial.read_text().splitlines()[-1])
+    assert end["type"] == "end" and end["status"] == "interrupted" and end["points"] >= 3

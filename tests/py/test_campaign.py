@@ -134,8 +134,9 @@ def test_a_log_gets_one_line_per_run_and_the_campaign_total(tmp_path, fake_bench
     assert lines[0].startswith("jostle: run 1/3 a: already complete")
     # the run already complete counts as done; the estimate comes from the runs measured
     assert re.fullmatch(r"jostle: run 2/3 b: ok, 5/5 points, [0-9.]+ s \(2/3 runs in "
-                        r"0:00:\d\d(, about 0:\d\d:\d\d left)?\)", lines[1]), lines[1]
-    assert re.fullmatch(r"jostle: run 3/3 c: ok, 1/1 points, .* \(3/3 runs in [0-9:]+\)",
+                        r"0:00:\d\d(, about 0:\d\d:\d\d left)?\): latency .* µs at \d+ B, .*",
+                        lines[1]), lines[1]
+    assert re.fullmatch(r"jostle: run 3/3 c: ok, 1/1 points, .* \(3/3 runs in [0-9:]+\): .*",
                         lines[2]), lines[2]
 
 

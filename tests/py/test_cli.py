@@ -1,3 +1,4 @@
+import pathlib
 import re
 import shutil
 
@@ -54,11 +55,13 @@ def test_unwritable_output_dir_exits_2(capsys, fake_bench, tmp_path):
 
 
 def test_dry_run_prints_the_launcher_line(capsys, fake_bench, tmp_path):
-    rc, out, _ = run_cli(capsys, "pingpong", "--sizes", "0:1K", "--launcher", "mpirun -np 2",
-                         "--output-dir", str(tmp_path), "--name", "n", "--min-reps", "20", "--dry-run")
+    rc, out, err = run_cli(capsys, "pingpong", "--sizes", "0:1K", "--launcher", "mpirun -np 2",
+                           "--output-dir", str(tmp_path), "--name", "n", "--min-reps", "20", "--dry-run")
     assert rc == 0
     assert out.strip() == (f"mpirun -np 2 {fake_bench} pingpong --sizes 0:1K --mode pingpong "
-                           f"--min-reps 20 --output {tmp_path}/adhoc/n.jsonl --progress")
+                           f"--min-reps 20 --output {tmp_path}/adhoc/n.jsonl --progress --quiet")
+    # 12 sizes, each at most 2 s (the default cap) after its 120 round trips
+    assert re.search(r"dry run: 1 run\(s\) to make, 0 already complete .*at most about 24 s$", err)
     assert not (tmp_path / "adhoc").exists()
 
 
@@ -68,19 +71,31 @@ def test_preset_maps_to_the_study_sweeps(capsys, fake_bench, tmp_path):
     assert rc == 0 and "--sizes 16:20K:16" in out
 
 
+def test_the_same_pingpong_twice_resumes_and_a_preset_is_capped(capsys, fake_bench, tmp_path):
+    args = ["pingpong", "--sizes", "0:256", "--launcher", "", "--output-dir", str(tmp_path)]
+    assert run_cli(capsys, *args)[0] == 0
+    rc, _, err = run_cli(capsys, *args)
+    assert rc == 0 and "already complete" in err
+    assert len(list((tmp_path / "adhoc").glob("*.jsonl"))) == 1
+    rc, out, _ = run_cli(capsys, *args[:-2], "--preset", "seed", "--sizes", "0:1K", "--dry-run")
+    assert rc == 0 and "--sizes 0:1K:1 " in out   # the seed's first sweep only
+
+
 def test_pingpong_end_to_end_with_the_fake_bench(capsys, fake_bench, tmp_path):
     args = ["pingpong", "--sizes", "0:256", "--launcher", "", "--output-dir", str(tmp_path),
             "--campaign", "c", "--name", "r"]
     rc, out, err = run_cli(capsys, *args)
     assert rc == 0, err
-    assert "# Size" in out and (tmp_path / "c" / "r.jsonl").exists()
-    # not a terminal: one progress line for the run, nothing redrawn
+    assert out == "" and (tmp_path / "c" / "r.jsonl").exists()   # no table unless --verbose
+    # not a terminal: one progress line for the run, nothing redrawn, with its headline
     lines = [x for x in err.splitlines() if "run 1/1" in x]
     assert len(lines) == 1 and "\r" not in err
-    assert re.fullmatch(r"jostle: run 1/1 r: ok, 10/10 points, [0-9.]+ s \(1/1 runs in [0-9:]+\)",
-                        lines[0]), lines[0]
+    assert re.fullmatch(r"jostle: run 1/1 r: ok, 10/10 points, [0-9.]+ s \(1/1 runs in [0-9:]+\): "
+                        r"latency [0-9.]+ µs at \d+ B, bandwidth [0-9.]+ GB/s at 256 B", lines[0]), lines[0]
     rc, out, err = run_cli(capsys, *args)
     assert rc == 0 and "already complete" in err
+    rc, out, err = run_cli(capsys, *args[:-1], "v", "--verbose")
+    assert rc == 0 and "# Size" in out
 
 
 def test_plot_refuses_incomplete_then_allows_it(capsys, data, tmp_path):
@@ -122,3 +137,37 @@ def test_every_subcommand_has_help_with_examples():
     assert {"run", "machine", "pingpong", "plot", "report"} <= set(sub.choices)
     for name in ("run", "pingpong", "plot", "report"):
         assert "examples:" in sub.choices[name].format_help()
+
+
+@pytest.mark.parametrize("argv,says", [
+    (["pingpong", "--sise", "0:1K"], "jostle pingpong: error: unknown option '--sise' (did you mean --sizes?)"),
+    (["pingpong", "--size", "0:1K"], "unknown option '--size' (did you mean --sizes?)"),  # no abbreviation
+    (["pingpon"], "jostle: error: unknown command 'pingpon' (did you mean pingpong?)"),
+    (["pingpong", "--mode", "strem"], "'strem' (did you mean stream?)"),
+])
+def test_argparse_errors_are_one_line_with_a_suggestion(capsys, argv, says):
+    rc, out, err = run_cli(capsys, *argv)
+    assert rc == 2 and out == ""
+    assert err.count("\n") == 1 and says in err and "usage:" not in err, err
+
+
+def test_input_mistakes_are_one_line_and_exit_2(capsys, fake_bench, tmp_path, campaign_dir):
+    (tmp_path / "empty").mkdir()
+    cases = [
+        (["report", str(tmp_path / "empty")], "holds no .jsonl run file"),
+        (["plot", str(tmp_path / "empty")], "holds no .jsonl run file"),
+        (["report", str(campaign_dir), "-o", "/nonexistent/dir/r.html"], "'/nonexistent/dir' does not exist"),
+        (["bcast", "--nodes", "4:16", "--launcher", ""], "--nodes is only used with --simulate"),
+        (["cholesky", "--bandwidth", "1Gbps", "--launcher", ""], "--bandwidth is only used with --simulate"),
+    ]
+    for argv, says in cases:
+        rc, _, err = run_cli(capsys, *argv)
+        assert rc == 2 and says in err and err.count("\n") == 1, (argv, err)
+    assert not pathlib.Path("/nonexistent/dir").exists()
+
+
+def test_plot_draws_the_complete_runs_and_names_a_partial_one(capsys, data, campaign_dir):
+    shutil.copy(data / "interrupted.jsonl.partial", campaign_dir / "i.jsonl.partial")
+    rc, out, err = run_cli(capsys, "plot", str(campaign_dir))
+    assert rc == 0 and "pingpong-pow2.png" in out
+    assert f"{campaign_dir / 'i.jsonl.partial'} left out: incomplete" in err

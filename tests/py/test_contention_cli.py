@@ -3,6 +3,7 @@ jostle-bench contention, the `jostle run` step, and one run of the real binary."
 
 import argparse
 import os
+import re
 import shutil
 import sys
 
@@ -150,7 +151,7 @@ def test_dry_run_prints_every_command_line(capsys, fake, tmp_path):
     lines = out.strip().splitlines()
     assert rc == 0 and len(lines) == 2 and not (tmp_path / "contention").exists()
     assert lines[1].startswith(f"mpirun -np 2 {fake} contention --kernel triad --compute-cores 1 ")
-    assert lines[1].endswith(f"--output {tmp_path}/contention/fig1-triad-c01-quick.jsonl --progress")
+    assert lines[1].endswith(f"--output {tmp_path}/contention/fig1-triad-c01-quick.jsonl --progress --quiet")
 
 
 def test_campaign_draws_resumes_and_estimates(capsys, fake, tmp_path):
@@ -161,7 +162,7 @@ def test_campaign_draws_resumes_and_estimates(capsys, fake, tmp_path):
     d = tmp_path / "contention"
     assert out.split() == [str(d / "figures" / f"contention-fig1-quick.{x}") for x in ("png", "svg")]
     assert load_run(d / "fig1-triad-c02-quick.jsonl").meta["argv"][1:4] == ["contention", "--kernel", "triad"]
-    assert "on a 36-core node (2 nodes, one rank each) is 36 runs, at least" in err and "5 ×" in err
+    assert re.search(r"fig1 without --quick would be \d+ runs here, about \d", err) and "5 ×" in err
     rc, _, err = cli(capsys, *argv)
     assert rc == 0 and err.count("already complete") == 3
 
@@ -209,4 +210,4 @@ def test_real_fig1_quick(capsys, tmp_path, monkeypatch):
     p = pairs(df, run.param_names)
     assert {"latency", "bandwidth", "compute_bandwidth"} <= set(p.metric)
     assert (p.alone > 0).all() and (p.together > 0).all()
-    assert "36-core node" in err
+    assert "fig1 without --quick would be" in err   # sized to this machine

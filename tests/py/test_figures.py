@@ -18,7 +18,7 @@ def test_three_ranges_from_the_fixtures(data):
         assert rtt_ax.get_xscale() == "log" and rtt_ax.get_yscale() == "log"
         assert figs[0].fig.axes[0].get_xscale() == "linear"
         labels = [t.get_text() for t in rtt_ax.get_legend().get_texts()]
-        assert labels == ["intra-node (nodeA), Open MPI v4.1.4", "inter-node (nodeA,nodeB), MPICH 4.0.2"]
+        assert labels == ["intra-node (nodeA), Open MPI 4.1.4", "inter-node (nodeA,nodeB), MPICH 4.0.2"]
         assert "GB/s" in bw_ax.get_ylabel()  # the fixtures peak at 4 and 10 GB/s
         # median lines: the last pow2 point of the intra run is its 16 MiB median
         x, y = rtt_ax.get_lines()[0].get_data()
@@ -70,11 +70,21 @@ def test_same_labels_are_told_apart(tmp_path, data):
     for n in ("x", "y"):
         (tmp_path / f"{n}.jsonl").write_text((data / "pingpong_intra.jsonl").read_text())
     runs = load([tmp_path])
-    assert pingpong._labels(runs) == ["intra-node (nodeA), Open MPI v4.1.4 [x]",
-                                      "intra-node (nodeA), Open MPI v4.1.4 [y]"]
+    assert pingpong._labels(runs) == ["intra-node (nodeA), Open MPI 4.1.4 [x]",
+                                      "intra-node (nodeA), Open MPI 4.1.4 [y]"]
 
 
 def test_benchmark_without_figure_module_gives_no_figure(data):
     run = load_run(data / "pingpong_intra.jsonl")
     run.meta = dict(run.meta, benchmark="nosuch")
     assert figures.build([run]) == []
+
+
+def test_short_mpi_names_and_people_numbers():
+    from jostle.figures.pingpong import short_mpi
+    from jostle.units import number
+    lib = lambda s: type("R", (), {"meta": {"mpi": {"library": s}}})()
+    assert short_mpi(lib("MPICH Version:\t4.0.2")) == "MPICH 4.0.2"
+    assert short_mpi(lib("Open MPI v4.1.4, package: Debian OpenMPI, ident: 4.1.4")) == "Open MPI 4.1.4"
+    assert [number(x) for x in (15650, 9.9996, 0.1953, 3.2e-16, 0)] == \
+        ["15\u202f650", "10.0", "0.195", "3.20e-16", "0"]

@@ -27,7 +27,7 @@ def test_real_pingpong_intra_node(flavor, tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("SLURM_JOB_ID", raising=False)
     rc = main(["pingpong", "--mpi", flavor, "--bench", str(bench), "--sizes", "0:1K",
                "--min-reps", "20", "--max-time", "0.2", "--output-dir", str(tmp_path),
-               "--campaign", "it", "--name", flavor, "--timeout", "120"])
+               "--campaign", "it", "--name", flavor, "--timeout", "120", "--verbose"])
     out, err = capsys.readouterr()
     assert rc == 0, err
     assert "# Size" in out

@@ -130,7 +130,7 @@ def test_figures_and_load_table(nuioa_dir):
     (t,) = nuioa_figures.tables(runs)
     (row,) = t["rows"]
     assert row[0] == "mem4"
-    assert row[1] == pytest.approx(1049) and row[2] == pytest.approx(883)
+    assert row[1] == pytest.approx(1.049) and row[2] == pytest.approx(0.883)   # GB/s, from MB/s records
     assert row[3] == pytest.approx(100 * (883 / 1049 - 1))      # −16 %, as Hagrid's CPU 2 → mem 4
     assert row[6] == pytest.approx(100 * (1.2 / 2.7 - 1))
 

@@ -1,6 +1,8 @@
 """Options and checks shared by the commands that launch jostle-bench."""
 
 import argparse
+import hashlib
+import json
 import math
 import os
 import shutil
@@ -86,7 +88,24 @@ def add_output_options(p, campaign_default):
                    help="where campaigns are written (default: results)")
     g.add_argument("--campaign", default=campaign_default, metavar="NAME",
                    help=f"campaign directory under --output-dir (default: {campaign_default})")
-    g.add_argument("--quiet", action="store_true", help="do not print the result tables")
+    g.add_argument("--verbose", action="store_false", dest="quiet",
+                   help="print jostle-bench's result tables (default: one line per run; every "
+                        "point is in the run's record)")
+    g.add_argument("--quiet", action="store_true", help=argparse.SUPPRESS)  # the default now
+
+
+def given_over(base, args, names) -> list:
+    """jostle-bench flags BASE (e.g. --quick's) with each option of NAMES the user gave
+    (args.min_reps -> --min-reps V) in place of BASE's value: an explicit option wins."""
+    out = list(base)
+    for name in names:
+        v = getattr(args, name, None)
+        if v is not None:
+            flag = "--" + name.replace("_", "-")
+            if flag in out:
+                del out[out.index(flag):out.index(flag) + 2]
+            out += [flag, str(v)]
+    return out
 
 
 def name_type(text):
@@ -94,6 +113,13 @@ def name_type(text):
         raise argparse.ArgumentTypeError(f"'{text}' is not allowed; expected a plain file name "
                                          "without '/' or a leading '.'")
     return text
+
+
+def default_name(prefix, run_args, ranks=None, hosts=()) -> str:
+    """PREFIX and a short hash of what is measured: the same command resumes its own run,
+    and a run of other options never takes its place (no clock in the name)."""
+    key = json.dumps([list(map(str, run_args)), ranks, list(hosts or [])])
+    return f"{prefix}-{hashlib.sha1(key.encode()).hexdigest()[:8]}"
 
 
 def launch_config(args) -> LaunchConfig:

@@ -9,7 +9,6 @@ skipped.
 
 import argparse
 import sys
-import time
 
 from .. import launch, simgrid
 from ..campaign import Campaign, RunSpec
@@ -91,7 +90,7 @@ def register(sub):
     h.add_argument("--warmup", type=c.nonneg_int, metavar="N", help="untimed samples first")
     c.add_launch_options(p)
     c.add_output_options(p, campaign_default="bcast")
-    p.add_argument("--name", type=c.name_type, help="run name (default bcast-<ranks>r-<time>)")
+    p.add_argument("--name", type=c.name_type, help="run name (default bcast-<ranks>r-<hash of the options>: the same command resumes)")
     p.add_argument("--dry-run", action="store_true", help="print the command lines and exit")
     p.set_defaults(func=main)
 
@@ -121,6 +120,7 @@ def bench_args(args, spec, routing, sim) -> list:
 
 
 def main(args):
+    simgrid.check_simulation(args)
     if args.simulate:
         return simulate(args)
     spec = args.sizes or DEFAULT_SIZES
@@ -128,18 +128,17 @@ def main(args):
     _ks(args.recipients, args.ranks, "ranks")
     routing = args.routing or "all"
     c.check_memory(sizes, args.ranks, option="--sizes", spec=spec)
-    name = args.name or f"bcast-{args.ranks}r-{time.strftime('%Y%m%d-%H%M%S')}"
     nroutes = len(ROUTINGS) if "all" in routing.split(",") else len(routing.split(","))
     npts = nroutes * len(args.recipients.split(","))
     timeout = args.timeout or npts * launch.estimate_timeout(
         sizes, args.min_reps or 100, args.max_time, args.warmup or 10)
-    run = RunSpec(name, "bcast", bench_args(args, spec, routing, False), args.ranks,
-                  args.hosts or [], timeout)
+    run_args = bench_args(args, spec, routing, False)
+    name = args.name or c.default_name(f"bcast-{args.ranks}r", run_args, args.ranks, args.hosts)
+    run = RunSpec(name, "bcast", run_args, args.ranks, args.hosts or [], timeout)
     camp = Campaign(f"{args.output_dir}/{args.campaign}", [run])
     config = c.launch_config(args)
     if args.dry_run:
-        print(config.plan(run, [run.benchmark, *run.args, "--output", str(camp.output(run))]).line)
-        return 0
+        return camp.dry_run(config, args.quiet)
     camp.run(config, Progress(), quiet=args.quiet)
     print(f"jostle: results in {camp.output(run)}", file=sys.stderr)
     return 0

@@ -9,7 +9,6 @@ flops at the node speed. Resumable: node counts already complete are skipped.
 
 import argparse
 import sys
-import time
 
 from .. import simgrid, starpu
 from ..campaign import Campaign, RunSpec
@@ -51,7 +50,7 @@ def register(sub):
     g.add_argument("--grid", type=grid_type, default="auto", metavar="PxQ",
                    help="process grid (default auto: near-square)")
     g.add_argument("--modes", default="flat,dbcast", choices=("flat,dbcast", "flat", "dbcast"),
-                   help="what to compare (default both)")
+                   metavar="flat,dbcast|flat|dbcast", help="what to compare (default both)")
     g.add_argument("--routing",
                    choices=("auto", "binomial", "chain", "pipeline-chain", "pipeline-tree"),
                    help="routing of the dbcast mode (default auto; simulated binomial: the "
@@ -85,7 +84,7 @@ def register(sub):
     h.add_argument("--warmup", type=c.nonneg_int, metavar="N", help="untimed factorizations first")
     c.add_launch_options(p)
     c.add_output_options(p, campaign_default="cholesky")
-    p.add_argument("--name", type=c.name_type, help="run name (default cholesky-<ranks>r-<time>)")
+    p.add_argument("--name", type=c.name_type, help="run name (default cholesky-<ranks>r-<hash of the options>: the same command resumes)")
     p.add_argument("--dry-run", action="store_true", help="print the command lines and exit")
     p.set_defaults(func=main)
 
@@ -112,6 +111,7 @@ def bench_args(args, sim) -> list:
 
 
 def main(args):
+    simgrid.check_simulation(args)
     if args.simulate:
         return simulate(args)
     if args.grid != "auto":
@@ -119,14 +119,13 @@ def main(args):
         if p * q != args.ranks:
             raise UsageError(f"--grid {args.grid} does not match --ranks {args.ranks}: "
                              f"{p} x {q} = {p * q} ranks")
-    name = args.name or f"cholesky-{args.ranks}r-{time.strftime('%Y%m%d-%H%M%S')}"
-    run = RunSpec(name, "cholesky", bench_args(args, False), args.ranks, args.hosts or [],
-                  args.timeout or 1800)
+    run_args = bench_args(args, False)
+    name = args.name or c.default_name(f"cholesky-{args.ranks}r", run_args, args.ranks, args.hosts)
+    run = RunSpec(name, "cholesky", run_args, args.ranks, args.hosts or [], args.timeout or 1800)
     camp = Campaign(f"{args.output_dir}/{args.campaign}", [run])
     config = c.launch_config(args)
     if args.dry_run:
-        print(config.plan(run, [run.benchmark, *run.args, "--output", str(camp.output(run))]).line)
-        return 0
+        return camp.dry_run(config, args.quiet)
     progress = Progress()
     camp.run(config, progress, quiet=args.quiet)
     print(f"jostle: results in {camp.output(run)}", file=sys.stderr)

@@ -25,6 +25,7 @@ from ..figures import contention as contention_figures
 from ..progress import Progress
 from ..results import load_run
 from ..sizes import human, parse_sizes
+from ..units import duration
 from . import _common as c
 from .pingpong import precision_type
 from .run import Step, add_step
@@ -40,10 +41,19 @@ USECASE_KERNELS = "cg,gemm,triad"
 # 1 s, 100, 2 s),
 # so the default mode costs about QUICK_FACTOR × the measuring time of a quick run.
 QUICK_FACTOR = 5
-QUICK_ARGS = ["--phase-time", "0.2", "--min-reps", "20", "--max-time", "0.4",
-              "--array-bytes", str(8 << 20)]
+QUICK_ARGS = ["--phase-time", "0.2", "--min-reps", "20", "--max-time", "0.4"]
+QUICK_ARRAY = 8 << 20
+
+
+def quick_array_bytes(machine) -> int:
+    """--quick's arrays per compute thread: small (short phases), but twice the last-level
+    cache where a thread per core of them fits in a quarter of the memory, so that even one
+    thread streams from memory and the contention measured is memory contention."""
+    llc, cores = machine.get("llc_bytes") or 0, machine.get("cores") or 1
+    big = 2 * llc
+    fits = big * cores <= (machine.get("memory_bytes") or 0) / 4
+    return max(QUICK_ARRAY, big) if fits else QUICK_ARRAY
 DEFAULT_PHASE_TIME, PHASES = 1.0, 3
-REFERENCE_NODE = {"cores": 36, "numa_nodes": 4}   # the paper's henri nodes, for estimates
 
 STUDIES = {
     "fig1": "latency (4 B) and bandwidth (64 MiB) vs computing cores, alone and together",
@@ -149,18 +159,11 @@ def _oversubscribe(args, machine, n) -> list:
     return ["--oversubscribe"] if needed or args.oversubscribe == "yes" else []
 
 
-def _common(args) -> list:
+def _common(args, machine) -> list:
     """The jostle-bench options every run of the study shares (only those given)."""
-    out = list(QUICK_ARGS) if args.quick else []
-    for opt in ("stores", "compute_on", "phase_time", "repeat", "array_bytes", "nic", "min_reps",
-                "max_time", "precision"):
-        v = getattr(args, opt, None)
-        if v is not None:
-            flag = "--" + opt.replace("_", "-")
-            if flag in out:                       # an explicit option beats --quick's
-                del out[out.index(flag):out.index(flag) + 2]
-            out += [flag, str(v)]
-    return out
+    out = [*QUICK_ARGS, "--array-bytes", str(quick_array_bytes(machine))] if args.quick else []
+    return c.given_over(out, args, ("stores", "compute_on", "phase_time", "repeat", "array_bytes",
+                                    "nic", "min_reps", "max_time", "precision"))
 
 
 def paper_placement(machine) -> tuple:
@@ -200,7 +203,7 @@ def plan(study, args, machine, bench=None) -> list:
     nt = "-nt" if getattr(args, "stores", None) == "nt" else ""   # never resumes a normal run
     both = [LATENCY_SIZE, BANDWIDTH_SIZE]
     both_spec = f"{LATENCY_SIZE},{human(BANDWIDTH_SIZE)}"
-    common = _common(args)
+    common = _common(args, machine)
     paper = paper_placement(machine)
     runs = []
 
@@ -257,7 +260,8 @@ def register(sub):
 def _options(p, study):
     g = p.add_argument_group("study")
     g.add_argument("--quick", action="store_true",
-                   help="short phases (0.2 s, 20 repetitions, 8 MiB arrays): a first look, "
+                   help="short phases (0.2 s, 20 repetitions, arrays of twice the last-level "
+                        "cache where memory allows, else 8 MiB): a first look, "
                         "and an estimate of the default mode's cost")
     if study in ("fig1", "fig2"):
         g.add_argument("--max-cores", type=c.nonneg_int, metavar="N",
@@ -336,20 +340,16 @@ def draw(camp, outdir) -> list:
     return figures.write(contention_figures.build([load_run(camp.output(s)) for s in camp.runs]), outdir)
 
 
-def estimate_note(study, args, camp, bench) -> str:
-    """How long the default mode of STUDY would take on a 36-core node, from the quick runs."""
+def estimate_note(study, args, camp, machine, bench) -> str:
+    """How long STUDY without --quick would take on this machine, from the quick runs."""
     runs = [load_run(camp.output(s)) for s in camp.runs]
     startup, measuring = contention.run_costs(runs)
-    ref = argparse.Namespace(**{**vars(args), "quick": False, "max_cores": None, "cores": None,
-                                "hosts": ["node1", "node2"], "ranks": 2, "oversubscribe": "auto"})
-    n = len(plan(study, ref, REFERENCE_NODE, bench))
+    full = argparse.Namespace(**{**vars(args), "quick": False})
+    n = len(plan(study, full, machine, bench))
     per_run = startup + QUICK_FACTOR * measuring
-    return (f"the default mode of {study} on a {REFERENCE_NODE['cores']}-core node (2 nodes, one "
-            f"rank each) is {n} runs, at least {n * per_run / 60:.0f} min: each run costed as this "
-            f"machine's mean start-up and teardown ({startup:.1f} s) plus {QUICK_FACTOR} × its "
-            f"mean measuring time ({measuring:.1f} s), since --quick divides phase time, "
-            f"repetitions and time cap by {QUICK_FACTOR}; larger arrays, slower links and more "
-            "threads per run are not counted")
+    return (f"{study} without --quick would be {n} runs here, about {duration(n * per_run)} "
+            f"(per run {startup:.1f} s of start-up plus {QUICK_FACTOR} × the {measuring:.1f} s "
+            f"measured, as --quick divides phase time and repetitions by {QUICK_FACTOR})")
 
 
 def main(args):
@@ -359,10 +359,7 @@ def main(args):
     config = c.launch_config(args)
     machine = launch.bench_machine(config.bench)
     if args.dry_run:
-        for run in plan(study, args, machine, config.bench):
-            out = camp_dir / f"{run.name}.jsonl"
-            print(config.plan(run, [run.benchmark, *run.args, "--output", str(out), "--progress"]).line)
-        return 0
+        return Campaign(camp_dir, plan(study, args, machine, config.bench)).dry_run(config, args.quiet)
     t0 = time.monotonic()
     camp = execute(study, args, config, camp_dir, Progress(), machine)
     paths = draw(camp, camp.dir / "figures")
@@ -370,7 +367,7 @@ def main(args):
         print(p)
     print(f"jostle: {len(camp.runs)} run(s) in {camp.dir}, {time.monotonic() - t0:.0f} s", file=sys.stderr)
     if args.quick:
-        print(f"jostle: {estimate_note(study, args, camp, config.bench)}", file=sys.stderr)
+        print(f"jostle: {estimate_note(study, args, camp, machine, config.bench)}", file=sys.stderr)
     return 0
 
 
@@ -384,7 +381,7 @@ def step_contention(ctx):
     args = argparse.Namespace(**{**vars(p.parse_args(["--quick"])), **vars(ctx.args)})
     machine = launch.bench_machine(ctx.config.bench)
     camp = execute("fig1", args, ctx.config, ctx.dir, ctx.progress, machine)
-    ctx.notes.append(estimate_note("fig1", args, camp, ctx.config.bench))
+    ctx.notes.append(estimate_note("fig1", args, camp, machine, ctx.config.bench))
 
 
 add_step(Step("contention", "quick core-count sweep: fig1 --quick (triad, 4 B and 64 MiB)",

@@ -161,11 +161,7 @@ def main(args):
     runs, notes = plan(args, topo, config.bench)
     camp_dir = Path(args.output_dir) / args.campaign
     if args.dry_run:
-        for run in runs:
-            out = camp_dir / f"{run.name}.jsonl"
-            print(config.plan(run, [run.benchmark, *run.args, "--output", str(out),
-                                    "--progress"]).line)
-        return 0
+        return Campaign(camp_dir, runs).dry_run(config, args.quiet)
     for n in notes:
         print(f"jostle: note: {n}", file=sys.stderr)
     t0 = time.monotonic()

@@ -111,7 +111,14 @@ def _options(p):
                    help="run every configuration with each of build/openmpi and build/mpich "
                         "(the default unless --mpi, --bench or --launcher chooses one)")
     g.add_argument("--hosts", type=c.hosts_type, metavar="A,B", help="hosts (default: this one)")
-    g.add_argument("--quick", action="store_true", help="20 repetitions, 0.1 s per point")
+    g.add_argument("--quick", action="store_true",
+                   help="20 repetitions, 0.1 s per point, 3 warm-up samples")
+    g.add_argument("--min-reps", type=c.positive_int, metavar="N",
+                   help="samples per point at least (default 100; --quick 20)")
+    g.add_argument("--max-time", type=c.positive_float, metavar="S",
+                   help="seconds per point after --min-reps (default 2; --quick 0.1)")
+    g.add_argument("--warmup", type=c.nonneg_int, metavar="N",
+                   help="untimed samples before each point (default 10; --quick 3)")
     g.add_argument("--dry-run", action="store_true", help="print the command lines and exit")
     c.add_launch_options(p)
     c.add_output_options(p, campaign_default="overlap")
@@ -132,7 +139,8 @@ def plan(args, configs, cores) -> list:
     hosts = list(args.hosts or [])
     counts = args.ranks or [n for n in (2, 4, 8, 16, 32, 64) if n <= max(cores, 2)]
     common = ["--collectives", ",".join(args.collectives), "--sizes", args.sizes or DEFAULT_SIZES,
-              "--kernel", args.kernel, *(QUICK if args.quick else [])]
+              "--kernel", args.kernel,
+              *c.given_over(QUICK if args.quick else [], args, ("min_reps", "max_time", "warmup"))]
     for flag, value in (("--poll-us", args.poll_us), ("--batch", args.batch)):
         if value:
             common += [flag, str(value)]
@@ -212,11 +220,10 @@ def main(args):
     if args.dry_run:
         cfgs = configs(args)
         cores = int(launch.bench_machine(cfgs[0][1].bench).get("cores") or 2)
-        for config, spec in plan(args, cfgs, cores):
-            out = camp_dir / f"{spec.name}.jsonl"
-            print(config.plan(spec, [spec.benchmark, *spec.args, "--output", str(out),
-                                     "--progress"]).line)
-        return 0
+        runs = plan(args, cfgs, cores)
+        config_of = {spec.name: config for config, spec in runs}
+        return Campaign(camp_dir, [spec for _, spec in runs]).dry_run(
+            lambda spec: config_of[spec.name], args.quiet)
     t0 = time.monotonic()
     paths = execute(args, camp_dir, Progress())
     for p in draw(paths, camp_dir / "figures"):

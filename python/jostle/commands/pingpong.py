@@ -3,7 +3,6 @@
 import argparse
 import math
 import sys
-import time
 
 from .. import figures, launch
 from ..campaign import Campaign, RunSpec
@@ -11,7 +10,7 @@ from ..errors import UsageError
 from ..figures import pingpong as pingpong_figures
 from ..progress import Progress
 from ..results import load_run
-from ..sizes import parse_sizes
+from ..sizes import cap_sizes, parse_sizes
 from . import _common as c
 
 ORDER = 10
@@ -84,17 +83,18 @@ def register(sub):
                        description="Run jostle-bench pingpong under an MPI launcher and record it.",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     g = p.add_argument_group("sweep")
-    sz = g.add_mutually_exclusive_group()
-    sz.add_argument("--sizes", metavar="SPEC",
-                    help="message sizes: N | LO:HI (powers of two) | LO:HI:STEP, comma-separated, "
-                         "K/M/G binary suffixes (default: 0:4M)")
-    sz.add_argument("--preset", choices=sorted(PRESETS),
+    g.add_argument("--sizes", metavar="SPEC",
+                   help="message sizes: N | LO:HI (powers of two) | LO:HI:STEP, comma-separated, "
+                        "K/M/G binary suffixes (default: 0:4M); with --preset, the largest "
+                        "of them caps the preset's sweep")
+    g.add_argument("--preset", choices=sorted(PRESETS),
                     help="a sweep of the ping-pong study: " + ", ".join(
                         f"{k}={v}" for k, v in PRESETS.items()))
     g.add_argument("--mode", choices=MODES, default="pingpong",
                    help="pingpong (blocking round trips), stream (one-way window), bidir, put "
                         "or get (one-sided window into / from rank 1, then a flush)")
-    g.add_argument("--window", type=c.positive_int, metavar="N", help="messages in flight (stream, bidir)")
+    g.add_argument("--window", type=c.positive_int, metavar="N", help="messages in flight (stream, bidir, put, get; default 64, reduced where "
+                        "window × size exceeds 256 MiB)")
     g.add_argument("--check", action="store_true", help="verify the received data")
     g.add_argument("--buffers", type=buffers_type, metavar="STATE[,STATE…]",
                    help="state of the buffers: osu (OSU's conventions, the default), distinct "
@@ -110,16 +110,20 @@ def register(sub):
                    help="NUMA node of the buffers")
     g.add_argument("--topology", metavar="FILE.xml", help="hwloc XML topology instead of this machine")
     h = p.add_argument_group("repetitions")
-    h.add_argument("--min-reps", type=c.positive_int, metavar="N", help="at least N round trips per size (100)")
-    h.add_argument("--max-reps", type=c.positive_int, metavar="N", help="at most N round trips per size")
+    h.add_argument("--min-reps", type=c.positive_int, metavar="N", help="at least N round trips per size (default 100)")
+    h.add_argument("--max-reps", type=c.positive_int, metavar="N", help="at most N round trips per size (default 1000000)")
     h.add_argument("--precision", type=precision_type, metavar="F",
-                   help="stop when the 95%% CI of the median is within F of it (0.01)")
-    h.add_argument("--max-time", type=c.positive_float, metavar="S", help="time cap per size, seconds")
-    h.add_argument("--warmup", type=c.nonneg_int, metavar="N", help="untimed round trips first")
+                   help="stop when the 95%% CI of the median is within F of it (default 0.01)")
+    h.add_argument("--max-time", type=c.positive_float, metavar="S", help="seconds per size after --min-reps; the interval may not be reached "
+                        "(default 2)")
+    h.add_argument("--warmup", type=c.nonneg_int, metavar="N", help="untimed round trips before each size (default 10)")
     c.add_launch_options(p)
     c.add_output_options(p, campaign_default="adhoc")
-    p.add_argument("--name", type=c.name_type, help="run name (default: pingpong-<intra|inter>-<mode>-<time>)")
-    p.add_argument("--dry-run", action="store_true", help="print the launcher command line and exit")
+    p.add_argument("--name", type=c.name_type,
+                   help="run name (default: pingpong-<intra|inter>-<mode>-<hash of the options>, "
+                        "so the same command resumes)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the launcher command line and the time it may take; launch nothing")
     p.set_defaults(func=main)
 
 
@@ -136,7 +140,11 @@ def bench_args(args, spec, buffers=None) -> list:
 
 
 def main(args):
-    spec = PRESETS[args.preset] if args.preset else (args.sizes or "0:4M")
+    spec = args.sizes or "0:4M"
+    if args.preset:
+        spec = PRESETS[args.preset]
+        if args.sizes:
+            spec = cap_sizes(spec, max(parse_sizes(args.sizes)))
     sizes = parse_sizes(spec)
     hosts = args.hosts or []
     if len(hosts) > args.ranks:
@@ -151,19 +159,18 @@ def main(args):
                          "ping-pong's answer sends back what arrived; allowed: osu, distinct, cold")
     where = "inter" if len(set(hosts)) > 1 else "intra"
     several = len(states) > 1
-    stamp = "" if several else f"-{time.strftime('%Y%m%d-%H%M%S')}"
-    base = args.name or f"pingpong-{where}-{args.mode}{stamp}"
+    # the same command resumes its runs (a hash of what is measured, no clock in the name)
+    base = args.name or c.default_name(f"pingpong-{where}-{args.mode}", bench_args(args, spec),
+                                       args.ranks, hosts)
+    sweep = launch.estimate_sweep(sizes, args.min_reps or 100, args.max_time, args.warmup or 10)
     timeout = args.timeout or launch.estimate_timeout(
         sizes, args.min_reps or 100, args.max_time, args.warmup or 10)
     runs = [RunSpec(f"{base}-{st}" if several else base, "pingpong", bench_args(args, spec, st),
-                    args.ranks, hosts, timeout) for st in states]
+                    args.ranks, hosts, timeout, estimate=sweep) for st in states]
     camp = Campaign(f"{args.output_dir}/{args.campaign}", runs)
     config = c.launch_config(args)
     if args.dry_run:
-        for run in runs:
-            print(config.plan(run, [run.benchmark, *run.args, "--output", str(camp.output(run)),
-                                    "--progress"]).line)
-        return 0
+        return camp.dry_run(config, args.quiet)
     camp.run(config, Progress(), quiet=args.quiet)
     for run in runs:
         print(f"jostle: results in {camp.output(run)}", file=sys.stderr)

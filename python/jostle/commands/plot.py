@@ -1,11 +1,13 @@
 """`jostle plot`: the figures of one or more runs, as PNG and SVG files."""
 
 import argparse
+import sys
+import warnings
 from pathlib import Path
 
 from .. import figures
 from ..errors import JostleError, UsageError
-from ..results import load
+from ..results import IncompleteRunError, IncompleteRunWarning, load
 
 ORDER = 30
 
@@ -30,6 +32,25 @@ def register(sub):
     p.set_defaults(func=main)
 
 
+def load_drawable(paths, allow_incomplete) -> list:
+    """The runs of PATHS to draw: a run file named on the command line must be complete
+    (unless ALLOW_INCOMPLETE), but an incomplete one found in a directory, beside complete
+    runs, is left out with a note rather than refusing them all."""
+    if allow_incomplete:
+        return load(paths, allow_incomplete=True)   # each incomplete one with its warning
+    load([p for p in paths if not Path(p).is_dir()])   # a named one is refused, by name
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IncompleteRunWarning)
+        runs = load(paths, allow_incomplete=True)
+    skipped = [r for r in runs if not r.complete]
+    for r in skipped:
+        print(f"jostle: note: {r.path} left out: incomplete ({r.problem}); "
+              "--allow-incomplete draws it too", file=sys.stderr)
+    if len(skipped) == len(runs):
+        raise IncompleteRunError(skipped[0].path, len(skipped[0].points), skipped[0].problem)
+    return [r for r in runs if r.complete]
+
+
 def main(args):
     formats = [f.strip() for f in args.format.split(",")]
     bad = [f for f in formats if f not in ("png", "svg", "pdf")]
@@ -41,7 +62,7 @@ def main(args):
     first = Path(args.paths[0])
     outdir = Path(args.output) if args.output else (
         first / "figures" if first.is_dir() else first.parent / "figures")
-    runs = load(args.paths, allow_incomplete=args.allow_incomplete)
+    runs = load_drawable(args.paths, args.allow_incomplete)
     figs = figures.build(runs)
     if not figs:
         raise JostleError(f"no figure to draw for {len(runs)} run(s) of "

@@ -29,6 +29,9 @@ def main(args):
         raise UsageError(f"'{missing[0]}' does not exist; expected a campaign directory or .jsonl file")
     first = Path(args.paths[0])
     out = Path(args.output) if args.output else (first if first.is_dir() else first.parent) / "report.html"
+    if not out.parent.is_dir():   # a mistyped path is not created silently
+        raise UsageError(f"-o '{out}': the directory '{out.parent}' does not exist; "
+                         "expected a file in an existing directory")
     try:
         path = report.write(args.paths, out, args.title)
     except OSError as e:

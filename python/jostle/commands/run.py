@@ -63,6 +63,8 @@ def step_pingpong(ctx):
                   timeout=ctx.args.timeout or launch.estimate_timeout(
                       parse_sizes(QUICK_SIZES), max_time=0.2))
     Campaign(ctx.dir, [run]).run(ctx.config, ctx.progress, quiet=ctx.args.quiet)
+    ctx.progress.note(f"every point of the sweep is in {ctx.dir / run.name}.jsonl"
+                      + ("" if not ctx.args.quiet else "; --verbose prints its table"))
 
 
 def step_report(ctx):
@@ -71,8 +73,8 @@ def step_report(ctx):
         return
     out = report.write([ctx.dir], ctx.dir / "report.html", title=f"jostle run: {ctx.dir.name}",
                        figures_dir=ctx.dir / "figures")
-    ctx.notes.append(f"report: {out}")
-    ctx.notes.append(f"figures: {ctx.dir / 'figures'}")
+    ctx.notes.append(f"figures: {(ctx.dir / 'figures').resolve()}")
+    ctx.notes.append(f"report: {out.resolve()}")   # last: the line a user copies
 
 
 STEPS = [
@@ -98,7 +100,7 @@ def register(sub):
         + "\n\nexamples:\n  jostle run\n  jostle run --campaign lab1 --steps pingpong,report\n"
           "  jostle run --mpi mpich --output-dir /scratch/results")
     p.add_argument("--steps", metavar="A,B",
-                   help="run only these steps, in the order listed above (default: all)")
+                   help="run only these steps, in the order listed below (default: all)")
     c.add_launch_options(p)
     c.add_output_options(p, campaign_default="run-<date>")
     p.set_defaults(func=main)
@@ -117,9 +119,12 @@ def main(args):
     camp_dir = Path(args.output_dir) / args.campaign
     Campaign(camp_dir, []).prepare()   # an unwritable directory is a usage error, found first
     ctx = Context(args, camp_dir, Progress())
+    t0 = time.monotonic()
     for step in (s for s in STEPS if s.name in wanted):
         print(f"jostle: step {step.name}: {step.help}", file=sys.stderr)
         step.func(ctx)
+    print(f"jostle: done in {time.monotonic() - t0:.0f} s; campaign {camp_dir.resolve()}",
+          file=sys.stderr)
     for note in ctx.notes:
         print(f"jostle: {note}", file=sys.stderr)
     return 0

@@ -11,20 +11,28 @@ tables(runs) gives the report its section: auto against MPI_Bcast and flat.
 
 import matplotlib.pyplot as plt
 import pandas as pd
+from matplotlib.ticker import FuncFormatter
 
 from ..results import frame
 from ..sizes import human
+from ..units import number, size_label
 from . import Figure
 
 ORDER = ("flat", "binomial", "chain", "pipeline-chain", "pipeline-tree", "auto", "mpi_bcast")
 
 
+# A colour and a marker of its own per routing, the same in every figure.
+STYLES = {"flat": ("tab:blue", "v"), "binomial": ("tab:orange", "^"), "chain": ("tab:green", "<"),
+          "pipeline-chain": ("tab:purple", ">"), "pipeline-tree": ("tab:brown", "D"),
+          "auto": ("tab:red", "o"), "mpi_bcast": ("black", "s")}
+
+
 def _style(routing):
+    color, marker = STYLES.get(routing, ("tab:gray", "."))
     if routing == "mpi_bcast":
-        return dict(color="black", linestyle="--", marker="s", label="MPI_Bcast")
-    if routing == "auto":
-        return dict(color="tab:red", linewidth=2.2, marker="o", label="auto")
-    return dict(marker=".", label=routing)
+        return dict(color=color, linestyle="--", marker=marker, label="MPI_Bcast")
+    return dict(color=color, marker=marker, ms=4, label=routing,
+                linewidth=2.2 if routing == "auto" else 1.2)
 
 
 def _times(runs) -> pd.DataFrame:
@@ -42,10 +50,16 @@ def _panel(ax, d, x, xlabel):
     for routing in sorted(d["routing"].unique(), key=lambda r: ORDER.index(r) if r in ORDER else 99):
         g = d[d["routing"] == routing].sort_values(x)
         ax.plot(g[x], g["median"], **_style(routing))
-        ax.fill_between(g[x], g["p25"], g["p75"], alpha=0.15,
-                        color="black" if routing == "mpi_bcast" else None)
+        ax.fill_between(g[x], g["p25"], g["p75"], alpha=0.15, color=_style(routing)["color"])
     ax.set_xscale("log", base=2)
+    # 4, 8, 16 recipients or nodes (not 2², 2³), 1K, 64K bytes.
+    label = (lambda v: human(int(v))) if x == "size" else (lambda v: str(int(v)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: label(v) if v >= 1 else ""))
     ax.set_yscale("log")
+    # 20, 50, 2 000: not 2×10¹; minor ticks labelled at 2, 3 and 5 only
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: number(v, 2)))
+    ax.yaxis.set_minor_formatter(FuncFormatter(
+        lambda v, _: number(v, 2) if v > 0 and f"{v:e}"[0] in "235" else ""))
     ax.set_xlabel(xlabel)
     ax.set_ylabel("time until the last recipient holds the data (µs)")
     ax.grid(True, which="both", alpha=0.3)
@@ -81,7 +95,7 @@ def build(runs) -> list:
                 fig, axes = _grid(sizes, f"bcast ({run}, {where}): time versus recipients k")
                 for ax, s in zip(axes, sizes):
                     _panel(ax, dr[dr["size"] == s], "recipients", "recipients k")
-                    ax.set_title(f"{human(int(s))}B")
+                    ax.set_title(size_label(s))
                 _legend(fig, axes)
                 figs.append(Figure(f"bcast-vs-k-{run}", f"bcast versus k ({run})",
                                    "Time until the last of k recipients holds the data, per "
@@ -103,7 +117,7 @@ def build(runs) -> list:
             fig, axes = _grid(sizes, "bcast, simulated (SimGrid): time versus node count")
             for ax, s in zip(axes, sizes):
                 _panel(ax, d[d["size"] == s], "nodes", "simulated nodes (one rank each)")
-                ax.set_title(f"{human(int(s))}B to every other node")
+                ax.set_title(f"{size_label(s)} to every other node")
             _legend(fig, axes)
             figs.append(Figure("bcast-vs-nodes", "bcast versus simulated node count",
                                "SimGrid cluster, one rank per node, broadcast to every other "

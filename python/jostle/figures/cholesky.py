@@ -27,6 +27,18 @@ def _frame(runs):
     return df
 
 
+def _configuration(points, runs) -> str:
+    """'N = 2048, tile 256, 2 ranks (grid 2x1) on AMD EPYC (2 cores)': what the bars ran."""
+    def one(col):
+        vals = points[col].dropna().unique() if col in points else []
+        return ", ".join(str(v) for v in vals) or "?"
+    ranks = ", ".join(sorted({str((r.meta.get("mpi") or {}).get("ranks", "?")) for r in runs}))
+    machines = sorted({f"{(r.meta.get('machine') or {}).get('cpu', '?')} "
+                       f"({(r.meta.get('machine') or {}).get('cores', '?')} cores)" for r in runs})
+    return (f"N = {one('order')}, tile {one('tile')}, {ranks} ranks (grid {one('grid')}) on "
+            + ", ".join(machines))
+
+
 def _platform(meta):
     """The simulated node and network in words, from the record's "simulated" object (and the
     kernel rates the run was given, which replace the node's speed)."""
@@ -104,10 +116,13 @@ def build(runs) -> list:
             hi.append(r["p75"] - r["median"])
         ax.bar(range(len(meds)), meds, yerr=[lo, hi], color="tab:blue", capsize=3)
         ax.set_xticks(range(len(meds)), labels, fontsize=7)
-        ax.set_ylabel("GFlop/s")
-        ax.set_title("Tiled Cholesky on real ranks")
+        ax.set_ylabel("GFlop/s (median; bars: p25–p75)")
+        ax.set_title("Tiled Cholesky on real ranks\n" + _configuration(real, runs), fontsize=9)
+        fig.tight_layout()
         figs.append(Figure("cholesky-real", "Cholesky on real ranks",
-                           "Median GFlop/s per mode (p25-p75 bars).", fig))
+                           "Median GFlop/s per mode over the factorizations of each run; the "
+                           "bars span the middle half of them (p25 to p75). "
+                           + _configuration(real, runs) + ".", fig))
     return figs
 
 

@@ -13,6 +13,7 @@ import re
 
 import matplotlib.pyplot as plt
 
+from ..units import number, shown_frame, size_label
 from . import Figure
 
 PREFIX = "nuioa-"
@@ -23,7 +24,8 @@ def _mine(runs):
 
 
 def _median(run, metric, size=None, phase=None):
-    df = run.points[run.points["metric"] == metric]
+    """The median of METRIC at SIZE (default the largest), in the unit people read (GB/s)."""
+    df = shown_frame(run.points[run.points["metric"] == metric])
     if phase is not None and "phase" in df:
         df = df[df["phase"] == phase]
     if df.empty:
@@ -54,7 +56,7 @@ def _bars(ax, labels, values, unit, title):
     ax.set_title(title, fontsize=9)
     for x, v in zip(xs, values):
         if v is not None:
-            ax.text(x, v, f"{v:.3g}", ha="center", va="bottom", fontsize=7)
+            ax.text(x, v, number(v), ha="center", va="bottom", fontsize=7)
 
 
 def _label(name):
@@ -72,9 +74,9 @@ def build(runs) -> list:
         big = max(int(r.points["size"].max()) for r in pp)
         labels = [_label(r.name) for r in pp]
         _bars(a, labels, [_median(r, "latency", small) for r in pp], "µs",
-              f"latency, {small} B")
-        _bars(b, labels, [_median(r, "bandwidth", big) for r in pp], "MB/s",
-              f"bandwidth, {big} B")
+              f"latency, {size_label(small)}")
+        _bars(b, labels, [_median(r, "bandwidth", big) for r in pp], "GB/s",
+              f"bandwidth, {size_label(big)}")
         fig.tight_layout()
         out.append(Figure("nuioa-placement", "NUIOA: placement of the comm thread and buffers",
                           "Ping-pong latency (smallest size) and bandwidth (largest) for the "
@@ -85,8 +87,8 @@ def build(runs) -> list:
         fig, ax = plt.subplots(figsize=(8, 3.8))
         big = max(int(r.points["size"].max()) for r in flows)
         _bars(ax, [r.name[len(PREFIX):] for r in flows],
-              [_median(r, "bandwidth", big) for r in flows], "MB/s",
-              f"one-way bandwidth, {big} B")
+              [_median(r, "bandwidth", big) for r in flows], "GB/s",
+              f"one-way bandwidth, {size_label(big)}")
         fig.tight_layout()
         out.append(Figure("nuioa-flows", "NUIOA: one-way flows, each side near or far",
                           "Stream (send/receive), MPI_Put and MPI_Get bandwidth with the sender "
@@ -108,7 +110,7 @@ def tables(runs) -> list:
         pct = lambda a, t: None if not a or t is None else 100.0 * (t / a - 1)  # noqa: E731
         rows.append([r.name[len(PREFIX + "load-"):], flow_a, flow_t, pct(flow_a, flow_t),
                      cpu_a, cpu_t, pct(cpu_a, cpu_t)])
-    headers = ["writers into", "flow alone MB/s", "flow during MB/s", "flow change %",
+    headers = ["writers into", "flow alone GB/s", "flow during GB/s", "flow change %",
                "writers alone GB/s/core", "writers during GB/s/core", "writers change %"]
     return [{"id": "nuioa-load", "title": "NUIOA under memory load (seed table 2.3)",
              "caption": "The ping-pong flow (largest size) and compute threads copying into the "

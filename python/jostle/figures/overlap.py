@@ -11,10 +11,11 @@ import re
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.patches import Rectangle
 
 from ..sizes import human
 from . import Figure
-from .pingpong import caveats
+from .pingpong import caveats, short_mpi
 
 SHOWN = "overlap_min"
 CONFIG = ("library", "policy", "progress", "thread_core", "kernel")
@@ -28,8 +29,7 @@ def frame(runs) -> pd.DataFrame:
             continue
         d = r.points.copy()
         d["ranks"] = (r.meta.get("mpi") or {}).get("ranks")
-        d["library"] = " ".join(((r.meta.get("mpi") or {}).get("library") or "?")
-                                .split(",")[0].split())   # MPICH's has a tab
+        d["library"] = short_mpi(r)
         d["caveats"] = "; ".join(caveats(r))
         parts.append(d)
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
@@ -58,7 +58,14 @@ def heatmaps(df) -> list:
                         ax.text(x, y, f"{v:.2f}", ha="center", va="center",
                                 fontsize=8 if t.size <= 40 else 6,
                                 color="black" if v > 0.6 else "white")
-            ax.set_xticks(range(len(t.columns)), [str(c) for c in t.columns])
+            # Oversubscribed rank counts measure time slicing, not overlap: hatched over.
+            over = set(d[(d.collective == coll) & d.caveats.str.contains("oversubscribed")].ranks)
+            for x, n in enumerate(t.columns):
+                if n in over:
+                    ax.add_patch(Rectangle((x - 0.5, -0.5), 1, len(t.index), facecolor="grey",
+                                           alpha=0.6, hatch="///", edgecolor="white", lw=0))
+            ax.set_xticks(range(len(t.columns)), [f"{c}{' (over.)' if c in over else ''}"
+                                                  for c in t.columns])
             ax.set_yticks(range(len(t.index)), [human(int(s)) for s in t.index])
             ax.set_xlabel("MPI ranks")
             ax.set_title(coll)
@@ -72,7 +79,9 @@ def heatmaps(df) -> list:
                            "Overlap ratio max(0, min(1, (t_pure + t_CPU − t_ovrl) / "
                            "min(t_pure, t_CPU))) of the medians (the seed's and IMB user "
                            "guide's formula; overlap_max, IMB-NBC's printed one, is in the "
-                           "records). Black: none, yellow: full.", fig))
+                           "records). Black: none, yellow: full; grey hatched: more threads "
+                           "than cores (oversubscribed), where the ratio measures time "
+                           "slicing, not overlap.", fig))
     return figs
 
 

@@ -22,6 +22,7 @@ import numpy as np
 from matplotlib.ticker import FuncFormatter, MultipleLocator
 
 from ..sizes import human
+from ..units import size_label
 from . import Figure, caveats_footer
 
 KIB = 1024
@@ -52,9 +53,11 @@ RANGES = (
 
 
 def short_mpi(run) -> str:
-    """'Open MPI v4.1.4, package: …' -> 'Open MPI v4.1.4'."""
+    """'Open MPI v4.1.4, package: …' -> 'Open MPI 4.1.4'; 'MPICH Version:\t4.0.2' -> 'MPICH 4.0.2'.
+    The full string stays in the report's machine section."""
     lib = (run.meta.get("mpi") or {}).get("library") or ""
-    lib = re.sub(r"\s*Version:\s*", " ", lib.split(",")[0])  # 'MPICH Version: 4.0.2'
+    lib = re.sub(r"\s*Version:\s*", " ", lib.split(",")[0])
+    lib = re.sub(r"\s+v(?=\d)", " ", " ".join(lib.split()))
     return lib.strip() or "MPI ?"
 
 
@@ -77,6 +80,12 @@ def caveats(run) -> list:
     topo = (run.meta.get("machine") or {}).get("topology")
     if topo and topo != "this system":
         found.append(f"topology from {topo}")
+    arrays = (run.meta.get("options") or {}).get("array-bytes")
+    llc = (run.meta.get("machine") or {}).get("llc_bytes")
+    threads = run.points["compute_cores"].max() if "compute_cores" in run.points else 1
+    if arrays and llc and threads and int(arrays) * int(threads) <= llc:
+        found.append(f"arrays ({size_label(arrays)} a thread) fit in the {size_label(llc)} "
+                     "last-level cache: no memory contention measured")
     if not run.complete:
         found.append(f"INCOMPLETE ({len(run.points)} points)")
     return found
@@ -89,19 +98,22 @@ def series(run):
         return {}
     modes = df["mode"].fillna("pingpong") if "mode" in df else None
     out = {}
+    if "converged" not in df:
+        df = df.assign(converged=None)
     for mode, part in (df.groupby(modes, sort=False) if modes is not None else [("pingpong", df)]):
-        cols = ["size", "median", "p25", "p75"]
+        cols = ["size", "median", "p25", "p75", "ci95_lo", "ci95_hi"]
+        part = part.assign(converged=part["converged"] != False)  # noqa: E712 (None: not said)
         got = {}
         rtt = part[part.metric == "rtt"]
         if rtt.empty and (part.metric == "latency").any():  # rtt = 2 x latency, quantile by quantile
-            lat = part[part.metric == "latency"][cols]
+            lat = part[part.metric == "latency"][cols + ["converged"]]
             rtt = lat.assign(**{c: lat[c] * 2 for c in cols[1:]})
         if not rtt.empty:
-            got["rtt"] = rtt[cols].groupby("size").last().sort_index()
+            got["rtt"] = rtt[cols + ["converged"]].groupby("size").last().sort_index()
         bw = part[part.metric == "bandwidth"]
         if not bw.empty:
             scale = np.where(bw.unit == "GB/s", 1000.0, 1.0)  # records may use either
-            bw = bw[cols].assign(**{c: bw[c] * scale for c in cols[1:]})
+            bw = bw[cols + ["converged"]].assign(**{c: bw[c] * scale for c in cols[1:]})
             got["bandwidth"] = bw.groupby("size").last().sort_index()
         if got:
             out[mode] = got
@@ -143,10 +155,19 @@ def _figure(rng, curves, bw_unit, notes):
             d = data.get(metric)
             if d is None:
                 continue
-            x = d.index.to_numpy()
+            x, y = d.index.to_numpy(), d["median"] / div
             ls = "-" if len(x) > 40 else "-o"
-            ax.plot(x, d["median"] / div, ls, color=color, lw=1.1, ms=3, label=label)
+            ax.plot(x, y, ls, color=color, lw=1.1, ms=3, label=label)
             ax.fill_between(x, d["p25"] / div, d["p75"] / div, color=color, alpha=0.25, lw=0)
+            # The 95% CI of the median as error bars; too dense to read past 40 points.
+            if len(x) <= 40:
+                ax.errorbar(x, y, yerr=[(y - d["ci95_lo"] / div).clip(lower=0),
+                                        (d["ci95_hi"] / div - y).clip(lower=0)],
+                            fmt="none", ecolor=color, elinewidth=0.8, capsize=2)
+            bad = ~d["converged"].astype(bool)
+            if bad.any():   # doubtful: the CI never reached the target precision
+                ax.plot(x[bad.to_numpy()], y[bad], "o", mfc="white", mec=color, ms=5, mew=1.2,
+                        label=f"not converged ({int(bad.sum())})" if metric == "rtt" else None)
     ax_rtt.set_ylabel("round-trip time RTT (µs)")
     ax_bw.set_ylabel(f"bandwidth 2·size/RTT ({bw_unit})")
     if rng.log:
@@ -257,6 +278,8 @@ def build(runs) -> list:
         sizes = sorted(s for s in all_sizes if rng.keep(s))
         caption = (f"Round-trip time and bandwidth 2·size/RTT, {rng.title}: "
                    f"{len(sizes)} sizes from {human(sizes[0])} to {human(sizes[-1])} B; "
-                   f"{len(curves)} curve(s). Line: median; band: p25–p75.")
+                   f"{len(curves)} curve(s). Line: median; band: p25–p75; error bars (up to "
+                   "40 points a curve): 95% confidence interval of the median; hollow "
+                   "circles: points whose interval did not reach the target precision.")
         figures.append(Figure(f"pingpong-{rng.id}", f"Ping-pong, {rng.title}", caption, fig))
     return figures + buffers_figures(runs)

@@ -36,7 +36,9 @@ def machine_figure(topo: dict, advice: dict | None = None, title: str | None = N
     orphans = [x for x in nics if x.get("numa") is None]
     width = per_row * (w_node + 0.4) + (2.6 if orphans else 0.2)
     height = grid_rows * cell_h + 0.8
-    fig = Figure(figsize=(max(4.0, width * 1.1), max(2.5, height * 1.1)))
+    # Sized to what it holds (tight bounding box): a small machine is a small picture with
+    # labels at reading size, not a wide empty frame.
+    fig = Figure(figsize=(width * 1.1, max(2.0, height * 1.1)))
     ax = fig.add_subplot(1, 1, 1)
     for k, n in enumerate(nodes):
         x0 = (k % per_row) * (w_node + 0.4) + 0.2
@@ -53,7 +55,7 @@ def machine_figure(topo: dict, advice: dict | None = None, title: str | None = N
             ax.add_patch(FancyBboxPatch((cx - 0.18, cy - 0.15), 0.36, 0.3,
                                         boxstyle="round,pad=0.01",
                                         fc=NIC_COLOR if is_comm else CORE_COLOR, ec="none"))
-            ax.text(cx, cy, str(c), color="white", fontsize=6.5, ha="center", va="center")
+            ax.text(cx, cy, str(c), color="white", fontsize=8, ha="center", va="center")
         below = [x for x in nics if x.get("numa") == n["index"]]
         for j, nic in enumerate(below):
             ny = y0 - (j + 1) * nic_h
@@ -70,8 +72,8 @@ def machine_figure(topo: dict, advice: dict | None = None, title: str | None = N
                  + ("" if m.get("this_system", True) else f"  [{m.get('topology')}]"),
                  fontsize=9)
     if comm:
-        ax.text(0.2, 0.15, "orange cores: communication threads (jostle place --comm); "
-                "shaded node: the NICs' home node", fontsize=7, color="#444")
+        ax.text(0.2, 0.1, "orange cores: communication threads\n(jostle place --comm);\n"
+                "shaded node: the NICs' home node", fontsize=7.5, color="#444", va="bottom")
     return fig
 
 
@@ -79,8 +81,8 @@ def _nic_box(ax, x, y, w, nic):
     ax.add_patch(FancyBboxPatch((x, y), w, 0.4, boxstyle="round,pad=0.02", fc=NIC_COLOR,
                                 ec="#7a4a00"))
     link = f" {nic['link_gbps']:.2f} GB/s" if nic.get("link_gbps") else ""
-    ax.text(x + 0.08, y + 0.2, f"{nic.get('name')}\n{nic.get('pci') or ''}{link}", fontsize=5.5,
-            va="center", linespacing=1.1)
+    ax.text(x + 0.08, y + 0.2, f"{nic.get('name')}\n{nic.get('pci') or ''}{link}", fontsize=7.5,
+            va="center", linespacing=1.0)
 
 
 def matrix_figure(matrix, title: str, unit: str, fmt: str = "{:.0f}") -> Figure:
