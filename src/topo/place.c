@@ -150,7 +150,7 @@ int jt_place_compute_cores(int ncores, int l, int L, int comm_core, int n, int *
                 c++;
             cores[t] = first + c++;
         } else {
-            cores[t] = first + (t - free_cores) % count;
+            cores[t] = (first + count + (t - free_cores)) % ncores;
         }
     }
     return free_cores;

@@ -33,8 +33,10 @@ int jt_place_core_of_numa(const jt_topo *tp, int node, int k, int from_end);
 void jt_place_share(int ncores, int l, int L, int *first, int *count);
 
 /* Cores for n compute threads of local rank l of L whose communicating thread is on comm_core:
- * the share's cores in order, skipping comm_core; past the free ones they wrap over the whole
- * share (oversubscribed).  Returns how many free cores the share has. */
+ * the share's cores in order, skipping comm_core; past the free ones (oversubscribed) they go
+ * round the whole host, the other shares' cores first, so that threads pile on no one core
+ * (a rank computing alone, --compute-on sender, spreads over the cores of the ranks that do
+ * not compute).  Returns how many free cores the share has. */
 int jt_place_compute_cores(int ncores, int l, int L, int comm_core, int n, int *cores);
 
 /* What decides between NICs on different NUMA nodes (Moreaud 2007, 3.2.2). */
