@@ -9,6 +9,7 @@
 #include <libgen.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -55,31 +56,36 @@ static void write_all(int fd, const char *s, size_t n)
     }
 }
 
-void jt_record_line(jt_record *r, const jt_json *j)
-{
-    if (r->fd < 0)
-        return;
-    /* One write for the line and its newline: a signal cannot split it. */
-    char *line = j->buf;
-    line[j->len] = '\n';
-    write_all(r->fd, line, j->len + 1);
-    line[j->len] = '\0';
-}
+/* A signal may be taken by any thread of the process (MPI libraries run threads of their own),
+ * so the handler must not write its end line while the writing thread is inside a line: the
+ * writer marks itself busy (with the signals blocked on its own thread, so that the handler never
+ * waits for the thread it interrupted), and skips its line once the handler has begun. */
+static atomic_int busy, closing;
 
-void jt_record_point(jt_record *r, const jt_json *j)
+static void write_line(jt_record *r, const jt_json *j, int point)
 {
-    /* The line and its count change together: a signal in between would make the handler's
-     * end line disagree with the file. */
     sigset_t block, old;
     sigemptyset(&block);
     sigaddset(&block, SIGINT);
     sigaddset(&block, SIGTERM);
     sigaddset(&block, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &block, &old);
-    jt_record_line(r, j);
-    r->points++;
+    atomic_store(&busy, 1);
+    if (r->fd >= 0 && !atomic_load(&closing)) {
+        /* One write for the line and its newline: a signal cannot split it. */
+        char *line = j->buf;
+        line[j->len] = '\n';
+        write_all(r->fd, line, j->len + 1);
+        line[j->len] = '\0';
+        r->points += point; /* the line and its count change together */
+    }
+    atomic_store(&busy, 0);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
+
+void jt_record_line(jt_record *r, const jt_json *j) { write_line(r, j, 0); }
+
+void jt_record_point(jt_record *r, const jt_json *j) { write_line(r, j, 1); }
 
 void jt_record_close(jt_record *r, const char *status, const char *message)
 {
@@ -125,6 +131,9 @@ static size_t fmt_long(char *b, long v)
 static void on_signal(int sig)
 {
     jt_record *r = guarded;
+    atomic_store(&closing, 1);
+    while (atomic_load(&busy)) /* another thread is inside a line: let it finish */
+        ;
     if (r && r->fd >= 0) {
         /* Only async-signal-safe calls here: write(2), no stdio. */
         char line[160] = "{\"type\":\"end\",\"status\":\"interrupted\",\"points\":";

@@ -141,5 +141,10 @@ def test_ctrl_c_to_jostles_group_leaves_an_interrupted_end_line(tmp_path, flavor
     os.killpg(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "interrupted" in err
-    end = json.loads(partial.read_text().splitlines()[-1])
+    # The launcher may return while rank 0 still writes its last lines: wait for the end line.
+    deadline, last = time.time() + 20, ""
+    while time.time() < deadline and not last.endswith("}"):
+        last = partial.read_text().splitlines()[-1]
+        time.sleep(0.2)
+    end = json.loads(last)
     assert end["type"] == "end" and end["status"] == "interrupted" and end["points"] >= 3

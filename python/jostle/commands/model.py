@@ -43,16 +43,6 @@ def placements(machine) -> list:
     return [(cm, dm) for cm in ("near", "far") for dm in ("near", "far")]
 
 
-def _common(args) -> list:
-    """contention's shared options, but never --quick's 8 MiB arrays: they fit in a last-level
-    cache, and the model is of the memory's bandwidth (jostle-bench sizes them past the LLC)."""
-    out = cont._common(args)
-    if args.quick and args.array_bytes is None and "--array-bytes" in out:
-        k = out.index("--array-bytes")
-        del out[k:k + 2]
-    return out
-
-
 def plan(args, machine) -> list:
     suffix = "-quick" if args.quick else ""
     spec = ",".join(human(s) if s >= 1024 else str(s) for s in SIZES)
@@ -62,7 +52,7 @@ def plan(args, machine) -> list:
         for n in calibrate_cores(cont.core_counts(args, machine)[-1]):
             a = ["--kernel", args.kernel, "--compute-cores", str(n), "--sizes", spec,
                  *(["--comm-mem", cm, "--compute-mem", dm] if cm else []),
-                 *cont._oversubscribe(args, machine, n), *_common(args)]
+                 *cont._oversubscribe(args, machine, n), *cont._common(args, machine)]
             runs.append(RunSpec(f"model-{args.kernel}{where}-c{n:02d}{suffix}", "contention", a,
                                 args.ranks, list(args.hosts or []), cont._timeout(args, SIZES)))
     return runs
