@@ -195,6 +195,32 @@ def _full_cores(doc) -> list:
                      + ", ".join(parts), "numbers": at}] if parts else []
 
 
+def pingpong_headline(runs) -> list:
+    """Of each ping-pong run: the latency of its smallest message and its highest bandwidth,
+    each with the 95% interval of its median, as the run measured them."""
+    out = []
+    for r in runs:
+        if r.benchmark != "pingpong" or r.points.empty or "size" not in r.points:
+            continue
+        p = r.points
+        state = f", buffers {p['buffers'].iloc[0]}" if "buffers" in p else ""
+        lat = p[(p.metric == "latency") & (p["size"] > 0)].sort_values("size")
+        if not lat.empty:
+            x = lat.iloc[0]
+            out.append({"topic": "latency", "text": f"{int(x['size'])} B one-way latency: "
+                        f"{x['median']:.3g} µs (95% CI {x['ci95_lo']:.3g}..{x['ci95_hi']:.3g}"
+                        f"{state})", "numbers": {"size": int(x["size"]), "latency_us":
+                        float(x["median"]), "ci95": [float(x["ci95_lo"]), float(x["ci95_hi"])]}})
+        bw = p[p.metric == "bandwidth"]
+        if not bw.empty:
+            x = bw.loc[bw["median"].idxmax()]
+            out.append({"topic": "bandwidth", "text": f"highest bandwidth: "
+                        f"{x['median'] / 1e3:.3g} GB/s at {human(int(x['size']))} (95% CI "
+                        f"{x['ci95_lo'] / 1e3:.3g}..{x['ci95_hi'] / 1e3:.3g}{state})",
+                        "numbers": {"size": int(x["size"]), "GBps": float(x["median"]) / 1e3}})
+    return out
+
+
 def advise(runs, doc=None, check=None) -> dict:
     """Everything the page and `jostle advise` say; DOC and CHECK: the model and its errors."""
     obs = model.observations(runs)
@@ -202,7 +228,7 @@ def advise(runs, doc=None, check=None) -> dict:
     if doc is not None:
         items += cores_advice(doc) + placement_advice(doc, runs)
     items += progress_advice(runs) + bcast_advice(runs)
-    return {"headline": headline(obs, doc) if doc is not None else [],
+    return {"headline": pingpong_headline(runs) + (headline(obs, doc) if doc is not None else []),
             "advice": items, "limits": (doc or {}).get("not_identifiable", []),
             "model_error": check or {}, "campaign": (doc or {}).get("campaign"),
             "machine": (doc or {}).get("machine")}

@@ -81,3 +81,18 @@ def test_clean_runs_say_no_warnings(tmp_path, data):
     shutil.copy(data / "pingpong_inter.jsonl", tmp_path / "x.jsonl")
     html = report.write([tmp_path], tmp_path / "r.html").read_text()
     assert "No warnings recorded." in html
+
+
+def test_summary_opens_on_the_ping_pong_headline(campaign_dir, tmp_path):
+    """The first section gives each ping-pong run's smallest-message latency and highest
+    bandwidth with the interval of their median, taken from the run's own points."""
+    from jostle.results import load_run
+    html = report.write([campaign_dir], tmp_path / "r.html",
+                        figures_dir=tmp_path / "figs").read_text()
+    summary = html[html.index('id="summary"'):html.index('id="warnings"')]
+    runs = [load_run(f) for f in sorted(campaign_dir.glob("*.jsonl"))]
+    pp = [r for r in runs if r.benchmark == "pingpong"]
+    assert pp and summary.count("one-way latency") == len(pp)
+    lat = pp[0].points[(pp[0].points.metric == "latency") & (pp[0].points["size"] > 0)]
+    first = lat.sort_values("size").iloc[0]
+    assert f"{int(first['size'])} B one-way latency: {first['median']:.3g} µs" in summary
