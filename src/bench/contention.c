@@ -300,8 +300,11 @@ static void aggregate(state *s, jt_series *ser)
     jt_series_push(&ser[S_AGG], wall > 0 ? sweeps * s->pool.w[0].ws.bytes / wall / 1e9 : 0);
 }
 
-/* A barrier that sleeps instead of polling: while compute threads run alone, a communicating
- * thread that spun in MPI would take a core from them (an oversubscribed rank shares it). */
+/* 2 ms asleep: while compute threads run alone, a communicating thread that spun would take a
+ * core from them (an oversubscribed rank shares it); a wake-up this rare costs well under 1%. */
+static void nap(void) { nanosleep(&(struct timespec){0, 2000000}, NULL); }
+
+/* A barrier that sleeps instead of polling. */
 static void sleeping_barrier(MPI_Comm comm)
 {
     MPI_Request req;
@@ -309,7 +312,7 @@ static void sleeping_barrier(MPI_Comm comm)
     MPI_Ibarrier(comm, &req);
     for (MPI_Test(&req, &done, MPI_STATUS_IGNORE); !done;
          MPI_Test(&req, &done, MPI_STATUS_IGNORE))
-        nanosleep(&(struct timespec){0, 2000000}, NULL);
+        nap();
 }
 
 static void run(jt_ctx *ctx, void *st, size_t i, jt_series *ser, size_t n)
@@ -328,13 +331,12 @@ static void run(jt_ctx *ctx, void *st, size_t i, jt_series *ser, size_t n)
     }
     int sampling = ctx->rank == 0 && s->ncompute > 0;
     if (phase == PH_COMPUTE) {
-        /* Rank 0 waits for n more sweeps, the other ranks for rank 0, all asleep (a wake-up
-         * every 2 ms costs the core a compute thread may share well under 1%). */
+        /* Rank 0 waits for n more sweeps, the other ranks for rank 0, all asleep. */
         size_t got = 0;
         while (sampling && got < n) {
             got += jt_pool_harvest(&s->pool, s->since, &ser[S_COMPUTE], &ser[S_STALL]);
             if (got < n)
-                nanosleep(&(struct timespec){0, 2000000}, NULL);
+                nap();
         }
         if (sampling)
             aggregate(s, ser);

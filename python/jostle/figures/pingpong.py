@@ -173,11 +173,17 @@ def _figure(rng, curves, bw_unit, notes):
     if rng.log:
         ax_rtt.set_yscale("log")
         ax_bw.set_yscale("log")
-    _size_axis(ax_rtt, rng)
-    _size_axis(ax_bw, rng)
-    ax_rtt.tick_params(labelbottom=True)
-    ax_rtt.legend(fontsize=8, loc="best")
-    fig.suptitle(f"Ping-pong: {rng.title} (median, p25–p75 band)")
+    return _finish(fig, ax_rtt, ax_bw, rng, f"Ping-pong: {rng.title} (median, p25–p75 band)",
+                   notes)
+
+
+def _finish(fig, top, bottom, rng, title, notes):
+    """Both panels on the size axis of RNG, the top one's labels kept, legend, title, caveats."""
+    _size_axis(top, rng)
+    _size_axis(bottom, rng)
+    top.tick_params(labelbottom=True)
+    top.legend(fontsize=8, loc="best")
+    fig.suptitle(title)
     return caveats_footer(fig, notes)
 
 
@@ -187,25 +193,21 @@ def _buffers_figure(mode, curves, notes):
                                    gridspec_kw={"height_ratios": [2, 1]})
     ref = next((d for st, _, _, d in curves if st == "osu"), curves[0][3])
     ref_name = next((st for st, *_ in curves if st == "osu"), curves[0][0])
+    div = 1.0 if mode == "pingpong" else 1000.0   # records hold MB/s; figures show GB/s
     for st, label, color, d in curves:
         x = d.index.to_numpy()
-        ax.plot(x, d["median"], "-o", color=color, lw=1.1, ms=3, label=label)
-        ax.fill_between(x, d["p25"], d["p75"], color=color, alpha=0.2, lw=0)
+        ax.plot(x, d["median"] / div, "-o", color=color, lw=1.1, ms=3, label=label)
+        ax.fill_between(x, d["p25"] / div, d["p75"] / div, color=color, alpha=0.2, lw=0)
         both = d.index.intersection(ref.index)
         ax_r.plot(both, d.loc[both, "median"] / ref.loc[both, "median"], "-o", color=color,
                   lw=1.1, ms=3, label=st)
-    metric = "latency (µs)" if mode == "pingpong" else "bandwidth (MB/s)"
+    metric = "latency (µs)" if mode == "pingpong" else "bandwidth (GB/s)"
     ax.set_ylabel(f"{metric}, median")
     ax.set_yscale("log")
     ax_r.set_ylabel(f"ratio to {ref_name}")
     ax_r.axhline(1.0, color="grey", lw=0.8)
-    rng = next(r for r in RANGES if r.id == "pow2")
-    _size_axis(ax, rng)
-    _size_axis(ax_r, rng)
-    ax.tick_params(labelbottom=True)
-    ax.legend(fontsize=8, loc="best")
-    fig.suptitle(f"What the state of the buffers costs: {mode} (median, p25–p75 band)")
-    return caveats_footer(fig, notes)
+    return _finish(fig, ax, ax_r, next(r for r in RANGES if r.id == "pow2"),
+                   f"What the state of the buffers costs: {mode} (median, p25–p75 band)", notes)
 
 
 def buffers_figures(runs) -> list:
