@@ -5,6 +5,7 @@ only after a good end line) and is never run again: resuming a campaign after a
 crash, a time-out or Ctrl-C re-does only what is missing.
 """
 
+import fcntl
 import json
 import os
 import sys
@@ -56,6 +57,45 @@ class LaunchConfig:
 
 def _now():
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def seal(partial: Path, status: str, wait: float = 10.0, **fields) -> bool:
+    """Give a stopped run's file the end line its writer could not write (killed before its
+    signal handler ran: a launcher's SIGKILL is often quicker), so that a stopped run always
+    says how it ended. Waits up to WAIT s for the writer's lock (jostle-bench holds one until
+    it exits, so the two never both write an end line); a torn last line, no measurement, is
+    dropped. Returns whether an end line was added."""
+    try:
+        f = partial.open("r+b")
+    except OSError:
+        return False
+    with f:
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    return False    # still written to: its writer will close it
+                time.sleep(0.05)
+            except OSError:
+                break               # no locks on this file system
+        data = f.read()
+        keep = data[:data.rfind(b"\n") + 1]
+        lines = keep.splitlines()
+        try:
+            if lines and json.loads(lines[-1]).get("type") == "end":
+                return False
+        except ValueError:
+            pass
+        end = {"type": "end", "status": status,
+               "points": sum(b'"type":"point"' in line for line in lines),
+               **fields, "written_by": "jostle"}
+        f.truncate(len(keep))
+        f.seek(len(keep))
+        f.write(json.dumps(end, separators=(",", ":")).encode() + b"\n")
+        return True
 
 
 def _count_points(path: Path) -> int:
@@ -200,6 +240,7 @@ class Campaign:
                 env=dict(os.environ, JOSTLE_LAUNCH_LINE=plan.line))  # into the meta line
         except launch.RunInterrupted as e:
             self._close(side, record, e.outcome)
+            seal(partial, "interrupted", signal=e.signum)
             progress.finish("interrupted")
             err = Interrupted(
                 f"{e}: run '{spec.name}' is incomplete; the {_count_points(partial)} "
@@ -208,6 +249,9 @@ class Campaign:
             err.exit_status = e.exit_status
             raise err from None
         self._close(side, record, outcome)
+        if outcome.status != "ok":
+            why = "exceeded its time-out" if outcome.status == "timeout" else "failed"
+            seal(partial, "error", message=f"the run {why} (exit status {outcome.returncode})")
         # A complete run must also be a valid one; its headline closes its line.
         done = load_run(out) if outcome.status == "ok" and out.exists() else None
         progress.finish(outcome.status, headline(done) if done else "")

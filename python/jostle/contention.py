@@ -33,6 +33,8 @@ METRICS = {
 COMM_METRICS = ("latency", "rtt", "bandwidth")
 # Params that identify what is compared; anything else a record adds also has to match.
 PHASE, REP = "phase", "rep"
+CI = {"median": "", "ci95_lo": "_lo", "ci95_hi": "_hi"}   # point column -> suffix in pairs()
+BOUNDS = ("alone_lo", "alone_hi", "together_lo", "together_hi")
 
 
 def degradation(metric: str, alone: float, together: float) -> float:
@@ -53,14 +55,16 @@ def pairs(points: pd.DataFrame, params) -> pd.DataFrame:
     if points.empty or PHASE not in points:
         return pd.DataFrame(columns=[*key, "metric", "unit", "alone", "together", "degradation"])
     df = points[points.metric.isin(list(METRICS))]
-    cols = [*key, "metric", "unit", "median"]
+    ci = [c for c in ("ci95_lo", "ci95_hi") if c in df]   # the 95% CI of each median, where the record has it
+    cols = [*key, "metric", "unit", "median", *ci]
     alone_phase = df.metric.map(lambda m: METRICS[m][0])
     # One line per (params, metric, phase): a repeated line is a bad file, keep its last.
     alone = df[df[PHASE] == alone_phase][cols].drop_duplicates([*key, "metric"], keep="last")
     together = df[df[PHASE] == "together"][cols].drop_duplicates([*key, "metric"], keep="last")
     out = alone.merge(together.drop(columns="unit"), on=[*key, "metric"],
                       suffixes=("_alone", "_together"))
-    out = out.rename(columns={"median_alone": "alone", "median_together": "together"})
+    out = out.rename(columns={f"{c}_{side}": f"{side}{CI[c]}" for side in ("alone", "together")
+                              for c in ("median", *ci)})
     out["degradation"] = [degradation(m, a, t)
                           for m, a, t in zip(out.metric, out.alone, out.together)]
     return out.reset_index(drop=True)
@@ -78,11 +82,14 @@ def summary(paired: pd.DataFrame) -> pd.DataFrame:
     if paired.empty:
         return paired
     key = [c for c in paired.columns
-           if c not in (REP, "alone", "together", "degradation")]
+           if c not in (REP, "alone", "together", "degradation", *BOUNDS)]
     g = paired.groupby(key, sort=False, dropna=False)   # a param absent from a run is NaN
+    # Each side's interval over the repetitions: from the lowest bound to the highest.
+    bounds = {b: (b, "min" if b.endswith("_lo") else "max") for b in BOUNDS if b in paired}
     return g.agg(alone=("alone", "median"), together=("together", "median"),
                  degradation=("degradation", "median"), deg_min=("degradation", "min"),
-                 deg_max=("degradation", "max"), reps=("alone", "size")).reset_index()
+                 deg_max=("degradation", "max"), reps=("alone", "size"),
+                 **bounds).reset_index()
 
 
 def run_costs(runs) -> tuple:

@@ -284,6 +284,7 @@ class RunInterrupted(Interrupted):
     def __init__(self, outcome, signum=signal.SIGINT):
         super().__init__(f"interrupted by {signal.Signals(signum).name}")
         self.outcome = outcome
+        self.signum = int(signum)
         self.exit_status = 128 + int(signum)  # 130 for Ctrl-C, as a shell reports it
 
 

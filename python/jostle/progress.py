@@ -35,14 +35,24 @@ class Progress:
         self._run = self._bars.add_task("", total=None, visible=False, count="")
         self._lock = threading.Lock()
         self.runs_done = self.runs_total = 0
+        self._expected = 0   # runs announced by expect() and not yet added by campaign()
         self.label, self.points = "", (0, 0)
+
+    def expect(self, runs):
+        """Announce RUNS before they are added: a command made of several campaigns
+        (`jostle run`) knows its whole total, and so its estimate, from the first run on."""
+        with self._lock:
+            self._expected += runs
+            self.runs_total += runs
 
     @contextlib.contextmanager
     def campaign(self, runs, done=0):
         """Add RUNS to the campaign (DONE of them already complete) and show the bars while
-        they run. A command made of several campaigns (`jostle run`) adds each in turn."""
+        they run; runs announced by expect() are not counted twice."""
         with self._lock:
-            self.runs_total += runs
+            taken = min(runs, self._expected)
+            self._expected -= taken
+            self.runs_total += runs - taken
             self.runs_done += done
             self._bars.update(self._campaign, total=self.runs_total, completed=self.runs_done,
                               count=self._runs_count())

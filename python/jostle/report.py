@@ -16,7 +16,7 @@ from typing import NamedTuple
 import jinja2
 
 from . import __version__, advise, figures, units
-from .figures.pingpong import short_mpi
+from .figures.pingpong import mpi_transport, short_mpi
 from .results import IncompleteRunWarning, load
 
 
@@ -109,6 +109,7 @@ def _machines(runs) -> list:
                  ("memory", f"{mem / 2**30:.1f} GiB" if isinstance(mem, (int, float)) else mem),
                  ("topology", m.get("topology")),
                  ("MPI", (r.meta.get("mpi") or {}).get("library")),
+                 ("MPI transport", mpi_transport(r)),
                  ("compiler", (r.meta.get("compiler") or {}).get("id")),
                  ("jostle-bench", f"{r.meta.get('version', '?')} ({r.meta.get('git', '?')})")]
         keys = ["name", "kind", "pci", "numa", "link_gbps"]

@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -39,6 +40,11 @@ int jt_record_open(jt_record *r, const char *path, char *err, size_t errlen)
                  r->partial, strerror(errno));
         return -1;
     }
+    /* Held until the process ends, however it ends: jostle waits for it before it gives a
+     * file whose writer was killed (a launcher's SIGKILL beats the signal handler) its end
+     * line, so that the two never both write one. Advisory; a file system without locks
+     * (some NFS set-ups) only loses that wait. */
+    (void)flock(r->fd, LOCK_EX | LOCK_NB);
     r->t0 = jt_now();
     return 0;
 }

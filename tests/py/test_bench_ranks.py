@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from jostle.figures.pingpong import mpi_transport
 from jostle.results import IncompleteRunError, load_run
 
 from mpijobs import ENV, ROOT, bench_exe as bench, launcher as launch, run_bench
@@ -17,6 +18,33 @@ from mpijobs import ENV, ROOT, bench_exe as bench, launcher as launch, run_bench
 
 def run(flavor, *args, n=2, timeout=120):
     return run_bench("pingpong", *args, n=n, flavor=flavor, timeout=timeout)
+
+
+def writer_of(path, wait=10.0):
+    """The PID of the process that has PATH open (rank 0 of a run writing its record)."""
+    target, deadline = str(Path(path).resolve()), time.time() + wait
+    while time.time() < deadline:
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                fds = os.listdir(f"/proc/{pid}/fd")
+            except OSError:
+                continue
+            for fd in fds:
+                try:
+                    if os.readlink(f"/proc/{pid}/fd/{fd}") == target:
+                        return int(pid)
+                except OSError:
+                    pass
+        time.sleep(0.1)
+    raise AssertionError(f"no process has {target} open")
+
+
+def wait_for_points(partial, n, wait=60.0):
+    deadline = time.time() + wait
+    while time.time() < deadline:
+        if partial.exists() and partial.read_text().count('"type":"point"') >= n:
+            return
+        time.sleep(0.1)
 
 
 def last_line_once_ended(partial, wait=20.0):
@@ -45,6 +73,8 @@ def test_complete_run_records(tmp_path, flavor, mode):
     r = load_run(out)
     assert r.meta["benchmark"] == "pingpong" and r.meta["mpi"]["ranks"] == 2
     assert r.meta["mpi"]["library"].startswith("Open MPI" if flavor == "openmpi" else "MPICH")
+    # the transport, as the library reports it (MPI_T control variables, MPICH's device line)
+    assert ("pml " if flavor == "openmpi" else "device ch4:") in mpi_transport(r)
     # The binding obtained, read back, one core per rank and never the same on one host.
     cores = [r.meta["binding"][k]["comm"]["core"] for k in ("0", "1")]
     assert all(isinstance(c, int) for c in cores) and cores[0] != cores[1]
@@ -117,18 +147,17 @@ def test_one_rank_is_refused(flavor):
 
 @pytest.mark.parametrize("flavor", ["openmpi", "mpich"])
 def test_interrupt_keeps_points_marked_incomplete(tmp_path, flavor):
+    """jostle-bench's own handler, as when a batch system signals the tasks (`scancel
+    --signal=INT`): rank 0 writes its end line. (A launcher signalled at the same time may
+    SIGKILL rank 0 first: jostle writes the line then, tested below.)"""
     out = tmp_path / "i.jsonl"
     proc = subprocess.Popen(launch(flavor) + [bench(flavor), "pingpong", "--sizes", "1:100000:1",
                             "--min-reps", "50", "--output", str(out), "--progress"], env=ENV,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
     partial = Path(str(out) + ".partial")
-    deadline = time.time() + 60
-    while time.time() < deadline:  # wait until a few points are on disk
-        if partial.exists() and partial.read_text().count('"type":"point"') >= 6:
-            break
-        time.sleep(0.1)
-    os.killpg(proc.pid, signal.SIGINT)
+    wait_for_points(partial, 6)
+    os.kill(writer_of(partial), signal.SIGINT)
     proc.wait(timeout=60)
     assert not out.exists() and partial.exists()
     lines = partial.read_text().splitlines()
@@ -142,19 +171,39 @@ def test_interrupt_keeps_points_marked_incomplete(tmp_path, flavor):
     assert len(kept.points) >= 6
 
 
+def jostle_sweep(tmp_path, flavor, name):
+    """`jostle pingpong` in a session of its own, once 3 points of its long sweep are on disk."""
+    proc = subprocess.Popen([sys.executable, "-m", "jostle.cli", "pingpong", "--mpi", flavor,
+                             "--sizes", "1:100000:1", "--min-reps", "50", "--output-dir",
+                             str(tmp_path), "--name", name], env=ENV, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    partial = tmp_path / "adhoc" / f"{name}.jsonl.partial"
+    wait_for_points(partial, 3)
+    return proc, partial
+
+
 @pytest.mark.parametrize("flavor", ["openmpi", "mpich"])
 def test_ctrl_c_to_jostles_group_leaves_an_interrupted_end_line(tmp_path, flavor):
     """Ctrl-C at a terminal signals jostle's process group; jostle forwards it to the run's."""
-    proc = subprocess.Popen([sys.executable, "-m", "jostle.cli", "pingpong", "--mpi", flavor,
-                             "--sizes", "1:100000:1", "--min-reps", "50", "--output-dir",
-                             str(tmp_path), "--name", "c"], env=ENV, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
-    partial = tmp_path / "adhoc" / "c.jsonl.partial"
-    deadline = time.time() + 60
-    while time.time() < deadline and not (partial.exists() and partial.read_text().count('"point"') >= 3):
-        time.sleep(0.1)
+    proc, partial = jostle_sweep(tmp_path, flavor, "c")
     os.killpg(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "interrupted" in err
     end = json.loads(last_line_once_ended(partial))
     assert end["type"] == "end" and end["status"] == "interrupted" and end["points"] >= 3
+
+
+@pytest.mark.parametrize("flavor", ["openmpi", "mpich"])
+def test_a_killed_writer_still_gets_an_end_line_from_jostle(tmp_path, flavor):
+    """SIGKILL leaves rank 0 no chance to write: jostle, which launched it, writes the end line
+    (status error, the points counted) once rank 0 is gone, and says the run failed."""
+    proc, partial = jostle_sweep(tmp_path, flavor, "k")
+    os.kill(writer_of(partial), signal.SIGKILL)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1 and "failed" in err
+    lines = partial.read_text().splitlines()
+    end = json.loads(lines[-1])
+    assert end["type"] == "end" and end["status"] == "error" and end["written_by"] == "jostle"
+    assert end["points"] == sum('"type":"point"' in line for line in lines) >= 3
+    assert sum('"type":"end"' in line for line in lines) == 1
+    assert len(load_run(partial, allow_incomplete=True).points) == end["points"]

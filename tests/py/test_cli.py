@@ -171,3 +171,15 @@ def test_plot_draws_the_complete_runs_and_names_a_partial_one(capsys, data, camp
     rc, out, err = run_cli(capsys, "plot", str(campaign_dir))
     assert rc == 0 and "pingpong-pow2.png" in out
     assert f"{campaign_dir / 'i.jsonl.partial'} left out: incomplete" in err
+
+
+def test_run_counts_every_steps_runs_before_the_first(capsys, fake_bench, tmp_path):
+    """The progress line's total is the whole job's from the first run on, not step by step."""
+    rc, out, err = run_cli(capsys, "run", "--launcher", "", "--output-dir", str(tmp_path),
+                           "--campaign", "t", "--steps", "pingpong,overlap")
+    assert rc == 0, err
+    total = int(re.search(r"jostle: 2 steps, (\d+) runs, in ", err).group(1))
+    ran = re.findall(r"jostle: run \d+/\d+ \S+: ok.*?\((\d+)/(\d+) runs in", err)
+    assert total > 1 and len(ran) == total
+    assert [int(t) for _, t in ran] == [total] * total              # the same total throughout
+    assert [int(d) for d, _ in ran] == list(range(1, total + 1))

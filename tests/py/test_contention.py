@@ -142,7 +142,10 @@ def test_one_figure_per_study_with_both_sides_and_caveats(tmp_path):
         assert len(fig1.axes) == 6                    # 4 B and 64 MiB rows × comm, compute, degradation
         lat, comp, deg = fig1.axes[:3]
         assert "latency" in lat.get_ylabel() and "compute bandwidth" in comp.get_ylabel()
-        alone, together = lat.get_lines()[:2]
+        alone, together = [ln for ln in lat.get_lines() if ln.get_linestyle() != "None"][:2]
+        # every median with its 95% CI: one error-bar container per series and side
+        assert len(lat.containers) >= 2 and all(len(c.lines[2]) for c in lat.containers)
+        assert "confidence interval" in by_id["contention-fig1-quick"].caption
         assert alone.get_linestyle() == "-" and together.get_linestyle() == "--"
         assert list(together.get_xdata()) == [0, 1, 2]
         assert together.get_ydata()[2] == pytest.approx(1.0008 * 1.2)   # 1 + 4/5000, +10 %/core

@@ -371,18 +371,31 @@ def main(args):
     return 0
 
 
-def step_contention(ctx):
-    """`jostle run`: a quick fig1 (triad, 4 B and 64 MiB) in the run's campaign."""
+def _step_study(ctx):
+    """`jostle run`'s quick fig1: its options and the machine, or None without the benchmark."""
     if "contention" not in launch.bench_version(ctx.config.bench).get("benchmarks", []):
-        ctx.notes.append(f"{ctx.config.bench} has no contention benchmark: step skipped")
-        return
+        return None
     p = argparse.ArgumentParser()
     _options(p, "fig1")
     args = argparse.Namespace(**{**vars(p.parse_args(["--quick"])), **vars(ctx.args)})
-    machine = launch.bench_machine(ctx.config.bench)
+    return args, launch.bench_machine(ctx.config.bench)
+
+
+def step_contention(ctx):
+    """`jostle run`: a quick fig1 (triad, 4 B and 64 MiB) in the run's campaign."""
+    study = _step_study(ctx)
+    if study is None:
+        ctx.notes.append(f"{ctx.config.bench} has no contention benchmark: step skipped")
+        return
+    args, machine = study
     camp = execute("fig1", args, ctx.config, ctx.dir, ctx.progress, machine)
     ctx.notes.append(estimate_note("fig1", args, camp, machine, ctx.config.bench))
 
 
+def step_contention_runs(ctx) -> int:
+    study = _step_study(ctx)
+    return len(plan("fig1", study[0], study[1], ctx.config.bench)) if study else 0
+
+
 add_step(Step("contention", "quick core-count sweep: fig1 --quick (triad, 4 B and 64 MiB)",
-              step_contention))
+              step_contention, step_contention_runs))

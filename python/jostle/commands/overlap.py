@@ -201,10 +201,15 @@ def _single(args):
     return (launch.bench_version(config.bench).get("mpi_flavor", "mpi"), config)
 
 
-def execute(args, directory, progress) -> list:
+def planned(args) -> list:
+    """[(LaunchConfig, RunSpec)] of ARGS on this machine."""
     cfgs = configs(args)
-    machine = launch.bench_machine(cfgs[0][1].bench)
-    runs = plan(args, cfgs, int(machine.get("cores") or launch.host_cores()))
+    return plan(args, cfgs, int(launch.bench_machine(cfgs[0][1].bench).get("cores")
+                                or launch.host_cores()))
+
+
+def execute(args, directory, progress) -> list:
+    runs = planned(args)
     config_of = {spec.name: config for config, spec in runs}   # each run its own launcher
     camp = Campaign(directory, [spec for _, spec in runs])
     camp.run(lambda spec: config_of[spec.name], progress, quiet=args.quiet)
@@ -218,9 +223,7 @@ def draw(paths, outdir) -> list:
 def main(args):
     camp_dir = Path(args.output_dir) / args.campaign
     if args.dry_run:
-        cfgs = configs(args)
-        cores = int(launch.bench_machine(cfgs[0][1].bench).get("cores") or 2)
-        runs = plan(args, cfgs, cores)
+        runs = planned(args)
         config_of = {spec.name: config for config, spec in runs}
         return Campaign(camp_dir, [spec for _, spec in runs]).dry_run(
             lambda spec: config_of[spec.name], args.quiet)
@@ -233,17 +236,24 @@ def main(args):
     return 0
 
 
-def step_overlap(ctx):
-    """`jostle run`: a small sweep (2 and 4 ranks, Ialltoall, none and thread)."""
+def _step_args(ctx):
+    """`jostle run`'s small sweep (2 and 4 ranks, Ialltoall, none and thread)."""
     p = argparse.ArgumentParser()
     _options(p)
     args = p.parse_args(["--quick", "--ranks", "2,4", "--collectives", "ialltoall",
                          "--sizes", "8,1K,64K,256K", "--policy", "numa", "--fallback"])
-    args = argparse.Namespace(**{**vars(args), **{k: v for k, v in vars(ctx.args).items()
+    return argparse.Namespace(**{**vars(args), **{k: v for k, v in vars(ctx.args).items()
                                                   if k in ("mpi", "bench", "launcher", "timeout",
                                                            "oversubscribe", "quiet")}})
-    execute(args, ctx.dir, ctx.progress)
+
+
+def step_overlap(ctx):
+    execute(_step_args(ctx), ctx.dir, ctx.progress)
+
+
+def step_overlap_runs(ctx) -> int:
+    return len(planned(_step_args(ctx)))
 
 
 add_step(Step("overlap", "small overlap sweep: Ialltoall, 2 and 4 ranks, no progress vs a "
-                         "progress thread", step_overlap))
+                         "progress thread", step_overlap, step_overlap_runs))

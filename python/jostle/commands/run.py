@@ -49,6 +49,7 @@ class Step:
     name: str
     help: str
     func: Callable
+    runs: Optional[Callable] = None   # ctx -> how many runs the step will launch (its plan)
 
 
 def step_machine(ctx):
@@ -79,7 +80,8 @@ def step_report(ctx):
 
 STEPS = [
     Step("machine", "print and save the machine as jostle-bench sees it", step_machine),
-    Step("pingpong", f"intra-node ping-pong, sizes {QUICK_SIZES}", step_pingpong),
+    Step("pingpong", f"intra-node ping-pong, sizes {QUICK_SIZES}", step_pingpong,
+         lambda ctx: 1),
     Step("report", "write report.html and the figures of the campaign", step_report),
 ]
 
@@ -120,7 +122,12 @@ def main(args):
     Campaign(camp_dir, []).prepare()   # an unwritable directory is a usage error, found first
     ctx = Context(args, camp_dir, Progress())
     t0 = time.monotonic()
-    for step in (s for s in STEPS if s.name in wanted):
+    steps = [s for s in STEPS if s.name in wanted]
+    # Every step's plan first: the progress line counts and estimates the whole job.
+    planned = sum(s.runs(ctx) for s in steps if s.runs)
+    ctx.progress.expect(planned)
+    print(f"jostle: {len(steps)} steps, {planned} runs, in {camp_dir.resolve()}", file=sys.stderr)
+    for step in steps:
         print(f"jostle: step {step.name}: {step.help}", file=sys.stderr)
         step.func(ctx)
     print(f"jostle: done in {time.monotonic() - t0:.0f} s; campaign {camp_dir.resolve()}",

@@ -33,6 +33,8 @@ X = {"fig1": "compute_cores", "fig2": "compute_cores", "fig3": "size", "fig4": "
 XLABEL = {"compute_cores": "computing cores per rank", "size": "message size (bytes; K = 1024)",
           "ai": "arithmetic intensity (flop/byte, as executed)"}
 LATENCY_BELOW = 64 << 10      # a row of messages smaller than this shows latency, else bandwidth
+ERROR_BARS = ("error bars: the 95% confidence interval of each median (over repetitions, from "
+              "the lowest bound to the highest); none on the degradations")
 DEGRADATION = ("comm: latency_together/latency_alone − 1 or 1 − bw_together/bw_alone; compute "
                "slowdown: 1 − computebw_together/computebw_alone; from the medians of each "
                "alone/together pair, median over repetitions")
@@ -64,7 +66,8 @@ def per_core(k, compute):
     if compute != "compute_throughput" or "compute_cores" not in k:
         return k
     cores = k["compute_cores"].astype(float).where(lambda c: c > 0)
-    return k.assign(alone=k.alone / cores, together=k.together / cores)
+    return k.assign(**{c: k[c] / cores for c in ("alone", "together", *contention.BOUNDS)
+                       if c in k})
 
 
 def study_of(run) -> tuple:
@@ -139,8 +142,16 @@ def _rows(study, table):
 
 
 def _line(ax, d, col, color, style, label=None):
+    """COL against x; with the 95% CI of its median as error bars where the records have it."""
     d = d.sort_values("xv")
-    ax.plot(d["xv"], d[col], style, color=color, ms=4, lw=1.2, label=label)
+    lo, hi = f"{col}_lo", f"{col}_hi"
+    if lo in d and hi in d and d[lo].notna().any():
+        y = d[col].astype(float)
+        err = [(y - d[lo]).clip(lower=0).fillna(0), (d[hi] - y).clip(lower=0).fillna(0)]
+        ax.errorbar(d["xv"], y, yerr=err, fmt=style, color=color, ms=4, lw=1.2, capsize=2,
+                    label=label)
+    else:
+        ax.plot(d["xv"], d[col], style, color=color, ms=4, lw=1.2, label=label)
 
 
 def _versus(study, table, labels) -> plt.Figure:
@@ -252,7 +263,7 @@ def build(runs) -> list:
             fig = _versus(study, part, list(dict.fromkeys(part.series)))
         _finish(fig, title, notes, *(["hatched: compute side"] if study == "usecases" else []))
         caption = (f"{title}: {len(group)} run(s), {', '.join(sorted(set(part.series)))}. "
-                   f"Degradation — {DEGRADATION}.")
+                   f"Degradation — {DEGRADATION}. {ERROR_BARS[0].upper()}{ERROR_BARS[1:]}.")
         figures.append(Figure(f"contention-{study_id}", title, caption, fig))
     return figures
 

@@ -61,6 +61,18 @@ def short_mpi(run) -> str:
     return lib.strip() or "MPI ?"
 
 
+def mpi_transport(run) -> str:
+    """How the library says it moves data: MPICH's device (its version string), the transport
+    selections read through the MPI tool interface (Open MPI's pml, btl, mtl; MPICH's netmod)."""
+    mpi = run.meta.get("mpi") or {}
+    dev = re.search(r"MPICH Device:\s*(\S+)", mpi.get("library_full") or "")
+    parts = [f"device {dev.group(1)}"] if dev else []
+    parts += [f"{k.removeprefix('MPIR_CVAR_').lower()} {v}"
+              for k, v in (mpi.get("transport") or {}).items() if v]
+    text = "; ".join(parts)
+    return text + (" (^x: every component but x)" if "^" in text else "")
+
+
 def locality(run) -> str:
     hosts = list(dict.fromkeys(run.hosts))
     kind = "inter-node" if len(hosts) > 1 else "intra-node"
