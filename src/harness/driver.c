@@ -35,6 +35,9 @@ const jt_opt_spec jt_common_options[] = {
     {"format", "FMT", "table", "stdout: table (every metric, samples, CI), osu (OSU's two "
                                "columns: '# Size  Latency (us)'), json (the record's point lines), "
                                "csv (a row per point and metric)"},
+    {"statistic", "STAT", "auto", "what stdout prints of each point's samples: median, mean "
+                                  "(OSU's: the metric of the mean time per iteration), or auto "
+                                  "(mean with --format osu, else median); the record has both"},
     {"quiet", NULL, NULL, "nothing on stdout"},
     {"help", NULL, NULL, "this help"},
     {NULL, NULL, NULL, NULL},
@@ -127,6 +130,9 @@ int jt_harness_main(const jt_bench *b, int argc, char **argv)
             jt_opt_long(&ctx->opts, "iterations", 1, 1000000000L);
     }
     ctx->format = jt_opt_choice(&ctx->opts, "format", jt_format_names);
+    static const char *const stat_names[] = {"auto", "median", "mean", NULL};
+    int stat = jt_opt_choice(&ctx->opts, "statistic", stat_names);
+    ctx->print_mean = stat == 2 || (stat == 0 && ctx->format == JT_FMT_OSU);
     static const char *const clock_names[] = {"keep", "subtract", NULL};
     ctx->cfg.clock_subtract = jt_opt_choice(&ctx->opts, "clock-overhead", clock_names) == 1;
     ctx->progress = jt_opt_flag(&ctx->opts, "progress");

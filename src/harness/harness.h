@@ -83,6 +83,7 @@ typedef struct jt_ctx {
     jt_record rec;             /* rank 0 writes it */
     int writing, progress, quiet;
     int format;                /* of stdout: jt_format (harness/internal.h) */
+    int print_mean;            /* --statistic: stdout shows OSU's mean, not the median */
 } jt_ctx;
 
 typedef struct jt_bench {

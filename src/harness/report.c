@@ -101,20 +101,28 @@ void jt_report_point(jt_ctx *ctx, const jt_point *p, jt_series *ser, jt_point_re
     if (table)
         fprintf(out, "%-12s", p->label);
     jt_stats first = {0}, all[JT_POINT_METRICS];
+    double shown0 = 0.0;
     for (int m = 0; m < p->nmetrics && m < JT_POINT_METRICS; m++) {
         const jt_metric *mt = &p->metrics[m];
         jt_series *s = &ser[mt->series];
-        double *v = malloc((s->n ? s->n : 1) * sizeof *v);
-        for (size_t k = 0; k < s->n; k++)
+        double *v = malloc((s->n ? s->n : 1) * sizeof *v), sum = 0.0;
+        for (size_t k = 0; k < s->n; k++) {
             v[k] = mt->derive(s->v[k], p);
+            sum += s->v[k];
+        }
         jt_stats st;
         jt_stats_compute(v, s->n, &st);
         free(v);
-        if (m == 0)
+        /* OSU's mean: the metric of the mean sample (a bandwidth is bytes over the mean time,
+         * not the mean of the bandwidths), as osu_bw prints it. */
+        double shown = ctx->print_mean && s->n ? mt->derive(sum / (double)s->n, p) : st.median;
+        if (m == 0) {
             first = st;
+            shown0 = shown;
+        }
         all[m] = st;
         if (table)
-            fprintf(out, " %*.3f", column_width(mt->column), st.median);
+            fprintf(out, " %*.3f", column_width(mt->column), shown);
         if (st.n == 0)
             continue;
         int converged = jt_stats_rel_halfwidth(&st) <= ctx->cfg.precision;
@@ -134,7 +142,7 @@ void jt_report_point(jt_ctx *ctx, const jt_point *p, jt_series *ser, jt_point_re
         fprintf(out, " %10zu %9.2f\n", first.n, 100.0 * jt_stats_rel_halfwidth(&first));
     /* OSU's layout (osu_util.h: size left in 10 columns, the value in 20 with 2 decimals). */
     if (out && ctx->format == JT_FMT_OSU && p->nmetrics > 0)
-        fprintf(out, "%-10s%20.2f\n", p->label, first.median);
+        fprintf(out, "%-10s%20.2f\n", p->label, shown0);
     if (out)
         fflush(out);
 }
@@ -149,9 +157,12 @@ void jt_print_preamble(jt_ctx *ctx, const jt_bench *b, void *st, FILE *out)
                 JT_GIT, (int)strcspn(lib, "\n"), lib, ctx->size);
     if ((ctx->format == JT_FMT_TABLE || ctx->format == JT_FMT_OSU) && b->heading)
         fprintf(out, "# %s\n", b->heading(st));
-    if (ctx->format == JT_FMT_OSU)
-        fprintf(out, "# OSU's columns; each value is the median of the samples of its point "
-                "(OSU prints the mean of its iterations)\n");
+    if (ctx->format == JT_FMT_TABLE || ctx->format == JT_FMT_OSU)
+        fprintf(out, "# %s\n", ctx->print_mean
+                    ? "each value: the metric of the mean sample, as OSU prints it "
+                      "(--statistic median: the median, robust to the outliers of a busy node)"
+                    : "each value: the median of the point's samples (--statistic mean: OSU's "
+                      "mean of its iterations)");
     if (ctx->format == JT_FMT_CSV)
         fprintf(out, "%s\n", csv_head);
 }

@@ -32,12 +32,21 @@ def test_osu_flags_and_columns(tmp_path, flavor):
     assert [int(r[0]) for r in data] == [4, 8, 16, 32, 64]
     assert all(len(r) == 2 and float(r[1]) > 0 for r in data)
     r = load_run(out)
-    # -i fixes the samples, -x the warm-up; the value printed is the median of the record
+    # -i fixes the samples, -x the warm-up; the value printed is OSU's statistic, the mean
     lat = r.points[r.points.metric == "latency"]
     assert set(lat["n"]) == {37}
     assert r.meta["options"]["warmup"] == "3"
+    assert "as OSU prints it" in p.stdout
     printed = {int(x[0]): float(x[1]) for x in data}
     for _, pt in lat.iterrows():
+        assert printed[int(pt["size"])] == pytest.approx(pt["mean"], abs=0.006)
+    # --statistic median: the record's median instead, and the choice is recorded
+    p = run("-m", "4:64", "-i", "37", "--format", "osu", "--statistic", "median", "--output",
+            str(out), flavor=flavor)
+    r = load_run(out)
+    assert r.meta["options"]["statistic"] == "median"
+    printed = {int(x[0]): float(x[1]) for x in rows(p.stdout)}
+    for _, pt in r.points[r.points.metric == "latency"].iterrows():
         assert printed[int(pt["size"])] == pytest.approx(pt["median"], abs=0.006)
 
 

@@ -64,6 +64,7 @@ def test_check_sees_which_buffer_the_answer_comes_from(flavor, state):
     (["--buffers", "echo", "--mode", "put"], "--buffers echo"),
     (["--buffers", "echo", "--mode", "stream"], "--mode stream"),
     (["--cold"], "--buffers cold"),
+    (["--statistic", "avg"], "'avg'"),
 ])
 def test_bad_buffers_exit_2(tmp_path, args, needle):
     out = tmp_path / "x.jsonl"
@@ -77,6 +78,7 @@ def test_bad_buffers_exit_2(tmp_path, args, needle):
     (["--buffers", "hot"], "'hot'"),
     (["--buffers", "osu,osu"], "twice"),
     (["--buffers", "echo", "--mode", "put"], "--buffers echo"),
+    (["--statistic", "avg"], "'avg'"),
 ])
 def test_cli_bad_buffers_exit_2(capsys, tmp_path, argv, needle):
     try:

@@ -18,7 +18,11 @@ def test_three_ranges_from_the_fixtures(data):
         assert rtt_ax.get_xscale() == "log" and rtt_ax.get_yscale() == "log"
         assert figs[0].fig.axes[0].get_xscale() == "linear"
         labels = [t.get_text() for t in rtt_ax.get_legend().get_texts()]
-        assert labels == ["intra-node (nodeA), Open MPI 4.1.4", "inter-node (nodeA,nodeB), MPICH 4.0.2"]
+        assert labels == ["intra-node (nodeA), Open MPI 4.1.4", "inter-node (nodeA,nodeB), MPICH 4.0.2",
+                          "dotted: mean (what OSU prints)"]
+        # each curve's mean drawn dotted beside its median, in the curve's colour
+        dotted = [ln for ln in rtt_ax.get_lines() if ln.get_linestyle() == ":" and len(ln.get_xdata())]
+        assert len(dotted) == 2
         assert "GB/s" in bw_ax.get_ylabel()  # the fixtures peak at 4 and 10 GB/s
         # median lines: the last pow2 point of the intra run is its 16 MiB median
         x, y = rtt_ax.get_lines()[0].get_data()

@@ -96,6 +96,10 @@ def register(sub):
     g.add_argument("--window", type=c.positive_int, metavar="N", help="messages in flight (stream, bidir, put, get; default 64, reduced where "
                         "window × size exceeds 256 MiB)")
     g.add_argument("--check", action="store_true", help="verify the received data")
+    g.add_argument("--statistic", choices=("median", "mean"),
+                   help="what the printed table (--verbose) shows of each point's samples: "
+                        "median (default: robust to a busy node's outliers) or mean (OSU's: the "
+                        "metric of the mean time per iteration); the record keeps both")
     g.add_argument("--buffers", type=buffers_type, metavar="STATE[,STATE…]",
                    help="state of the buffers: osu (OSU's conventions, the default), distinct "
                         "(a slot per message in flight), echo (send back what arrived: dirty "
@@ -131,7 +135,7 @@ def bench_args(args, spec, buffers=None) -> list:
     """The jostle-bench pingpong options from ours (only those the user gave)."""
     out = ["--sizes", spec, "--mode", args.mode] + (["--buffers", buffers] if buffers else [])
     for opt in ("window", "comm_core", "comm_mem", "topology", "min_reps", "max_reps",
-                "precision", "max_time", "warmup"):
+                "precision", "max_time", "warmup", "statistic"):
         v = getattr(args, opt)
         if v is not None:
             out += ["--" + opt.replace("_", "-"), str(v)]

@@ -113,7 +113,8 @@ def series(run):
     if "converged" not in df:
         df = df.assign(converged=None)
     for mode, part in (df.groupby(modes, sort=False) if modes is not None else [("pingpong", df)]):
-        cols = ["size", "median", "p25", "p75", "ci95_lo", "ci95_hi"]
+        cols = ["size", "median", "p25", "p75", "ci95_lo", "ci95_hi",
+                *(["mean"] if "mean" in part else [])]
         part = part.assign(converged=part["converged"] != False)  # noqa: E712 (None: not said)
         got = {}
         rtt = part[part.metric == "rtt"]
@@ -162,6 +163,7 @@ def _size_axis(ax, rng):
 def _figure(rng, curves, bw_unit, notes):
     fig, (ax_rtt, ax_bw) = plt.subplots(2, 1, figsize=(8.5, 8), sharex=True)
     scale = 1000.0 if bw_unit == "GB/s" else 1.0
+    means = False
     for label, color, data in curves:
         for ax, metric, div in ((ax_rtt, "rtt", 1.0), (ax_bw, "bandwidth", scale)):
             d = data.get(metric)
@@ -176,17 +178,22 @@ def _figure(rng, curves, bw_unit, notes):
                 ax.errorbar(x, y, yerr=[(y - d["ci95_lo"] / div).clip(lower=0),
                                         (d["ci95_hi"] / div - y).clip(lower=0)],
                             fmt="none", ecolor=color, elinewidth=0.8, capsize=2)
+            if metric == "rtt" and "mean" in d:   # the statistic OSU prints, for comparison
+                ax.plot(x, d["mean"], ":", color=color, lw=1.0)
+                means = True
             bad = ~d["converged"].astype(bool)
             if bad.any():   # doubtful: the CI never reached the target precision
                 ax.plot(x[bad.to_numpy()], y[bad], "o", mfc="white", mec=color, ms=5, mew=1.2,
                         label=f"not converged ({int(bad.sum())})" if metric == "rtt" else None)
+    if means:
+        ax_rtt.plot([], [], ":", color="grey", label="dotted: mean (what OSU prints)")
     ax_rtt.set_ylabel("round-trip time RTT (µs)")
     ax_bw.set_ylabel(f"bandwidth 2·size/RTT ({bw_unit})")
     if rng.log:
         ax_rtt.set_yscale("log")
         ax_bw.set_yscale("log")
-    return _finish(fig, ax_rtt, ax_bw, rng, f"Ping-pong: {rng.title} (median, p25–p75 band)",
-                   notes)
+    return _finish(fig, ax_rtt, ax_bw, rng, f"Ping-pong: {rng.title} (median, p25–p75 band; "
+                   "dotted: mean)", notes)
 
 
 def _finish(fig, top, bottom, rng, title, notes):
@@ -294,6 +301,8 @@ def build(runs) -> list:
                    f"{len(sizes)} sizes from {human(sizes[0])} to {human(sizes[-1])} B; "
                    f"{len(curves)} curve(s). Line: median; band: p25–p75; error bars (up to "
                    "40 points a curve): 95% confidence interval of the median; hollow "
-                   "circles: points whose interval did not reach the target precision.")
+                   "circles: points whose interval did not reach the target precision; dotted: "
+                   "the mean of the samples, the statistic OSU prints (jostle-bench "
+                   "--statistic mean), above the median where a busy node adds outliers.")
         figures.append(Figure(f"pingpong-{rng.id}", f"Ping-pong, {rng.title}", caption, fig))
     return figures + buffers_figures(runs)
