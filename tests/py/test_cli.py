@@ -183,3 +183,13 @@ def test_run_counts_every_steps_runs_before_the_first(capsys, fake_bench, tmp_pa
     assert total > 1 and len(ran) == total
     assert [int(t) for _, t in ran] == [total] * total              # the same total throughout
     assert [int(d) for d, _ in ran] == list(range(1, total + 1))
+
+
+def test_run_dry_run_lists_every_steps_runs_and_launches_nothing(capsys, fake_bench, tmp_path):
+    rc, out, err = run_cli(capsys, "run", "--launcher", "", "--output-dir", str(tmp_path),
+                           "--campaign", "d", "--steps", "pingpong,overlap", "--dry-run")
+    assert rc == 0, err
+    total = int(re.search(r"jostle: dry run: 2 steps, (\d+) runs in ", err).group(1))
+    assert total > 1 and len(out.strip().splitlines()) == total     # one command line a run
+    assert err.count("run(s) to make") == 2                          # each step's own estimate
+    assert not list((tmp_path / "d").glob("*.jsonl*"))                # nothing launched

@@ -392,10 +392,11 @@ def step_contention(ctx):
     ctx.notes.append(estimate_note("fig1", args, camp, machine, ctx.config.bench))
 
 
-def step_contention_runs(ctx) -> int:
+def plan_step(ctx):
     study = _step_study(ctx)
-    return len(plan("fig1", study[0], study[1], ctx.config.bench)) if study else 0
+    return (Campaign(ctx.dir, plan("fig1", study[0], study[1], ctx.config.bench)), ctx.config
+            ) if study else None
 
 
 add_step(Step("contention", "quick core-count sweep: fig1 --quick (triad, 4 B and 64 MiB)",
-              step_contention, step_contention_runs))
+              step_contention, plan_step))

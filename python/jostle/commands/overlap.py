@@ -208,12 +208,17 @@ def planned(args) -> list:
                                 or launch.host_cores()))
 
 
-def execute(args, directory, progress) -> list:
+def _campaign(args, directory):
+    """The Campaign of ARGS in DIRECTORY and the launcher of each of its runs."""
     runs = planned(args)
     config_of = {spec.name: config for config, spec in runs}   # each run its own launcher
-    camp = Campaign(directory, [spec for _, spec in runs])
-    camp.run(lambda spec: config_of[spec.name], progress, quiet=args.quiet)
-    return [camp.output(spec) for _, spec in runs]
+    return Campaign(directory, [spec for _, spec in runs]), lambda spec: config_of[spec.name]
+
+
+def execute(args, directory, progress) -> list:
+    camp, config = _campaign(args, directory)
+    camp.run(config, progress, quiet=args.quiet)
+    return [camp.output(spec) for spec in camp.runs]
 
 
 def draw(paths, outdir) -> list:
@@ -223,10 +228,8 @@ def draw(paths, outdir) -> list:
 def main(args):
     camp_dir = Path(args.output_dir) / args.campaign
     if args.dry_run:
-        runs = planned(args)
-        config_of = {spec.name: config for config, spec in runs}
-        return Campaign(camp_dir, [spec for _, spec in runs]).dry_run(
-            lambda spec: config_of[spec.name], args.quiet)
+        camp, config = _campaign(args, camp_dir)
+        return camp.dry_run(config, args.quiet)
     t0 = time.monotonic()
     paths = execute(args, camp_dir, Progress())
     for p in draw(paths, camp_dir / "figures"):
@@ -251,9 +254,9 @@ def step_overlap(ctx):
     execute(_step_args(ctx), ctx.dir, ctx.progress)
 
 
-def step_overlap_runs(ctx) -> int:
-    return len(planned(_step_args(ctx)))
+def plan_step(ctx):
+    return _campaign(_step_args(ctx), ctx.dir)
 
 
 add_step(Step("overlap", "small overlap sweep: Ialltoall, 2 and 4 ranks, no progress vs a "
-                         "progress thread", step_overlap, step_overlap_runs))
+                         "progress thread", step_overlap, plan_step))

@@ -49,7 +49,8 @@ class Step:
     name: str
     help: str
     func: Callable
-    runs: Optional[Callable] = None   # ctx -> how many runs the step will launch (its plan)
+    plan: Optional[Callable] = None   # ctx -> (Campaign, its LaunchConfig or a function of
+                                      # the RunSpec) of the runs the step launches, or None
 
 
 def step_machine(ctx):
@@ -59,12 +60,17 @@ def step_machine(ctx):
     print("jostle: machine\n" + summary(m), file=sys.stderr)
 
 
-def step_pingpong(ctx):
+def plan_pingpong(ctx):
     run = RunSpec("pingpong-intra", "pingpong", ["--sizes", QUICK_SIZES, *QUICK_REPS], ranks=2,
                   timeout=ctx.args.timeout or launch.estimate_timeout(
                       parse_sizes(QUICK_SIZES), max_time=0.2))
-    Campaign(ctx.dir, [run]).run(ctx.config, ctx.progress, quiet=ctx.args.quiet)
-    ctx.progress.note(f"every point of the sweep is in {ctx.dir / run.name}.jsonl"
+    return Campaign(ctx.dir, [run]), ctx.config
+
+
+def step_pingpong(ctx):
+    camp, config = plan_pingpong(ctx)
+    camp.run(config, ctx.progress, quiet=ctx.args.quiet)
+    ctx.progress.note(f"every point of the sweep is in {camp.output(camp.runs[0])}"
                       + ("" if not ctx.args.quiet else "; --verbose prints its table"))
 
 
@@ -80,8 +86,7 @@ def step_report(ctx):
 
 STEPS = [
     Step("machine", "print and save the machine as jostle-bench sees it", step_machine),
-    Step("pingpong", f"intra-node ping-pong, sizes {QUICK_SIZES}", step_pingpong,
-         lambda ctx: 1),
+    Step("pingpong", f"intra-node ping-pong, sizes {QUICK_SIZES}", step_pingpong, plan_pingpong),
     Step("report", "write report.html and the figures of the campaign", step_report),
 ]
 
@@ -103,6 +108,9 @@ def register(sub):
           "  jostle run --mpi mpich --output-dir /scratch/results")
     p.add_argument("--steps", metavar="A,B",
                    help="run only these steps, in the order listed below (default: all)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print each step's runs (their command lines, how many, how long); "
+                        "launch nothing")
     c.add_launch_options(p)
     c.add_output_options(p, campaign_default="run-<date>")
     p.set_defaults(func=main)
@@ -124,7 +132,17 @@ def main(args):
     t0 = time.monotonic()
     steps = [s for s in STEPS if s.name in wanted]
     # Every step's plan first: the progress line counts and estimates the whole job.
-    planned = sum(s.runs(ctx) for s in steps if s.runs)
+    plans = {s.name: s.plan(ctx) if s.plan else None for s in steps}
+    planned = sum(len(p[0].runs) for p in plans.values() if p)
+    if args.dry_run:
+        for step in steps:
+            print(f"jostle: step {step.name}: {step.help}", file=sys.stderr)
+            if plans[step.name]:
+                camp, config = plans[step.name]
+                camp.dry_run(config, args.quiet)
+        print(f"jostle: dry run: {len(steps)} steps, {planned} runs in {camp_dir.resolve()}",
+              file=sys.stderr)
+        return 0
     ctx.progress.expect(planned)
     print(f"jostle: {len(steps)} steps, {planned} runs, in {camp_dir.resolve()}", file=sys.stderr)
     for step in steps:
