@@ -3,7 +3,7 @@
  * pipelines, the automatic choice, and the fit of the model to the probe that jt_dbcast_init
  * runs (dbcast_probe.c). Pure; see dbcast_route.h and docs/dbcast.md ("Cost model").
  */
-#include "comm/dbcast_route_impl.h"
+#include "comm/dbcast_route.h"
 
 #include <math.h>
 #include <stddef.h>

@@ -5,7 +5,7 @@
  * which a tree reaches its list, the root's lists. The cost model and the automatic choice
  * are in dbcast_model.c. Pure; see dbcast_route.h, docs/dbcast.md.
  */
-#include "comm/dbcast_route_impl.h"
+#include "comm/dbcast_route.h"
 
 #include <stdlib.h>
 #include <string.h>

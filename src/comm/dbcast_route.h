@@ -11,13 +11,8 @@
 #define JT_COMM_DBCAST_ROUTE_H
 
 #include <stddef.h>
+#include "comm/route.h"
 #include "jostle/dbcast.h"
-
-typedef struct {
-    int child;    /* index in the list of the child to send to */
-    int sub_off;  /* its subtree: list[sub_off .. sub_off+sub_len-1] */
-    int sub_len;
-} jt_dbcast_route_child;
 
 /* Upper bound of the number of children for n recipients (>= the value returned by
  * jt_dbcast_route_children). */

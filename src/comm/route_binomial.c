@@ -4,7 +4,7 @@
  * lower ceil(N/2) nodes and hands the upper half to its first node, then repeats on what it
  * kept: the largest subtree goes first. Pure; see dbcast_route.h.
  */
-#include "comm/dbcast_route_impl.h"
+#include "comm/route.h"
 
 int jt_route_binomial_children(int n, jt_dbcast_route_child *out)
 {

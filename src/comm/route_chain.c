@@ -5,7 +5,7 @@
  * as they arrive, so the message crosses the n hops in about one message time plus one
  * segment time per hop. Pure; see dbcast_route.h.
  */
-#include "comm/dbcast_route_impl.h"
+#include "comm/route.h"
 
 int jt_route_chain_children(int n, jt_dbcast_route_child *out)
 {

@@ -4,7 +4,7 @@
  * (Open MPI's basic linear bcast, StarPU-MPI's sends of one piece of data).
  * Pure; see dbcast_route.h for the conventions (children as list slices).
  */
-#include "comm/dbcast_route_impl.h"
+#include "comm/route.h"
 
 int jt_route_flat_children(int n, jt_dbcast_route_child *out)
 {

@@ -5,7 +5,7 @@
  * is the head of the list with the rest of the first half below it, child 1 heads the
  * second half. Pure; see dbcast_route.h.
  */
-#include "comm/dbcast_route_impl.h"
+#include "comm/route.h"
 
 int jt_route_tree_children(int n, jt_dbcast_route_child *out)
 {

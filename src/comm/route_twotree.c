@@ -18,7 +18,7 @@
  * interior nodes. The receiver assembles both halves into one receive.
  * Pure; see dbcast_route.h.
  */
-#include "comm/dbcast_route_impl.h"
+#include "comm/dbcast_route.h"
 
 #include <stdlib.h>
 

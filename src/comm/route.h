@@ -1,13 +1,20 @@
 /*
  * jt_dbcast routing: what the one-file-per-routing sources (route_*.c) provide to the
- * dispatcher (dbcast_route.c). Private to src/comm/; pure functions, no MPI, no state.
+ * dispatcher (dbcast_route.c, whose header includes this one). Private to src/comm/; pure functions, no MPI, no state.
  * Each *_children function splits a list of n recipients (n >= 0) into the caller's
  * children, in the conventions of dbcast_route.h, and returns their number.
  */
-#ifndef JT_COMM_DBCAST_ROUTE_IMPL_H
-#define JT_COMM_DBCAST_ROUTE_IMPL_H
+#ifndef JT_COMM_ROUTE_H
+#define JT_COMM_ROUTE_H
 
-#include "comm/dbcast_route.h"
+#include "jostle/dbcast.h"
+
+/* A child of the caller: list[child], and its subtree list[sub_off .. sub_off+sub_len-1]. */
+typedef struct {
+    int child;    /* index in the list of the child to send to */
+    int sub_off;  /* its subtree: list[sub_off .. sub_off+sub_len-1] */
+    int sub_len;
+} jt_dbcast_route_child;
 
 int jt_route_flat_children(int n, jt_dbcast_route_child *out);      /* route_flat.c */
 int jt_route_binomial_children(int n, jt_dbcast_route_child *out);  /* route_binomial.c */
