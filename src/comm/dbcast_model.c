@@ -214,7 +214,7 @@ jt_dbcast_routing jt_dbcast_route_choose(size_t bytes, int n, size_t seg_cfg,
                                              JT_ROUTE_TWO_TREE};
     jt_dbcast_routing best = JT_ROUTE_FLAT;
     size_t best_seg = jt_dbcast_route_segment(JT_ROUTE_FLAT, bytes, n, 0, m);
-    if (n > 1) {
+    if (n > 0) { /* one recipient too: segments may beat one message (SMPI's factors) */
         double best_cost = INFINITY;
         for (size_t i = 0; i < sizeof cand / sizeof cand[0]; i++) {
             int piped = jt_dbcast_route_is_pipelined(cand[i]);

@@ -92,7 +92,7 @@ double jt_dbcast_route_cost(jt_dbcast_routing r, size_t bytes, int n, size_t seg
                             const jt_dbcast_model *m);
 
 /* The automatic choice: the routing among flat, binomial, pipeline-chain, pipeline-tree
- * and two-tree with the least modelled cost (ties: that order). n <= 1 gives flat.
+ * and two-tree with the least modelled cost (ties: that order). n <= 0 gives flat.
  * *seg_out (may be NULL) receives the segment size to use. */
 jt_dbcast_routing jt_dbcast_route_choose(size_t bytes, int n, size_t seg_cfg,
                                          const jt_dbcast_model *m, size_t *seg_out);
