@@ -34,6 +34,9 @@ typedef enum {
     JT_ROUTE_CHAIN,           /* root -> r0 -> r1 -> ... (whole message per hop) */
     JT_ROUTE_PIPELINE_CHAIN,  /* chain, message split into segments forwarded as they arrive */
     JT_ROUTE_PIPELINE_TREE,   /* binary tree, segmented, forwarded as they arrive */
+    JT_ROUTE_TWO_TREE,        /* two pipelined binary trees, each carrying half the segments;
+                                 a node interior in one is a leaf in the other (Sanders,
+                                 Speck, Traff 2009): every node sends the message once */
     JT_ROUTE_COUNT_
 } jt_dbcast_routing;
 
@@ -52,15 +55,26 @@ typedef enum {
     JT_WAIT_SPIN       /* loop on the progress engine */
 } jt_dbcast_wait_mode;
 
-/* Cost model of the automatic routing (Hockney/LogP-like, seconds): a message of m bytes
- * over one hop costs latency + overhead + m / bandwidth; a sender pays overhead +
- * m / bandwidth per message it injects; a forwarding hop adds forward_delay.
- * docs/dbcast.md says how the defaults were fitted and how to fit them elsewhere. */
+/* Cost model of the automatic routing and of the segment size (seconds, bytes/s): a
+ * message of b bytes over one hop costs latency(b) + overhead + b / bandwidth(b); a sender
+ * pays overhead + b / bandwidth(b) per message it injects; a forwarding hop adds
+ * forward_delay; a link carrying x bytes in and y out at once takes
+ * (max(x,y) + duplex * min(x,y)) / bandwidth. latency(b) and bandwidth(b) are piecewise
+ * constant in b (SMPI's latency and bandwidth factors; a real network's eager and
+ * rendezvous protocols): piece k holds from piece_bytes[k] bytes to the next piece.
+ * jt_dbcast_init fits it to the platform by probes (cfg.probe); docs/dbcast.md says how. */
+#define JT_DBCAST_MODEL_PIECES 8
 typedef struct {
-    double latency;        /* s, > 0 */
+    double latency;        /* s, > 0: of the largest messages (the last piece) */
     double overhead;       /* s per message injected, > 0 */
-    double bandwidth;      /* bytes/s per link, > 0 */
+    double bandwidth;      /* bytes/s per link, > 0: of the largest messages */
     double forward_delay;  /* s per forwarding hop, >= 0 */
+    double duplex;         /* 0 (full duplex) .. 1 (a link shared by both directions) */
+    int npieces;           /* 0..JT_DBCAST_MODEL_PIECES; 0: latency, bandwidth at all sizes */
+    size_t piece_bytes[JT_DBCAST_MODEL_PIECES];  /* ascending, piece_bytes[0] = 0 */
+    double piece_latency[JT_DBCAST_MODEL_PIECES];
+    double piece_bandwidth[JT_DBCAST_MODEL_PIECES];
+    int fitted;            /* set by the probe: 1 fitted at init, 0 given */
 } jt_dbcast_model;
 
 void jt_dbcast_model_default(jt_dbcast_model *m);
@@ -74,6 +88,9 @@ typedef struct {
     int quiet;                       /* 1: do not print error messages to stderr */
     jt_dbcast_wait_mode wait;        /* default JT_WAIT_AUTO */
     jt_dbcast_model model;           /* of the automatic routing; default jt_dbcast_model_default */
+    int probe;                       /* 1 (default): jt_dbcast_init measures the platform
+                                        (a few ping-pongs between two ranks) and fits model
+                                        to it; 0: use model as given */
 } jt_dbcast_cfg;
 
 /* Wildcards for jt_dbcast_recv. */
@@ -157,10 +174,12 @@ int jt_dbcast_wait_arrived(jt_dbcast_ctx *ctx, jt_dbcast_req *req);
 int jt_dbcast_progress(jt_dbcast_ctx *ctx);
 
 jt_dbcast_progress_mode jt_dbcast_progress_mode_used(const jt_dbcast_ctx *ctx);
+/* The cost model in use (fitted at init unless cfg.probe was 0); the same on every rank. */
+void jt_dbcast_get_model(const jt_dbcast_ctx *ctx, jt_dbcast_model *model);
 void jt_dbcast_get_stats(jt_dbcast_ctx *ctx, jt_dbcast_stats *stats);
 const char *jt_dbcast_strerror(int err);
 
-/* "auto", "flat", "binomial", "chain", "pipeline-chain", "pipeline-tree" */
+/* "auto", "flat", "binomial", "chain", "pipeline-chain", "pipeline-tree", "two-tree" */
 const char *jt_dbcast_route_name(jt_dbcast_routing r);
 int jt_dbcast_route_parse(const char *name, jt_dbcast_routing *out); /* 0 ok, -1 unknown */
 

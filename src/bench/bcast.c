@@ -121,7 +121,7 @@ static void parse_routes(state *s, const char *spec)
             r[n++] = (int)x;
         } else {
             jt_usage_error("--routing: '%s' is not a routing; expected flat, binomial, chain, "
-                           "pipeline-chain, pipeline-tree, auto, mpi_bcast or all", t);
+                           "pipeline-chain, pipeline-tree, two-tree, auto, mpi_bcast or all", t);
         }
         for (int q = 0; q < n; q++) {
             int dup = 0;
@@ -249,6 +249,7 @@ static void *setup(jt_ctx *ctx)
                        "library did not grant");
     s->db = jt_dbcast_init(ctx->comm, &s->cfg);
     jt_check_all(ctx, s->db ? NULL : "jt_dbcast_init refused the configuration (see above)");
+    jt_dbcast_get_model(s->db, &s->model); /* fitted by the probe at init */
     if (!BC_SIMULATED) /* under SimGrid every rank reads the one simulated clock */
         jt_clock_offset_measure(ctx, &s->clock);
     return s;
@@ -432,6 +433,19 @@ static void meta(jt_ctx *ctx, void *st, jt_json *j)
     jt_json_knum(j, "overhead_s", s->model.overhead);
     jt_json_knum(j, "bandwidth_Bps", s->model.bandwidth);
     jt_json_knum(j, "forward_delay_s", s->model.forward_delay);
+    jt_json_knum(j, "duplex", s->model.duplex);
+    jt_json_kstr(j, "source", s->model.fitted ? "probe at init (docs/dbcast.md, Cost model)"
+                                              : "given (jt_dbcast_cfg.model)");
+    jt_json_key(j, "pieces"); /* [from_bytes, latency_s, bandwidth_Bps] */
+    jt_json_array(j);
+    for (int k = 0; k < s->model.npieces; k++) {
+        jt_json_array(j);
+        jt_json_int(j, (long long)s->model.piece_bytes[k]);
+        jt_json_num(j, s->model.piece_latency[k]);
+        jt_json_num(j, s->model.piece_bandwidth[k]);
+        jt_json_end(j);
+    }
+    jt_json_end(j);
     jt_json_end(j);
     jt_json_kint(j, "segment_cfg", (long long)s->segment);
     jt_json_kint(j, "inline_bytes", (long long)s->inline_bytes);

@@ -100,6 +100,7 @@ void jt_dbcast_cfg_default(jt_dbcast_cfg *cfg)
     cfg->progress = JT_PROGRESS_AUTO;
     cfg->quiet = 0;
     cfg->wait = JT_WAIT_AUTO;
+    cfg->probe = 1;
     jt_dbcast_model_default(&cfg->model);
 }
 
@@ -124,7 +125,7 @@ jt_dbcast_ctx *jt_dbcast_init(MPI_Comm comm, const jt_dbcast_cfg *cfgp)
     if ((int)cfg.routing < 0 || cfg.routing >= JT_ROUTE_COUNT_) {
         jt_dbcast_complain(NULL, cfg.quiet, JT_DBCAST_EINVAL, fn,
                            "unknown routing %d (expected auto, flat, binomial, chain, "
-                           "pipeline-chain, pipeline-tree)", (int)cfg.routing);
+                           "pipeline-chain, pipeline-tree, two-tree)", (int)cfg.routing);
         return NULL;
     }
     if (cfg.segment_bytes > JT_DBCAST_MAX_SEGMENT) {
@@ -139,15 +140,19 @@ jt_dbcast_ctx *jt_dbcast_init(MPI_Comm comm, const jt_dbcast_cfg *cfgp)
                            MAX_INLINE);
         return NULL;
     }
-    const jt_dbcast_model *md = &cfg.model;
-    if (!(md->latency > 0 && md->overhead > 0 && md->bandwidth > 0 && md->forward_delay >= 0 &&
-          md->latency < 1 && md->overhead < 1 && md->bandwidth < 1e15 && md->forward_delay < 1)) {
+    const char *why = NULL;
+    if (jt_dbcast_model_check(&cfg.model, &why)) {
         jt_dbcast_complain(NULL, cfg.quiet, JT_DBCAST_EINVAL, fn,
                            "cost model (latency %g s, overhead %g s, bandwidth %g B/s, "
-                           "forward delay %g s) is not allowed: each > 0 (forward delay >= 0), "
-                           "times under 1 s, bandwidth under 1e15 B/s (jt_dbcast_cfg_default "
-                           "fills it)", md->latency, md->overhead, md->bandwidth,
-                           md->forward_delay);
+                           "forward delay %g s, duplex %g, %d pieces) is not allowed: %s "
+                           "(jt_dbcast_cfg_default fills it)", cfg.model.latency,
+                           cfg.model.overhead, cfg.model.bandwidth, cfg.model.forward_delay,
+                           cfg.model.duplex, cfg.model.npieces, why);
+        return NULL;
+    }
+    if (cfg.probe != 0 && cfg.probe != 1) {
+        jt_dbcast_complain(NULL, cfg.quiet, JT_DBCAST_EINVAL, fn, "probe %d is not 0 or 1",
+                           cfg.probe);
         return NULL;
     }
     if ((int)cfg.wait < JT_WAIT_AUTO || cfg.wait > JT_WAIT_SPIN) {
@@ -206,6 +211,9 @@ jt_dbcast_ctx *jt_dbcast_init(MPI_Comm comm, const jt_dbcast_cfg *cfgp)
     MPI_Comm_size(ctx->comm, &ctx->size);
     ctx->hdr_cap = jt_dbcast_hdr_size((uint32_t)ctx->size) + MAX_INLINE;
     ctx->hdr_buf = jt_dbcast_xmalloc(ctx, ctx->hdr_cap);
+    ctx->model.fitted = 0;
+    if (cfg.probe)
+        jt_dbcast_probe_fit(ctx); /* before any header can arrive */
     jt_dbcast_header_recv_post(ctx);
     void *attr = NULL;
     int flag = 0;
@@ -228,6 +236,11 @@ jt_dbcast_ctx *jt_dbcast_init(MPI_Comm comm, const jt_dbcast_cfg *cfgp)
 jt_dbcast_progress_mode jt_dbcast_progress_mode_used(const jt_dbcast_ctx *ctx)
 {
     return ctx->mode;
+}
+
+void jt_dbcast_get_model(const jt_dbcast_ctx *ctx, jt_dbcast_model *model)
+{
+    *model = ctx->model;
 }
 
 void jt_dbcast_get_stats(jt_dbcast_ctx *ctx, jt_dbcast_stats *stats)

@@ -41,14 +41,22 @@ static int check_fields(const jt_dbcast_hdr *h)
         return JT_DBCAST_HDR_EFIELD;
     if (h->origin < 0 || h->tag < 0)
         return JT_DBCAST_HDR_EFIELD;
+    if (h->streams < 1 || h->streams > JT_DBCAST_MAX_STREAMS)
+        return JT_DBCAST_HDR_EFIELD;
+    /* the range lies in the data; one stream carries all of it; two halves are not empty */
+    if (h->range_off > h->total_bytes || h->range_bytes > h->total_bytes - h->range_off)
+        return JT_DBCAST_HDR_EFIELD;
+    if (h->streams == 1 ? (h->range_off != 0 || h->range_bytes != h->total_bytes)
+                        : h->range_bytes == 0)
+        return JT_DBCAST_HDR_EFIELD;
     if (h->flags & JT_DBCAST_HDR_INLINE) {
-        if (h->nseg != 0)
+        if (h->nseg != 0 || h->streams != 1)
             return JT_DBCAST_HDR_EFIELD;
     } else {
-        /* segments: nseg = ceil(total / seg_bytes), each at most JT-wide int-sized */
+        /* segments: nseg = ceil(range / seg_bytes), each at most JT-wide int-sized */
         if (h->total_bytes == 0 || h->seg_bytes == 0 || h->seg_bytes > ((uint64_t)1 << 30))
             return JT_DBCAST_HDR_EFIELD;
-        uint64_t n = (h->total_bytes + h->seg_bytes - 1) / h->seg_bytes;
+        uint64_t n = (h->range_bytes + h->seg_bytes - 1) / h->seg_bytes;
         if (n != h->nseg || h->stream_tag < 0)
             return JT_DBCAST_HDR_EFIELD;
     }
@@ -78,6 +86,10 @@ long jt_dbcast_hdr_encode(const jt_dbcast_hdr *h, const jt_dbcast_hop *hops, voi
     put64(p + 40, h->seg_bytes);
     put32(p + 48, h->nseg);
     put32(p + 52, h->nhops);
+    put64(p + 56, h->range_off);
+    put64(p + 64, h->range_bytes);
+    put32(p + 72, h->streams);
+    put32(p + 76, 0);
     for (uint32_t i = 0; i < h->nhops; i++) {
         put32(p + JT_DBCAST_HDR_FIXED + 8 * (size_t)i, (uint32_t)hops[i].rank);
         put32(p + JT_DBCAST_HDR_FIXED + 8 * (size_t)i + 4, hops[i].seq);
@@ -105,6 +117,11 @@ int jt_dbcast_hdr_decode(const void *in, size_t len, jt_dbcast_hdr *h)
     h->seg_bytes = get64(p + 40);
     h->nseg = get32(p + 48);
     h->nhops = get32(p + 52);
+    h->range_off = get64(p + 56);
+    h->range_bytes = get64(p + 64);
+    h->streams = get32(p + 72);
+    if (get32(p + 76) != 0)
+        return JT_DBCAST_HDR_EFIELD;
     if (h->nhops > (len - JT_DBCAST_HDR_FIXED) / JT_DBCAST_HOP_BYTES)
         return JT_DBCAST_HDR_ELENGTH;
     size_t hl = jt_dbcast_hdr_size(h->nhops);

@@ -9,8 +9,13 @@
  *                                                       broadcast among those of origin)
  *  20 i32 stream tag (MPI tag of the data segments on this link)
  *  24 u64 bcast id           32 u64 total bytes  40 u64 segment bytes
- *  48 u32 segment count      52 u32 nhops
- *  56 nhops x { i32 rank, u32 seq }: the sub-list the receiver must forward to.
+ *  48 u32 segment count (of this stream's range)              52 u32 nhops
+ *  56 u64 range offset       64 u64 range bytes: the part of the broadcast this stream
+ *                                   carries (all of it but for the two-tree's two halves)
+ *  72 u32 streams: how many streams carry the broadcast to the receiver (1 or 2)
+ *  76 u32 reserved (0)
+ *  80 nhops x { i32 rank, u32 seq }: the sub-list the receiver must forward to.
+ * Version 2 (version 1 had no range: 56 fixed bytes).
  */
 #ifndef JT_COMM_DBCAST_HEADER_H
 #define JT_COMM_DBCAST_HEADER_H
@@ -19,8 +24,9 @@
 #include <stdint.h>
 
 #define JT_DBCAST_MAGIC 0x4244544Au /* "JTDB" in little-endian bytes */
-#define JT_DBCAST_VERSION 1u
-#define JT_DBCAST_HDR_FIXED 56u
+#define JT_DBCAST_VERSION 2u
+#define JT_DBCAST_HDR_FIXED 80u
+#define JT_DBCAST_MAX_STREAMS 2u
 #define JT_DBCAST_HOP_BYTES 8u
 #define JT_DBCAST_HDR_INLINE 0x01u  /* payload follows the header in the same message */
 
@@ -34,8 +40,11 @@ typedef struct {
     uint64_t bcast_id;
     uint64_t total_bytes;
     uint64_t seg_bytes;
-    uint32_t nseg;
+    uint32_t nseg;        /* segments of this stream: ceil(range_bytes / seg_bytes) */
     uint32_t nhops;
+    uint64_t range_off;   /* this stream's bytes: [range_off, range_off + range_bytes) */
+    uint64_t range_bytes;
+    uint32_t streams;     /* 1..JT_DBCAST_MAX_STREAMS streams carry the broadcast */
 } jt_dbcast_hdr;
 
 typedef struct {

@@ -29,7 +29,10 @@
  *                      matching with the application's receives
  *   dbcast_progress.c  the progress engine (MPI requests and what their completion does),
  *                      the progress thread, and test / wait in thread and poll modes
- *   dbcast_header.c    the wire header (pure)     dbcast_route.c  the routings (pure)
+ *   dbcast_probe.c     the probe at init that fits the cost model to the platform
+ *   dbcast_header.c    the wire header (pure)
+ *   dbcast_route.c     the routings (pure), dispatching to route_<name>.c, one per routing
+ *   dbcast_model.c     the cost model, segment size and automatic choice (pure)
  */
 #ifndef JT_COMM_DBCAST_INTERNAL_H
 #define JT_COMM_DBCAST_INTERNAL_H
@@ -71,6 +74,13 @@ typedef struct {
     int inflight, window;
 } jt_dbcast_sendq;
 
+/* One stream of a root's broadcast: its byte range (h) and the sends to its children. */
+typedef struct {
+    jt_dbcast_hdr h;
+    jt_dbcast_sendq q;
+    jt_dbcast_req *req;
+} jt_dbcast_out;
+
 struct jt_dbcast_req {
     int is_recv;
     int done;
@@ -81,31 +91,43 @@ struct jt_dbcast_req {
     size_t bytes;
     int source, tag;       /* receive: what to match */
     jt_dbcast_inb *inb;    /* receive: bound incoming broadcast */
-    jt_dbcast_hdr h;       /* root: what its segment sends cut buf into */
-    jt_dbcast_sendq q;     /* root: segment sends still to post */
+    jt_dbcast_out out[JT_DBCAST_MAX_STREAMS]; /* root: its streams (two for the two-tree) */
+    int nout;
     jt_dbcast_status st;
     jt_dbcast_req *next;   /* posted-receive queue */
 };
 
-/* One broadcast as seen by a receiver (and forwarder). */
-struct jt_dbcast_inb {
-    jt_dbcast_hdr h;
+/* One stream of an incoming broadcast: a byte range of the data (all of it, or a half for
+ * the two-tree), received from one parent in segments and forwarded to this rank's
+ * children in that stream's tree. */
+typedef struct {
+    jt_dbcast_hdr h;               /* this stream's header as received */
     int from;                      /* immediate sender (stream source) */
     jt_dbcast_hop *hops;           /* sub-list this rank forwards to */
     jt_dbcast_route_child *kids;
     int nkids;
-    int *kid_tag;                  /* stream tag per child (non-inline) */
+    unsigned char *seg_done;       /* [nseg] arrival flags */
+    uint32_t arrived;              /* segments arrived */
+    uint32_t next_fwd;             /* segments are forwarded strictly in order */
+    jt_dbcast_sendq q;             /* forwarding sends still to post (q.data: the range) */
+    jt_dbcast_inb *in;
+} jt_dbcast_part;
+
+/* One broadcast as seen by a receiver (and forwarder): its streams assembled into one
+ * buffer, matched with one receive. */
+struct jt_dbcast_inb {
+    jt_dbcast_hdr h;                         /* of the first stream that arrived */
+    jt_dbcast_part part[JT_DBCAST_MAX_STREAMS];
+    int nparts;                              /* streams arrived (of h.streams) */
+    uint64_t nseg, arrived;                  /* segments of the arrived streams; arrived */
     unsigned char *data;           /* where the payload is */
     void *internal;                /* owned block (NULL when data is the user buffer) */
     int direct;                    /* data is the bound receive's buffer */
-    uint32_t arrived;              /* segments arrived */
-    uint32_t next_fwd;             /* segments are forwarded strictly in order */
-    unsigned char *seg_done;       /* [nseg] arrival flags */
     long fwd_pending;              /* forwarding sends reading data (queued or posted) */
-    jt_dbcast_sendq q;             /* forwarding sends still to post */
     int delivered;                 /* bound receive has been given the data */
     jt_dbcast_req *req;            /* bound receive (until it completes) */
     jt_dbcast_inb *next;           /* hold list or unexpected queue */
+    jt_dbcast_inb *next_partial;   /* ctx->partial: streams still to come */
 };
 
 typedef struct {
@@ -163,6 +185,7 @@ struct jt_dbcast_ctx {
     jt_dbcast_inb *hold;                     /* arrived ahead of an earlier one of its origin */
     jt_dbcast_inb *unexp_head, *unexp_tail;  /* matchable, not yet matched (FIFO) */
     jt_dbcast_req *posted_head, *posted_tail;
+    jt_dbcast_inb *partial;                  /* broadcasts with streams still to come */
 
     long live_reqs;
     long live_inb;
@@ -192,11 +215,11 @@ void *jt_dbcast_xcalloc(jt_dbcast_ctx *ctx, size_t n, size_t sz);
                             __FILE__, __LINE__);                                         \
     } while (0)
 
-/* Bytes of segment k (the last one may be short). */
+/* Bytes of segment k of a stream (the last one may be short). */
 static inline size_t jt_dbcast_seg_len(const jt_dbcast_hdr *h, uint32_t k)
 {
     uint64_t off = (uint64_t)k * h->seg_bytes;
-    uint64_t left = h->total_bytes - off;
+    uint64_t left = h->range_bytes - off;
     return (size_t)(left < h->seg_bytes ? left : h->seg_bytes);
 }
 
@@ -223,6 +246,12 @@ void jt_dbcast_sendq_init(jt_dbcast_ctx *ctx, jt_dbcast_sendq *q, const jt_dbcas
 /* Posts queued segment sends while the window allows; segments below avail exist. */
 void jt_dbcast_sendq_pump(jt_dbcast_ctx *ctx, jt_dbcast_sendq *q, const jt_dbcast_hdr *h,
                           uint32_t avail, int kind, void *owner);
+
+/* ------------------------------------------------------------ dbcast_probe.c */
+
+/* Collective over ctx->comm, before any broadcast: measures the platform between two ranks
+ * and fits ctx->model (the same on every rank). */
+void jt_dbcast_probe_fit(jt_dbcast_ctx *ctx);
 
 /* ------------------------------------------------------------- dbcast_recv.c */
 

@@ -62,36 +62,37 @@ static void handle_op(jt_dbcast_ctx *ctx, const jt_dbcast_op *op, const MPI_Stat
         ctx->barrier_done = 1;
         break;
     case OP_SEG_SEND_ROOT: {
-        jt_dbcast_req *r = op->owner;
-        r->q.inflight--;
-        if (--r->pending == 0)
-            r->done = 1;
+        jt_dbcast_out *o = op->owner;
+        o->q.inflight--;
+        if (--o->req->pending == 0)
+            o->req->done = 1;
         else
-            jt_dbcast_sendq_pump(ctx, &r->q, &r->h, r->h.nseg, OP_SEG_SEND_ROOT, r);
+            jt_dbcast_sendq_pump(ctx, &o->q, &o->h, o->h.nseg, OP_SEG_SEND_ROOT, o);
         break;
     }
     case OP_SEG_SEND_FWD: {
-        jt_dbcast_inb *in = op->owner;
-        in->fwd_pending--;
-        in->q.inflight--;
-        jt_dbcast_sendq_pump(ctx, &in->q, &in->h, in->next_fwd, OP_SEG_SEND_FWD, in);
-        jt_dbcast_inb_check(ctx, in);
+        jt_dbcast_part *p = op->owner;
+        p->in->fwd_pending--;
+        p->q.inflight--;
+        jt_dbcast_sendq_pump(ctx, &p->q, &p->h, p->next_fwd, OP_SEG_SEND_FWD, p);
+        jt_dbcast_inb_check(ctx, p->in);
         break;
     }
     case OP_SEG_RECV: {
-        jt_dbcast_inb *in = op->owner;
-        in->arrived++;
-        in->seg_done[op->seg] = 1;
+        jt_dbcast_part *p = op->owner;
+        p->arrived++;
+        p->in->arrived++;
+        p->seg_done[op->seg] = 1;
         /* Forward in segment order: the child matches segments by order on the stream
          * tag, and receives may complete out of order. */
-        while (in->next_fwd < in->h.nseg && in->seg_done[in->next_fwd]) {
-            in->fwd_pending += in->nkids;
+        while (p->next_fwd < p->h.nseg && p->seg_done[p->next_fwd]) {
+            p->in->fwd_pending += p->nkids;
             ctx->stats.forwarded_bytes +=
-                (uint64_t)in->nkids * jt_dbcast_seg_len(&in->h, in->next_fwd);
-            in->next_fwd++;
+                (uint64_t)p->nkids * jt_dbcast_seg_len(&p->h, p->next_fwd);
+            p->next_fwd++;
         }
-        jt_dbcast_sendq_pump(ctx, &in->q, &in->h, in->next_fwd, OP_SEG_SEND_FWD, in);
-        jt_dbcast_inb_check(ctx, in);
+        jt_dbcast_sendq_pump(ctx, &p->q, &p->h, p->next_fwd, OP_SEG_SEND_FWD, p);
+        jt_dbcast_inb_check(ctx, p->in);
         break;
     }
     }
@@ -235,8 +236,10 @@ static int finish_locked(jt_dbcast_ctx *ctx, jt_dbcast_req **reqp, int *flag,
     int rc = r->error;
     if (status)
         *status = r->st;
-    free(r->q.dest);
-    free(r->q.tag);
+    for (int i = 0; i < r->nout; i++) {
+        free(r->out[i].q.dest);
+        free(r->out[i].q.tag);
+    }
     free(r);
     ctx->live_reqs--;
     *reqp = NULL;

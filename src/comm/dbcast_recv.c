@@ -52,12 +52,14 @@ static void bind_recv(jt_dbcast_inb *in, jt_dbcast_req *r)
 void jt_dbcast_inb_free(jt_dbcast_ctx *ctx, jt_dbcast_inb *in)
 {
     free(in->internal);
-    free(in->hops);
-    free(in->kids);
-    free(in->kid_tag);
-    free(in->seg_done);
-    free(in->q.dest);
-    free(in->q.tag);
+    for (int i = 0; i < in->nparts; i++) {
+        jt_dbcast_part *p = &in->part[i];
+        free(p->hops);
+        free(p->kids);
+        free(p->seg_done);
+        free(p->q.dest);
+        free(p->q.tag);
+    }
     free(in);
     ctx->live_inb--;
 }
@@ -65,7 +67,7 @@ void jt_dbcast_inb_free(jt_dbcast_ctx *ctx, jt_dbcast_inb *in)
 /* Advance the state of an incoming broadcast after any event. */
 void jt_dbcast_inb_check(jt_dbcast_ctx *ctx, jt_dbcast_inb *in)
 {
-    int all = in->arrived == in->h.nseg;
+    int all = in->nparts == (int)in->h.streams && in->arrived == in->nseg;
     jt_dbcast_req *r = in->req;
     if (all && r && !in->delivered) {
         if (!r->error && !in->direct && in->h.total_bytes)
@@ -139,6 +141,78 @@ static void release_held(jt_dbcast_ctx *ctx, int origin)
 
 /* ------------------------------------------------------------ arrival */
 
+/* A stream of in arrived (header decoded in p->h, message msg): checks its hops, forwards
+ * its header to this rank's children in its tree, posts its segment receives. */
+static void stream_start(jt_dbcast_ctx *ctx, jt_dbcast_inb *in, jt_dbcast_part *p,
+                         const unsigned char *msg, int from)
+{
+    const jt_dbcast_hdr *h = &p->h;
+    p->in = in;
+    p->from = from;
+    p->hops = jt_dbcast_xmalloc(ctx, (size_t)h->nhops * sizeof *p->hops);
+    jt_dbcast_hdr_hops(msg, h->nhops, p->hops);
+    for (uint32_t i = 0; i < h->nhops; i++) {
+        int rk = p->hops[i].rank;
+        if (rk < 0 || rk >= ctx->size || rk == ctx->rank || rk == h->origin)
+            jt_dbcast_fatal(ctx, "broadcast message from rank %d: hop %u is rank %d (bad)", from,
+                            (unsigned)i, rk);
+    }
+    int nk = jt_dbcast_route_max_children((jt_dbcast_routing)h->routing, (int)h->nhops);
+    p->kids = jt_dbcast_xmalloc(ctx, (size_t)nk * sizeof *p->kids);
+    p->nkids = jt_dbcast_route_children((jt_dbcast_routing)h->routing, (int)h->nhops, p->kids);
+    if (p->nkids < 0)
+        jt_dbcast_fatal(ctx, "broadcast message from rank %d: unknown routing %d", from, h->routing);
+    int inl = (h->flags & JT_DBCAST_HDR_INLINE) != 0;
+    unsigned char *base = in->data + h->range_off;
+    /* Forward the header at once, before anything else happens to the data. */
+    jt_dbcast_sendq_init(ctx, &p->q, h, base, p->nkids);
+    for (int c = 0; c < p->nkids; c++) {
+        int dest = p->hops[p->kids[c].child].rank;
+        p->q.dest[c] = dest;
+        p->q.tag[c] = inl ? 0 : jt_dbcast_stream_tag(ctx, dest);
+        jt_dbcast_send_header(ctx, h, p->hops, &p->kids[c], p->q.tag[c], in->data);
+        ctx->stats.forwarded_msgs++;
+        if (inl)
+            ctx->stats.forwarded_bytes += h->total_bytes;
+    }
+    /* Segment receives, forwarded one by one as they complete. */
+    p->seg_done = jt_dbcast_xcalloc(ctx, h->nseg, 1);
+    in->nseg += h->nseg;
+    for (uint32_t k = 0; k < h->nseg; k++) {
+        MPI_Request q;
+        MPICHECK(ctx, MPI_Irecv(base + (size_t)k * h->seg_bytes, (int)jt_dbcast_seg_len(h, k),
+                                MPI_BYTE, from, h->stream_tag, ctx->comm, &q));
+        jt_dbcast_op_push(ctx, q, OP_SEG_RECV, p, k, NULL);
+    }
+}
+
+/* The broadcast a second stream belongs to (same origin and id), if its first came. */
+static jt_dbcast_inb *take_partial(jt_dbcast_ctx *ctx, const jt_dbcast_hdr *h, int from)
+{
+    jt_dbcast_inb *prev = NULL;
+    for (jt_dbcast_inb *in = ctx->partial; in; prev = in, in = in->next_partial) {
+        if (in->h.origin != h->origin || in->h.bcast_id != h->bcast_id)
+            continue;
+        const jt_dbcast_hdr *f = &in->part[0].h;
+        if (f->tag != h->tag || f->seq != h->seq || f->total_bytes != h->total_bytes ||
+            f->streams != h->streams || f->routing != h->routing ||
+            (h->range_off < f->range_off + f->range_bytes &&
+             f->range_off < h->range_off + h->range_bytes))
+            jt_dbcast_fatal(ctx, "broadcast message from rank %d: its stream disagrees with the "
+                            "other stream of broadcast %llu of rank %d", from,
+                            (unsigned long long)h->bcast_id, (int)h->origin);
+        if (in->nparts + 1 == (int)in->h.streams) { /* the last one: off the list */
+            if (prev)
+                prev->next_partial = in->next_partial;
+            else
+                ctx->partial = in->next_partial;
+            in->next_partial = NULL;
+        }
+        return in;
+    }
+    return NULL;
+}
+
 void jt_dbcast_header_arrived(jt_dbcast_ctx *ctx, unsigned char *msg, size_t len, int from)
 {
     jt_dbcast_hdr h;
@@ -152,35 +226,29 @@ void jt_dbcast_header_arrived(jt_dbcast_ctx *ctx, unsigned char *msg, size_t len
     if (h.nhops > (uint32_t)ctx->size)
         jt_dbcast_fatal(ctx, "broadcast message from rank %d carries %u hops for %d ranks", from,
                         (unsigned)h.nhops, ctx->size);
-    jt_dbcast_inb *in = jt_dbcast_xcalloc(ctx, 1, sizeof *in);
-    ctx->live_inb++;
     ctx->stats.headers_received++;
-    in->h = h;
-    in->from = from;
-    in->hops = jt_dbcast_xmalloc(ctx, (size_t)h.nhops * sizeof *in->hops);
-    jt_dbcast_hdr_hops(msg, h.nhops, in->hops);
-    for (uint32_t i = 0; i < h.nhops; i++) {
-        int rk = in->hops[i].rank;
-        if (rk < 0 || rk >= ctx->size || rk == ctx->rank || rk == h.origin)
-            jt_dbcast_fatal(ctx, "broadcast message from rank %d: hop %u is rank %d (bad)", from,
-                            (unsigned)i, rk);
+    jt_dbcast_inb *in = h.streams > 1 ? take_partial(ctx, &h, from) : NULL;
+    if (in) { /* the other half of a broadcast already here: same buffer, same receive */
+        jt_dbcast_part *p = &in->part[in->nparts++];
+        p->h = h;
+        stream_start(ctx, in, p, msg, from);
+        free(msg);
+        jt_dbcast_inb_check(ctx, in);
+        return;
     }
-    int nk = jt_dbcast_route_max_children((jt_dbcast_routing)h.routing, (int)h.nhops);
-    in->kids = jt_dbcast_xmalloc(ctx, (size_t)nk * sizeof *in->kids);
-    in->nkids = jt_dbcast_route_children((jt_dbcast_routing)h.routing, (int)h.nhops, in->kids);
-    if (in->nkids < 0)
-        jt_dbcast_fatal(ctx, "broadcast message from rank %d: unknown routing %d", from, h.routing);
-    in->kid_tag = jt_dbcast_xcalloc(ctx, (size_t)in->nkids, sizeof *in->kid_tag);
+    in = jt_dbcast_xcalloc(ctx, 1, sizeof *in);
+    ctx->live_inb++;
+    in->h = h;
+    in->part[0].h = h;
+    in->nparts = 1;
 
     int matchable = h.seq == ctx->expect_seq[h.origin];
     jt_dbcast_req *r = matchable ? take_posted(ctx, in) : NULL;
     int inl = (h.flags & JT_DBCAST_HDR_INLINE) != 0;
-
     if (inl) {
         in->internal = msg; /* keep the message: the payload is in it */
         in->data = msg + jt_dbcast_hdr_size(h.nhops);
     } else {
-        free(msg);
         if (r && h.total_bytes <= r->bytes) {
             in->data = r->buf;
             in->direct = 1;
@@ -191,27 +259,13 @@ void jt_dbcast_header_arrived(jt_dbcast_ctx *ctx, unsigned char *msg, size_t len
     }
     if (r)
         bind_recv(in, r);
-
-    /* Forward the header at once, before anything else happens to the data. */
-    jt_dbcast_sendq_init(ctx, &in->q, &in->h, in->data, in->nkids);
-    for (int c = 0; c < in->nkids; c++) {
-        int dest = in->hops[in->kids[c].child].rank;
-        in->kid_tag[c] = inl ? 0 : jt_dbcast_stream_tag(ctx, dest);
-        in->q.dest[c] = dest;
-        in->q.tag[c] = in->kid_tag[c];
-        jt_dbcast_send_header(ctx, &in->h, in->hops, &in->kids[c], in->kid_tag[c], in->data);
-        ctx->stats.forwarded_msgs++;
-        if (inl)
-            ctx->stats.forwarded_bytes += h.total_bytes;
+    if (h.streams > 1) {
+        in->next_partial = ctx->partial;
+        ctx->partial = in;
     }
-    /* Segment receives, forwarded one by one as they complete. */
-    in->seg_done = jt_dbcast_xcalloc(ctx, h.nseg, 1);
-    for (uint32_t k = 0; k < h.nseg; k++) {
-        MPI_Request q;
-        MPICHECK(ctx, MPI_Irecv(in->data + (size_t)k * h.seg_bytes, (int)jt_dbcast_seg_len(&h, k),
-                                MPI_BYTE, from, h.stream_tag, ctx->comm, &q));
-        jt_dbcast_op_push(ctx, q, OP_SEG_RECV, in, k, NULL);
-    }
+    stream_start(ctx, in, &in->part[0], msg, from);
+    if (!inl)
+        free(msg);
 
     if (matchable) {
         make_matchable(ctx, in);

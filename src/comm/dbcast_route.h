@@ -11,13 +11,8 @@
 #define JT_COMM_DBCAST_ROUTE_H
 
 #include <stddef.h>
+#include "comm/route.h"
 #include "jostle/dbcast.h"
-
-typedef struct {
-    int child;    /* index in the list of the child to send to */
-    int sub_off;  /* its subtree: list[sub_off .. sub_off+sub_len-1] */
-    int sub_len;
-} jt_dbcast_route_child;
 
 /* Upper bound of the number of children for n recipients (>= the value returned by
  * jt_dbcast_route_children). */
@@ -29,12 +24,24 @@ int jt_dbcast_route_max_children(jt_dbcast_routing r, int n);
 int jt_dbcast_route_children(jt_dbcast_routing r, int n, jt_dbcast_route_child *out);
 
 /* Depth of the tree (hops from the root to the farthest recipient) in closed form:
- * flat 1, chains n, binomial and binary trees floor(log2(n+1)). (A binomial broadcast
+ * flat 1, chains n, binomial and binary trees floor(log2(n+1)), two-tree 1 + floor(log2 n)
+ * (the root's hop, then a complete binary tree of n). (A binomial broadcast
  * takes ceil(log2(n+1)) ROUNDS of sends, since a node sends to its children one after
  * the other.) */
 int jt_dbcast_route_depth(jt_dbcast_routing r, int n);
 
 int jt_dbcast_route_is_pipelined(jt_dbcast_routing r);
+
+/* The root's side. A routing sends the data in jt_dbcast_route_streams(r) streams: 1, or 2
+ * for the two-tree, each carrying a part of the bytes (stream j: segments
+ * [j*ceil(S/2), ...) of S) through its own tree over ALL the recipients. Stream j lists the
+ * recipients in its own order: the caller's i-th recipient (by urgency) is at position
+ * pos[j*n + i] of stream j's list (pos holds streams*n ints); the root's children in that
+ * list are jt_dbcast_route_root_children (forwarders use jt_dbcast_route_children).
+ * Returns n, or -1 (bad routing, no memory). */
+int jt_dbcast_route_streams(jt_dbcast_routing r);
+int jt_dbcast_route_layout(jt_dbcast_routing r, int n, int *pos);
+int jt_dbcast_route_root_children(jt_dbcast_routing r, int n, jt_dbcast_route_child *out);
 
 /* The list positions in the order routing r reaches them, a node's sends one after the other
  * (one step each): out[k] is the k-th position reached (ties: lower position first).  A root
@@ -46,11 +53,36 @@ int jt_dbcast_route_arrival(jt_dbcast_routing r, int n, int *out);
 
 /* Largest segment ever used (keeps every MPI count an int). */
 #define JT_DBCAST_MAX_SEGMENT ((size_t)1 << 30)
-#define JT_DBCAST_MIN_AUTO_SEGMENT ((size_t)16 << 10)
+#define JT_DBCAST_MIN_AUTO_SEGMENT ((size_t)8 << 10)
 #define JT_DBCAST_MAX_AUTO_SEGMENT ((size_t)1 << 20)
 
+/* ---- dbcast_model.c ---- */
+
+/* One hop of a message of `bytes` under the model: the latency and bandwidth of the
+ * model's piece for that size (the last piece whose from_bytes <= bytes; the first below
+ * every piece; latency/bandwidth without pieces). */
+double jt_dbcast_model_latency(const jt_dbcast_model *m, size_t bytes);
+double jt_dbcast_model_bandwidth(const jt_dbcast_model *m, size_t bytes);
+/* 0 if m is usable, else -1 with a reason in why (may be NULL). */
+int jt_dbcast_model_check(const jt_dbcast_model *m, const char **why);
+
+/* What the probe at init measures between two ranks, per size (jt_dbcast_model_fit). */
+#define JT_DBCAST_PROBE_SIZES 5
+typedef struct {
+    size_t bytes[JT_DBCAST_PROBE_SIZES];  /* ascending; bytes[0] tiny */
+    double one_way[JT_DBCAST_PROBE_SIZES];/* s: half the least round trip */
+    double gap[JT_DBCAST_PROBE_SIZES];    /* s per message of a stream of back-to-back ones */
+    double gap_both;  /* s per message of the largest size, both ranks streaming at once */
+} jt_dbcast_probe;
+/* Fits the model to a probe: overhead = gap of the tiny size; per size, bandwidth from the
+ * gap less the overhead, latency = one_way - overhead - bytes/bandwidth (>= 1 ns);
+ * duplex from gap_both/gap of the largest size. Keeps m's forward_delay. */
+void jt_dbcast_model_fit(const jt_dbcast_probe *p, jt_dbcast_model *m);
+
 /* Segment size for routing r: seg_cfg if nonzero (clamped to the maximum); otherwise
- * the model optimum for pipelined routings, or the whole message for the others. */
+ * the model's optimum for pipelined routings among 4 KiB multiples (about 2^(k/2) KiB,
+ * JT_DBCAST_MIN_AUTO_SEGMENT to JT_DBCAST_MAX_AUTO_SEGMENT), or the whole message for the
+ * others. */
 size_t jt_dbcast_route_segment(jt_dbcast_routing r, size_t bytes, int n, size_t seg_cfg,
                                const jt_dbcast_model *m);
 
@@ -59,8 +91,8 @@ size_t jt_dbcast_route_segment(jt_dbcast_routing r, size_t bytes, int n, size_t 
 double jt_dbcast_route_cost(jt_dbcast_routing r, size_t bytes, int n, size_t seg,
                             const jt_dbcast_model *m);
 
-/* The automatic choice: the routing among flat, binomial, pipeline-chain and
- * pipeline-tree with the least modelled cost (ties: that order). n <= 1 gives flat.
+/* The automatic choice: the routing among flat, binomial, pipeline-chain, pipeline-tree
+ * and two-tree with the least modelled cost (ties: that order). n <= 0 gives flat.
  * *seg_out (may be NULL) receives the segment size to use. */
 jt_dbcast_routing jt_dbcast_route_choose(size_t bytes, int n, size_t seg_cfg,
                                          const jt_dbcast_model *m, size_t *seg_out);

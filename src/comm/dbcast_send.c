@@ -150,22 +150,28 @@ int jt_dbcast_send_routed(jt_dbcast_ctx *ctx, const void *buf, size_t bytes, int
     r->st.bytes = bytes;
     r->st.routing = routing;
 
+    int n = nrecipients;
+    uint32_t nseg = inl ? 0 : (uint32_t)((bytes + seg - 1) / seg);
+    /* Streams: two for the two-tree, each half the segments (one if there is one segment) */
+    int ns = nseg >= 2 ? jt_dbcast_route_streams(routing) : 1;
     /* The caller's order is its urgency: the k-th recipient takes the k-th place the tree
-     * reaches (identity for flat and chains; binomial reaches its list's middle first). */
-    jt_dbcast_hop *hops = jt_dbcast_xmalloc(ctx, (size_t)nrecipients * sizeof *hops);
-    int *place =
-        jt_dbcast_xmalloc(ctx, (size_t)(nrecipients > 0 ? nrecipients : 1) * sizeof *place);
-    if (jt_dbcast_route_arrival(routing, nrecipients, place) != nrecipients)
-        for (int i = 0; i < nrecipients; i++)
-            place[i] = i;
-    for (int i = 0; i < nrecipients; i++) {
-        hops[place[i]].rank = recipients[i];
-        hops[place[i]].seq = ctx->send_seq[recipients[i]]++;
+     * reaches (identity for flat and chains; binomial reaches its list's middle first);
+     * each stream has its own order (the two-tree's lists, route_twotree.c). */
+    int *pos = jt_dbcast_xmalloc(ctx, (size_t)(n > 0 ? n : 1) * JT_DBCAST_MAX_STREAMS * sizeof *pos);
+    if (jt_dbcast_route_layout(routing, n, pos) != n)
+        for (int j = 0; j < (int)JT_DBCAST_MAX_STREAMS; j++)
+            for (int i = 0; i < n; i++)
+                pos[j * n + i] = i;
+    jt_dbcast_hop *hops = jt_dbcast_xmalloc(ctx, (size_t)(n > 0 ? n : 1) * ns * sizeof *hops);
+    for (int i = 0; i < n; i++) {
+        uint32_t seq = ctx->send_seq[recipients[i]]++;
+        for (int j = 0; j < ns; j++)
+            hops[j * n + pos[j * n + i]] = (jt_dbcast_hop){recipients[i], seq};
     }
-    free(place);
-    int nk = jt_dbcast_route_max_children(routing, nrecipients);
+    free(pos);
+    int nk = jt_dbcast_route_max_children(routing, n);
     jt_dbcast_route_child *kids = jt_dbcast_xmalloc(ctx, (size_t)nk * sizeof *kids);
-    nk = jt_dbcast_route_children(routing, nrecipients, kids);
+    nk = jt_dbcast_route_root_children(routing, n, kids);
 
     jt_dbcast_hdr h;
     memset(&h, 0, sizeof h);
@@ -176,18 +182,29 @@ int jt_dbcast_send_routed(jt_dbcast_ctx *ctx, const void *buf, size_t bytes, int
     h.bcast_id = ctx->next_id++;
     h.total_bytes = bytes;
     h.seg_bytes = inl ? 0 : seg;
-    h.nseg = inl ? 0 : (uint32_t)((bytes + seg - 1) / seg);
-    r->h = h;
-    jt_dbcast_sendq_init(ctx, &r->q, &h, buf, nk);
-    for (int c = 0; c < nk; c++) {
-        int dest = hops[kids[c].child].rank;
-        int st = inl ? 0 : jt_dbcast_stream_tag(ctx, dest);
-        jt_dbcast_send_header(ctx, &h, hops, &kids[c], st, buf);
-        r->q.dest[c] = dest;
-        r->q.tag[c] = st;
+    h.streams = (uint32_t)ns;
+    uint32_t first = (nseg + 1) / 2; /* segments of stream 0 when there are two */
+    r->nout = ns;
+    for (int j = 0; j < ns; j++) {
+        jt_dbcast_out *o = &r->out[j];
+        o->req = r;
+        o->h = h;
+        o->h.nseg = ns == 1 ? nseg : j == 0 ? first : nseg - first;
+        o->h.range_off = j == 0 ? 0 : (uint64_t)first * seg;
+        o->h.range_bytes = ns == 1 ? bytes : j == 0 ? (uint64_t)first * seg : bytes - o->h.range_off;
+        jt_dbcast_sendq_init(ctx, &o->q, &o->h, (const unsigned char *)buf + o->h.range_off, nk);
+        for (int c = 0; c < nk; c++) {
+            int dest = hops[j * n + kids[c].child].rank;
+            int st = inl ? 0 : jt_dbcast_stream_tag(ctx, dest);
+            jt_dbcast_send_header(ctx, &o->h, hops + j * n, &kids[c], st, buf);
+            o->q.dest[c] = dest;
+            o->q.tag[c] = st;
+        }
+        r->pending += (long)o->h.nseg * nk;
     }
-    r->pending = (long)h.nseg * nk;
-    jt_dbcast_sendq_pump(ctx, &r->q, &r->h, h.nseg, OP_SEG_SEND_ROOT, r);
+    for (int j = 0; j < ns; j++)
+        jt_dbcast_sendq_pump(ctx, &r->out[j].q, &r->out[j].h, r->out[j].h.nseg, OP_SEG_SEND_ROOT,
+                             &r->out[j]);
     free(hops);
     free(kids);
     if (r->pending == 0)

@@ -132,7 +132,7 @@ static void wait_all(jt_dbcast_ctx *ctx, jt_dbcast_req **reqs, int n, int *rcs,
 
 static const jt_dbcast_routing ROUTES[] = {JT_ROUTE_FLAT, JT_ROUTE_BINOMIAL, JT_ROUTE_CHAIN,
                                            JT_ROUTE_PIPELINE_CHAIN, JT_ROUTE_PIPELINE_TREE,
-                                           JT_ROUTE_AUTO};
+                                           JT_ROUTE_TWO_TREE, JT_ROUTE_AUTO};
 #define NROUTES ((int)(sizeof ROUTES / sizeof ROUTES[0]))
 
 /* ------------------------------------------------------------------ tests */
@@ -549,6 +549,15 @@ static void suite(jt_dbcast_progress_mode mode, jt_dbcast_wait_mode wait)
     jt_dbcast_ctx *ctx = jt_dbcast_init(MPI_COMM_WORLD, &cfg);
     CHECK(ctx, "init (%s)", mname);
     CHECK(jt_dbcast_progress_mode_used(ctx) == mode, "progress mode");
+    /* the probe at init fitted a usable model, the same on every rank */
+    jt_dbcast_model md;
+    jt_dbcast_get_model(ctx, &md);
+    double lat = md.latency, lat0 = 0;
+    MPI_Allreduce(&lat, &lat0, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+    CHECK(md.fitted == 1 && md.npieces > 1 && md.latency > 0 && md.bandwidth > 0 &&
+          md.duplex >= 0 && md.duplex <= 1 && lat0 == lat, "fitted model (latency %g s, "
+          "bandwidth %g B/s, duplex %g, %d pieces)", md.latency, md.bandwidth, md.duplex,
+          md.npieces);
     double t0 = MPI_Wtime();
     t_routes(ctx);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -565,8 +574,12 @@ static void suite(jt_dbcast_progress_mode mode, jt_dbcast_wait_mode wait)
     t_truncate(ctx);
     jt_dbcast_cfg cfg2 = cfg;
     cfg2.routing = JT_ROUTE_BINOMIAL;
+    cfg2.probe = 0; /* a pinned model is kept as given */
+    cfg2.model.latency = 7e-6;
     jt_dbcast_ctx *ctx2 = jt_dbcast_init(MPI_COMM_WORLD, &cfg2);
     CHECK(ctx2, "second context");
+    jt_dbcast_get_model(ctx2, &md);
+    CHECK(md.fitted == 0 && md.latency == 7e-6, "pinned model changed");
     t_twoctx(ctx, ctx2);
     jt_dbcast_stats s;
     jt_dbcast_get_stats(ctx, &s);

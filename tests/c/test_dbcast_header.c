@@ -29,14 +29,22 @@ static jt_dbcast_hdr random_hdr(int inl, uint32_t nhops)
     h.seq = (uint32_t)rnd();
     h.bcast_id = rnd();
     h.nhops = nhops;
+    h.streams = 1;
     if (inl) {
         h.total_bytes = rnd() % 5000;
+        h.range_bytes = h.total_bytes;
     } else {
         h.total_bytes = 1 + rnd() % ((uint64_t)1 << 40);
+        h.range_bytes = h.total_bytes;
+        if (h.total_bytes > 1 && rnd() % 2) { /* one of two streams: a range of the data */
+            h.streams = 2;
+            h.range_off = rnd() % h.total_bytes;
+            h.range_bytes = 1 + rnd() % (h.total_bytes - h.range_off);
+        }
         h.seg_bytes = 1 + rnd() % ((uint64_t)1 << 30);
-        h.nseg = (uint32_t)((h.total_bytes + h.seg_bytes - 1) / h.seg_bytes);
-        if ((h.total_bytes + h.seg_bytes - 1) / h.seg_bytes > UINT32_MAX)
-            h.seg_bytes = (uint64_t)1 << 30, h.nseg = (uint32_t)((h.total_bytes + h.seg_bytes - 1) / h.seg_bytes);
+        h.nseg = (uint32_t)((h.range_bytes + h.seg_bytes - 1) / h.seg_bytes);
+        if ((h.range_bytes + h.seg_bytes - 1) / h.seg_bytes > UINT32_MAX)
+            h.seg_bytes = (uint64_t)1 << 30, h.nseg = (uint32_t)((h.range_bytes + h.seg_bytes - 1) / h.seg_bytes);
         h.stream_tag = (int32_t)(2 + rnd() % 1000000);
     }
     return h;
@@ -47,7 +55,9 @@ static int same_hdr(const jt_dbcast_hdr *a, const jt_dbcast_hdr *b)
     return a->routing == b->routing && a->flags == b->flags && a->origin == b->origin &&
            a->tag == b->tag && a->seq == b->seq && a->stream_tag == b->stream_tag &&
            a->bcast_id == b->bcast_id && a->total_bytes == b->total_bytes &&
-           a->seg_bytes == b->seg_bytes && a->nseg == b->nseg && a->nhops == b->nhops;
+           a->seg_bytes == b->seg_bytes && a->nseg == b->nseg && a->nhops == b->nhops &&
+           a->range_off == b->range_off && a->range_bytes == b->range_bytes &&
+           a->streams == b->streams;
 }
 
 /* Encodes h (+ hops, + inline payload) into a fresh buffer; returns its length. */
@@ -126,20 +136,26 @@ int main(void)
         h.seg_bytes = 100;
         h.nseg = 1;
         h.nhops = 1;
+        h.range_off = 0x10;
+        h.range_bytes = 80;
+        h.streams = 2;
         jt_dbcast_hop hop = {9, 10};
-        unsigned char b[64];
-        CHECKF(jt_dbcast_hdr_encode(&h, &hop, b, sizeof b) == 64, "layout: size");
+        unsigned char b[88];
+        CHECKF(jt_dbcast_hdr_encode(&h, &hop, b, sizeof b) == 88, "layout: size");
         CHECKF(memcmp(b, "JTDB", 4) == 0, "layout: magic bytes");
         CHECKF(b[4] == JT_DBCAST_VERSION && b[5] == 0, "layout: version");
         CHECKF(b[6] == JT_ROUTE_BINOMIAL && b[7] == 0, "layout: routing/flags");
         CHECKF(b[8] == 4 && b[9] == 3 && b[10] == 2 && b[11] == 1, "layout: origin little-endian");
         CHECKF(b[24] == 0x88 && b[31] == 0x11, "layout: bcast id little-endian");
-        CHECKF(b[48] == 1 && b[52] == 1 && b[56] == 9 && b[60] == 10, "layout: nseg, nhops, hop");
+        CHECKF(b[48] == 1 && b[52] == 1 && b[80] == 9 && b[84] == 10, "layout: nseg, nhops, hop");
+        CHECKF(b[56] == 0x10 && b[64] == 80 && b[72] == 2 && b[76] == 0, "layout: range, streams");
     }
 
     /* 3. malformed messages */
     {
         jt_dbcast_hdr h = random_hdr(0, 3);
+        h.streams = 1, h.range_off = 0, h.range_bytes = h.total_bytes;
+        h.nseg = (uint32_t)((h.range_bytes + h.seg_bytes - 1) / h.seg_bytes);
         jt_dbcast_hop hops[3] = {{1, 0}, {2, 0}, {3, 0}};
         unsigned char *msg;
         size_t len = build(&h, hops, &msg);
@@ -166,6 +182,31 @@ int main(void)
         MUTATE(55, 0xff, JT_DBCAST_HDR_ELENGTH, "huge hop count (overflow)");
         MUTATE(52, 2, JT_DBCAST_HDR_ELENGTH, "fewer hops than bytes");
         MUTATE(7, JT_DBCAST_HDR_INLINE, JT_DBCAST_HDR_ELENGTH, "inline flag without payload");
+        MUTATE(72, 0, JT_DBCAST_HDR_EFIELD, "no stream");
+        MUTATE(72, 3, JT_DBCAST_HDR_EFIELD, "three streams");
+        MUTATE(77, 1, JT_DBCAST_HDR_EFIELD, "reserved field set");
+        MUTATE(56, 1, JT_DBCAST_HDR_EFIELD, "one stream that is not the whole data");
+        MUTATE(71, 0x80, JT_DBCAST_HDR_EFIELD, "range past the data");
+        free(bad);
+        free(msg);
+
+        /* one of two streams: the range lies in the data and is not empty; never inline */
+        jt_dbcast_hdr h2 = h;
+        h2.streams = 2;
+        h2.range_off = h2.total_bytes; /* empty, at the end */
+        h2.range_bytes = 0;
+        h2.nseg = 0;
+        unsigned char b2[256];
+        CHECKF(jt_dbcast_hdr_encode(&h2, hops, b2, sizeof b2) == JT_DBCAST_HDR_EFIELD, "empty stream encoded");
+        h2.range_off = h2.total_bytes - 1, h2.range_bytes = 2, h2.nseg = 1;
+        CHECKF(jt_dbcast_hdr_encode(&h2, hops, b2, sizeof b2) == JT_DBCAST_HDR_EFIELD, "range past the end encoded");
+        h2.range_bytes = 1;
+        CHECKF(jt_dbcast_hdr_encode(&h2, hops, b2, sizeof b2) > 0, "last byte as a stream refused");
+        jt_dbcast_hdr h3 = random_hdr(1, 0);
+        h3.streams = 2;
+        CHECKF(jt_dbcast_hdr_encode(&h3, NULL, b2, sizeof b2) == JT_DBCAST_HDR_EFIELD, "inline second stream encoded");
+        msg = NULL;
+        bad = NULL;
         free(bad);
         free(msg);
 

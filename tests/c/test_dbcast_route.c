@@ -22,7 +22,9 @@ static void walk(jt_dbcast_routing r, const int *list, int n, int depth, int rou
 {
     int cap = jt_dbcast_route_max_children(r, n);
     jt_dbcast_route_child *kids = malloc((size_t)(cap > 0 ? cap : 1) * sizeof *kids);
-    int k = jt_dbcast_route_children(r, n, kids);
+    /* the root applies its own rule (the two-tree's root sends to the top of each tree) */
+    int k = depth == 0 ? jt_dbcast_route_root_children(r, n, kids)
+                       : jt_dbcast_route_children(r, n, kids);
     CHECKF(k >= 0 && k <= cap, "%s n=%d: %d children for a bound of %d", jt_dbcast_route_name(r), n, k, cap);
     if (n > 0)
         CHECKF(k > 0, "%s n=%d: no child", jt_dbcast_route_name(r), n);
@@ -84,7 +86,7 @@ static void check_tree(jt_dbcast_routing r, int n)
     char *seen = calloc((size_t)n + 1, 1);
     CHECKF(jt_dbcast_route_arrival(r, n, order) == n, "%s n=%d: arrival failed",
            jt_dbcast_route_name(r), n);
-    for (int k = 0; k < n; k++) {
+    for (int k = 0; k < n && r != JT_ROUTE_TWO_TREE; k++) { /* two-tree: check_twotree */
         CHECKF(order[k] >= 0 && order[k] < n && !seen[order[k]], "%s n=%d: arrival %d is not a "
                "permutation", jt_dbcast_route_name(r), n, k);
         if (order[k] < 0 || order[k] >= n)
@@ -95,7 +97,7 @@ static void check_tree(jt_dbcast_routing r, int n)
                    "%s n=%d: arrival %d in round %d after round %d", jt_dbcast_route_name(r), n,
                    k, w.round_of[list[order[k]]], w.round_of[list[order[k - 1]]]);
     }
-    if (n > 0)
+    if (n > 0 && r != JT_ROUTE_TWO_TREE)
         CHECKF(w.round_of[list[order[0]]] == 1, "%s n=%d: first arrival not in round 1",
                jt_dbcast_route_name(r), n);
     if (r == JT_ROUTE_FLAT || r == JT_ROUTE_CHAIN)
@@ -114,10 +116,11 @@ static void check_tree(jt_dbcast_routing r, int n)
     int closed = n == 0 ? 0
                : r == JT_ROUTE_FLAT ? 1
                : (r == JT_ROUTE_CHAIN || r == JT_ROUTE_PIPELINE_CHAIN) ? n
+               : r == JT_ROUTE_TWO_TREE ? 1 + (int)floor(log2((double)n)) /* top, then complete */
                : (int)floor(log2((double)n + 1.0)); /* binomial and binary trees */
     CHECKF(expect == closed, "%s n=%d: route_depth %d, closed form %d", jt_dbcast_route_name(r), n,
           expect, closed);
-    if (r == JT_ROUTE_PIPELINE_TREE)
+    if (r == JT_ROUTE_PIPELINE_TREE || r == JT_ROUTE_TWO_TREE)
         CHECKF(w.max_fanout <= 2, "pipeline-tree n=%d: fan-out %d", n, w.max_fanout);
     if (r == JT_ROUTE_CHAIN || r == JT_ROUTE_PIPELINE_CHAIN)
         CHECKF(w.max_fanout <= 1, "chain n=%d: fan-out %d", n, w.max_fanout);
@@ -140,10 +143,75 @@ static void check_tree(jt_dbcast_routing r, int n)
     free(list);
 }
 
+/* Walks one stream of the two-tree as the layer does (root rule, then forwarders' rule),
+ * counting for each recipient how often it is reached and how many children it has. */
+static int tt_walk(const int *list, int n, int depth, int *reached, int *kids_of, int who)
+{
+    jt_dbcast_route_child kids[2];
+    int k = depth == 0 ? jt_dbcast_route_root_children(JT_ROUTE_TWO_TREE, n, kids)
+                       : jt_dbcast_route_children(JT_ROUTE_TWO_TREE, n, kids);
+    if (who >= 0)
+        kids_of[who] += k;
+    int deepest = depth;
+    for (int c = 0; c < k; c++) {
+        int r = list[kids[c].child];
+        reached[r]++;
+        int d = tt_walk(list + kids[c].sub_off, kids[c].sub_len, depth + 1, reached, kids_of, r);
+        deepest = d > deepest ? d : deepest;
+    }
+    return deepest;
+}
+
+/* The two-tree's lists: each a permutation of the recipients; each tree reaches everyone
+ * once, has depth 1 + floor(log2 n) and floor(n/2) interior nodes; no recipient is
+ * interior in both trees (so none sends more than the message once); the first
+ * recipients (most urgent) are interior in tree A, near its top. */
+static void check_twotree(int n)
+{
+    int *pos = malloc((size_t)(2 * n + 1) * sizeof *pos);
+    CHECKF(jt_dbcast_route_layout(JT_ROUTE_TWO_TREE, n, pos) == n, "two-tree n=%d: layout", n);
+    int *reached = calloc((size_t)n + 1, sizeof(int)), *kids_of[2];
+    for (int j = 0; j < 2; j++) {
+        int *list = malloc((size_t)(n + 1) * sizeof *list);
+        char *seen = calloc((size_t)n + 1, 1);
+        for (int i = 0; i < n; i++) {
+            CHECKF(pos[j * n + i] >= 0 && pos[j * n + i] < n && !seen[pos[j * n + i]],
+                   "two-tree n=%d: stream %d is not a permutation at %d", n, j, i);
+            if (pos[j * n + i] < 0 || pos[j * n + i] >= n)
+                continue;
+            seen[pos[j * n + i]] = 1;
+            list[pos[j * n + i]] = i;
+        }
+        kids_of[j] = calloc((size_t)n + 1, sizeof(int));
+        memset(reached, 0, (size_t)(n + 1) * sizeof(int));
+        int depth = tt_walk(list, n, 0, reached, kids_of[j], -1);
+        CHECKF(depth == (n ? 1 + (int)floor(log2((double)n)) : 0) &&
+               depth == jt_dbcast_route_depth(JT_ROUTE_TWO_TREE, n),
+               "two-tree n=%d: stream %d depth %d", n, j, depth);
+        int interior = 0;
+        for (int i = 0; i < n; i++) {
+            CHECKF(reached[i] == 1, "two-tree n=%d: stream %d reaches %d %d times", n, j, i,
+                   reached[i]);
+            CHECKF(kids_of[j][i] <= 2, "two-tree n=%d: fan-out %d", n, kids_of[j][i]);
+            interior += kids_of[j][i] > 0;
+        }
+        CHECKF(interior == n / 2, "two-tree n=%d: stream %d has %d interior nodes", n, j, interior);
+        free(list), free(seen);
+    }
+    for (int i = 0; i < n; i++)
+        CHECKF(!(kids_of[0][i] && kids_of[1][i]), "two-tree n=%d: %d interior in both trees", n, i);
+    for (int i = 0; i < n / 2; i++)
+        CHECKF(kids_of[0][i] > 0, "two-tree n=%d: urgent recipient %d is a leaf of tree A", n, i);
+    if (n > 0)
+        CHECKF(pos[0] == 0, "two-tree n=%d: the first recipient is not the top of tree A", n);
+    free(kids_of[0]), free(kids_of[1]), free(reached), free(pos);
+}
+
 int main(void)
 {
     const jt_dbcast_routing all[] = {JT_ROUTE_FLAT, JT_ROUTE_BINOMIAL, JT_ROUTE_CHAIN,
-                                     JT_ROUTE_PIPELINE_CHAIN, JT_ROUTE_PIPELINE_TREE};
+                                     JT_ROUTE_PIPELINE_CHAIN, JT_ROUTE_PIPELINE_TREE,
+                                     JT_ROUTE_TWO_TREE};
     for (size_t a = 0; a < sizeof all / sizeof all[0]; a++) {
         for (int n = 0; n <= 300; n++)
             check_tree(all[a], n);
@@ -152,6 +220,9 @@ int main(void)
             if (all[a] != JT_ROUTE_CHAIN && all[a] != JT_ROUTE_PIPELINE_CHAIN)
                 check_tree(all[a], big[b]);
     }
+    for (int n = 0; n <= 600; n++)
+        check_twotree(n);
+    check_twotree(4095), check_twotree(4096), check_twotree(10000);
     /* exact small shapes */
     {
         jt_dbcast_route_child k[8];
@@ -191,12 +262,12 @@ int main(void)
     CHECKF(jt_dbcast_route_choose(8, 3, 0, &m, NULL) == JT_ROUTE_FLAT, "8 B to 3: flat");
     CHECKF(jt_dbcast_route_choose(8, 255, 0, &m, NULL) == JT_ROUTE_BINOMIAL, "8 B to 255: binomial");
     CHECKF(jt_dbcast_route_choose(4096, 63, 0, &m, NULL) == JT_ROUTE_BINOMIAL, "4 KiB to 63: binomial");
-    CHECKF(jt_dbcast_route_choose((size_t)64 << 20, 7, 0, &m, &seg) == JT_ROUTE_PIPELINE_CHAIN,
-          "64 MiB to 7: pipeline-chain");
+    CHECKF(jt_dbcast_route_is_pipelined(jt_dbcast_route_choose((size_t)64 << 20, 7, 0, &m, &seg)),
+          "64 MiB to 7: pipelined");
     CHECKF(seg >= JT_DBCAST_MIN_AUTO_SEGMENT && seg <= JT_DBCAST_MAX_AUTO_SEGMENT && seg % 4096 == 0,
           "auto segment %zu", seg);
-    CHECKF(jt_dbcast_route_choose((size_t)1 << 20, 1023, 0, &m, NULL) == JT_ROUTE_PIPELINE_TREE,
-          "1 MiB to 1023: pipeline-tree");
+    CHECKF(jt_dbcast_route_choose((size_t)1 << 20, 1023, 0, &m, NULL) == JT_ROUTE_TWO_TREE,
+          "1 MiB to 1023: two-tree");
     /* the choice is never worse than any candidate under the model */
     const size_t sizes[] = {0, 1, 64, 1024, 8192, 65536, 1 << 20, (size_t)16 << 20, (size_t)256 << 20};
     const int ns[] = {1, 2, 3, 4, 7, 8, 15, 16, 63, 100, 255, 1000, 4095};

@@ -18,12 +18,12 @@ from ..sizes import human
 from ..units import number, size_label
 from . import Figure
 
-ORDER = ("flat", "binomial", "chain", "pipeline-chain", "pipeline-tree", "auto", "mpi_bcast")
+ORDER = ("flat", "binomial", "chain", "pipeline-chain", "pipeline-tree", "two-tree", "auto", "mpi_bcast")
 
 
 # A colour and a marker of its own per routing, the same in every figure.
 STYLES = {"flat": ("tab:blue", "v"), "binomial": ("tab:orange", "^"), "chain": ("tab:green", "<"),
-          "pipeline-chain": ("tab:purple", ">"), "pipeline-tree": ("tab:brown", "D"),
+          "pipeline-chain": ("tab:purple", ">"), "pipeline-tree": ("tab:brown", "D"), "two-tree": ("tab:olive", "X"),
           "auto": ("tab:red", "o"), "mpi_bcast": ("black", "s")}
 
 

@@ -1,0 +1,233 @@
+/*
+ * jt_dbcast cost model: the time of a broadcast under each routing, the segment size of the
+ * pipelines, the automatic choice, and the fit of the model to the probe that jt_dbcast_init
+ * runs (dbcast_probe.c). Pure; see dbcast_route.h and docs/dbcast.md ("Cost model").
+ */
+#include "comm/dbcast_route.h"
+
+#include <math.h>
+#include <stddef.h>
+
+void jt_dbcast_model_default(jt_dbcast_model *m)
+{
+    /* Used where the probe is off (cfg.probe = 0). One piece, fitted once on jostle's
+     * simulated cluster (SimGrid SMPI, 10 Gbps and 1 us links, shared by both directions):
+     * SMPI's latency factors make a hop of large messages ~40 us. The probe at init
+     * replaces this with the platform's own numbers. */
+    *m = (jt_dbcast_model){0};
+    m->latency = 40e-6;
+    m->overhead = 3e-6;
+    m->bandwidth = 0.93e9;
+    m->forward_delay = 1.0e-6;
+    m->duplex = 1.0;
+}
+
+static int piece_of(const jt_dbcast_model *m, size_t bytes)
+{
+    int k = 0;
+    while (k + 1 < m->npieces && m->piece_bytes[k + 1] <= bytes)
+        k++;
+    return k;
+}
+
+double jt_dbcast_model_latency(const jt_dbcast_model *m, size_t bytes)
+{
+    return m->npieces > 0 ? m->piece_latency[piece_of(m, bytes)] : m->latency;
+}
+
+double jt_dbcast_model_bandwidth(const jt_dbcast_model *m, size_t bytes)
+{
+    return m->npieces > 0 ? m->piece_bandwidth[piece_of(m, bytes)] : m->bandwidth;
+}
+
+int jt_dbcast_model_check(const jt_dbcast_model *m, const char **why)
+{
+    const char *w = NULL;
+    if (!(m->latency > 0 && m->latency < 1 && m->overhead > 0 && m->overhead < 1))
+        w = "latency and overhead must be > 0 and < 1 s";
+    else if (!(m->bandwidth > 0 && m->bandwidth < 1e15))
+        w = "bandwidth must be > 0 and < 1e15 B/s";
+    else if (!(m->forward_delay >= 0 && m->forward_delay < 1))
+        w = "forward delay must be >= 0 and < 1 s";
+    else if (!(m->duplex >= 0 && m->duplex <= 1))
+        w = "duplex must be in [0, 1]";
+    else if (m->npieces < 0 || m->npieces > JT_DBCAST_MODEL_PIECES)
+        w = "npieces must be in [0, JT_DBCAST_MODEL_PIECES]";
+    for (int k = 0; !w && k < m->npieces; k++) {
+        if (k == 0 ? m->piece_bytes[0] != 0 : m->piece_bytes[k] <= m->piece_bytes[k - 1])
+            w = "piece_bytes must start at 0 and increase";
+        else if (!(m->piece_latency[k] > 0 && m->piece_latency[k] < 1 &&
+                   m->piece_bandwidth[k] > 0 && m->piece_bandwidth[k] < 1e15))
+            w = "a piece's latency must be in (0, 1) s and its bandwidth in (0, 1e15) B/s";
+    }
+    if (why)
+        *why = w;
+    return w ? -1 : 0;
+}
+
+void jt_dbcast_model_fit(const jt_dbcast_probe *p, jt_dbcast_model *m)
+{
+    enum { K = JT_DBCAST_PROBE_SIZES };
+    double o = p->gap[0] > 1e-9 ? p->gap[0] : 1e-9;
+    double bw[K], lat[K];
+    for (int k = K - 1; k >= 0; k--) {
+        double x = p->gap[k] - o; /* wire time of one message in a stream */
+        bw[k] = x > 0 && p->bytes[k] >= 1024 ? (double)p->bytes[k] / x : 0;
+        if (!(bw[k] > 0 && bw[k] < 1e15)) /* tiny sizes: the next size's bandwidth */
+            bw[k] = k + 1 < K ? bw[k + 1] : 1e9;
+    }
+    for (int k = 0; k < K; k++) {
+        lat[k] = p->one_way[k] - o - (double)p->bytes[k] / bw[k];
+        if (!(lat[k] > 1e-9))
+            lat[k] = 1e-9;
+        if (lat[k] > 0.5)
+            lat[k] = 0.5;
+    }
+    m->overhead = o < 0.5 ? o : 0.5;
+    m->npieces = K;
+    for (int k = 0; k < K; k++) {
+        m->piece_bytes[k] = k == 0 ? 0 : p->bytes[k];
+        m->piece_latency[k] = lat[k];
+        m->piece_bandwidth[k] = bw[k];
+    }
+    m->latency = lat[K - 1];
+    m->bandwidth = bw[K - 1];
+    double x = p->gap[K - 1] - o, xb = p->gap_both - o;
+    double d = x > 0 ? xb / x - 1.0 : 0.0;
+    m->duplex = !(d > 0) ? 0.0 : d > 1 ? 1.0 : d;
+    m->fitted = 1;
+}
+
+/* ---- costs ---- */
+
+static double xfer(const jt_dbcast_model *m, size_t b) /* wire time of b bytes */
+{
+    return (double)b / jt_dbcast_model_bandwidth(m, b);
+}
+
+static double hop(const jt_dbcast_model *m, size_t b) /* one message over one hop */
+{
+    return jt_dbcast_model_latency(m, b) + m->overhead + xfer(m, b);
+}
+
+/* A pipeline of S segments of s bytes: the busiest node's link takes `per` per segment
+ * (or per pair, two-tree) in steady state, for `stages` stages; `depth` hops fill it, each
+ * costing a hop and `extra` more injections (a second child served after the first). */
+static double pipeline(const jt_dbcast_model *m, double stages, double per, int depth,
+                       size_t s, double extra)
+{
+    double h = hop(m, s), window = h / 2.0; /* 2 sends in flight per child */
+    if (per < window)
+        per = window;
+    return (stages - 1.0) * per + depth * (h + extra * (m->overhead + xfer(m, s))) +
+           (depth - 1) * m->forward_delay;
+}
+
+double jt_dbcast_route_cost(jt_dbcast_routing r, size_t bytes, int n, size_t seg,
+                            const jt_dbcast_model *m)
+{
+    if (n <= 0)
+        return 0.0;
+    double o = m->overhead, F = m->forward_delay, dx = m->duplex;
+    int d = jt_dbcast_route_depth(r, n);
+    switch (r) {
+    case JT_ROUTE_FLAT: /* the root injects n copies, all posted at once */
+        return jt_dbcast_model_latency(m, bytes) + n * (o + xfer(m, bytes));
+    case JT_ROUTE_BINOMIAL: /* ceil(log2(n+1)) rounds of whole messages */
+        return jt_route_ceil_log2((long long)n + 1) * hop(m, bytes) + (d - 1) * F;
+    case JT_ROUTE_CHAIN:
+        return n * hop(m, bytes) + (n - 1) * F;
+    case JT_ROUTE_PIPELINE_CHAIN:
+    case JT_ROUTE_PIPELINE_TREE:
+    case JT_ROUTE_TWO_TREE: {
+        if (seg == 0)
+            seg = 1;
+        double S = bytes ? ceil((double)bytes / (double)seg) : 1.0;
+        size_t s = bytes < seg ? (bytes ? bytes : 1) : seg;
+        double x = xfer(m, s);
+        if (r == JT_ROUTE_PIPELINE_CHAIN) /* a forwarder: s in, s out */
+            return pipeline(m, S, o + (n > 1 ? 1.0 + dx : 1.0) * x, d, s, 0.0);
+        if (r == JT_ROUTE_PIPELINE_TREE) /* an interior node: s in, 2s out */
+            return pipeline(m, S, 2 * o + (n > 2 ? 2.0 + dx : 2.0) * x, d, s, 1.0);
+        /* two-tree: per pair of segments (one per tree), an interior node takes 2s in (one
+         * from each parent) and sends 2s (its tree's, to two children) */
+        return pipeline(m, ceil(S / 2.0), 2 * o + (n > 1 ? 2.0 + 2.0 * dx : 2.0) * x, d, s, 1.0);
+    }
+    default:
+        return INFINITY;
+    }
+}
+
+/* ---- segment size ---- */
+
+static size_t round_seg(size_t s)
+{
+    if (s > JT_DBCAST_MAX_SEGMENT)
+        s = JT_DBCAST_MAX_SEGMENT;
+    return s ? s : 1;
+}
+
+size_t jt_dbcast_route_segment(jt_dbcast_routing r, size_t bytes, int n, size_t seg_cfg,
+                               const jt_dbcast_model *m)
+{
+    if (seg_cfg)
+        return seg_cfg > JT_DBCAST_MAX_SEGMENT ? JT_DBCAST_MAX_SEGMENT : seg_cfg;
+    if (!jt_dbcast_route_is_pipelined(r))
+        return round_seg(bytes);
+    /* Candidates: the sizes the probe measured (their cost is known, not interpolated:
+     * SMPI's factors and eager/rendezvous steps make cost jump between sizes), then powers
+     * of two above the largest one, where the last piece holds. */
+    size_t cand[64];
+    int nc = 0;
+    size_t top = m->npieces > 0 ? m->piece_bytes[m->npieces - 1] : 0;
+    for (int k = 0; k < m->npieces; k++)
+        if (m->piece_bytes[k] >= JT_DBCAST_MIN_AUTO_SEGMENT)
+            cand[nc++] = m->piece_bytes[k];
+    for (size_t s = JT_DBCAST_MIN_AUTO_SEGMENT; s <= JT_DBCAST_MAX_AUTO_SEGMENT && nc < 64; s *= 2)
+        if (s > top)
+            cand[nc++] = s;
+    size_t best = JT_DBCAST_MIN_AUTO_SEGMENT;
+    double best_cost = INFINITY;
+    for (int i = 0; i < nc; i++) {
+        size_t s = cand[i];
+        double c = jt_dbcast_route_cost(r, bytes, n, s, m);
+        if (c < best_cost * (1.0 - 1e-9)) {
+            best_cost = c;
+            best = s;
+        }
+        if (s >= bytes)
+            break; /* one segment: larger ones cost the same */
+    }
+    return best;
+}
+
+jt_dbcast_routing jt_dbcast_route_choose(size_t bytes, int n, size_t seg_cfg,
+                                         const jt_dbcast_model *m, size_t *seg_out)
+{
+    jt_dbcast_model def;
+    if (!m) {
+        jt_dbcast_model_default(&def);
+        m = &def;
+    }
+    static const jt_dbcast_routing cand[] = {JT_ROUTE_FLAT, JT_ROUTE_BINOMIAL,
+                                             JT_ROUTE_PIPELINE_CHAIN, JT_ROUTE_PIPELINE_TREE,
+                                             JT_ROUTE_TWO_TREE};
+    jt_dbcast_routing best = JT_ROUTE_FLAT;
+    size_t best_seg = jt_dbcast_route_segment(JT_ROUTE_FLAT, bytes, n, 0, m);
+    if (n > 0) { /* one recipient too: segments may beat one message (SMPI's factors) */
+        double best_cost = INFINITY;
+        for (size_t i = 0; i < sizeof cand / sizeof cand[0]; i++) {
+            int piped = jt_dbcast_route_is_pipelined(cand[i]);
+            size_t seg = jt_dbcast_route_segment(cand[i], bytes, n, piped ? seg_cfg : 0, m);
+            double c = jt_dbcast_route_cost(cand[i], bytes, n, seg, m);
+            if (c < best_cost * (1.0 - 1e-9)) {
+                best_cost = c;
+                best = cand[i];
+                best_seg = seg;
+            }
+        }
+    }
+    if (seg_out)
+        *seg_out = best_seg;
+    return best;
+}
