@@ -1,9 +1,10 @@
 /* cholesky: a tiled dense Cholesky (POTRF, TRSM, SYRK, GEMM tiles through OpenBLAS/LAPACKE)
  * on the small task runtime of src/runtime/: tiles 2D block-cyclic on a P×Q grid, each rank
  * unrolls the DAG and keeps its local view; owners send each final tile to the ranks that
- * need it with one jt_dbcast call.  Points: mode flat (routing FLAT: the owner sends to each
- * recipient in turn) and dbcast (--routing, default auto: trees and pipelines for the
- * broadcasts the DAG reveals); only the routing differs.
+ * need it, recipients in order of need.  Points, one per mode: flat (one jt_dbcast call with
+ * routing FLAT: every copy posted at once), flat-ordered (one flat send per copy, one at a
+ * time per rank, the most urgent first) and dbcast (--routing, default auto: trees and
+ * pipelines for the broadcasts the DAG reveals); only the sending differs.
  *
  * One sample = one factorization: every rank refills its tiles (untimed), MPI_Barrier, then
  * the run; sample = the slowest rank's time (MPI_Allreduce MAX, untimed).  GFlop/s counts
@@ -48,13 +49,19 @@
 #define RESIDUAL_BOUND 10.0
 
 static const char *const matrix_names[] = {"spd", "nonspd", NULL};
-static const char *const mode_names[] = {"flat", "dbcast", NULL};
+/* The modes, in the order points are run: flat posts every copy of a tile at once (StarPU-MPI,
+ * a linear broadcast), flat-ordered sends one copy at a time per rank, most urgent first,
+ * dbcast one jt_dbcast call per tile with --routing (trees, pipelines). */
+enum { MODE_FLAT, MODE_FLAT_ORDERED, MODE_DBCAST, NMODES };
+static const char *const mode_names[] = {"flat", "flat-ordered", "dbcast", NULL};
 
 static const jt_opt_spec options[] = {
     {"n", "N", "2048", "matrix order"},
     {"tile", "NB", "256", "tile order; must divide N"},
     {"grid", "PxQ", "auto", "process grid, P*Q = ranks (auto: near-square, P <= Q)"},
-    {"modes", "LIST", "flat,dbcast", "flat (one send per recipient) and/or dbcast"},
+    {"modes", "LIST", "flat,flat-ordered,dbcast", "any of flat (every copy of a tile posted at "
+                                                  "once), flat-ordered (one copy at a time, most "
+                                                  "urgent first), dbcast (--routing)"},
     {"routing", "R", "auto", "routing of dbcast mode: auto, binomial, chain, pipeline-chain, "
                              "pipeline-tree"},
     {"workers", "W", "0", "compute threads per rank (0: cores of the host / its ranks, at "
@@ -69,7 +76,7 @@ static const jt_opt_spec options[] = {
 typedef struct state {
     jt_chol_grid g;
     long N;
-    int workers, nmodes, modes[2];
+    int workers, nmodes, modes[NMODES];
     jt_dbcast_routing routing;
     jt_chol_matrix kind;
     jt_chol_plan *plan;
@@ -96,10 +103,16 @@ static void parse_modes(state *s, const char *spec)
     char buf[64];
     snprintf(buf, sizeof buf, "%s", spec);
     for (char *sv = NULL, *t = strtok_r(buf, ",", &sv); t; t = strtok_r(NULL, ",", &sv)) {
-        int m = strcmp(t, "flat") == 0 ? 0 : strcmp(t, "dbcast") == 0 ? 1 : -1;
-        if (m < 0)
-            jt_usage_error("--modes: '%s' is not a mode; expected flat, dbcast or both", t);
-        if (s->nmodes < 2 && (s->nmodes == 0 || s->modes[0] != m))
+        int m = 0;
+        while (mode_names[m] && strcmp(t, mode_names[m]) != 0)
+            m++;
+        if (!mode_names[m])
+            jt_usage_error("--modes: '%s' is not a mode; expected a list of flat, flat-ordered "
+                           "and dbcast", t);
+        int seen = 0;
+        for (int q = 0; q < s->nmodes; q++)
+            seen |= s->modes[q] == m;
+        if (!seen)
             s->modes[s->nmodes++] = m;
     }
     if (!s->nmodes)
@@ -244,8 +257,8 @@ static void *setup(jt_ctx *ctx)
     jt_place_compute_cores(jt_topo_ncores(&ctx->topo), ctx->local_rank, ctx->local_size,
                            ctx->comm_core, s->workers, cores);
 #endif
-    s->sched = jt_sched_create(s->workers, &ctx->topo, cores, s->plan->ntasks + 1, jt_chol_exec,
-                               jt_chol_cost, s->plan);
+    jt_sched_ops ops = {jt_chol_exec, jt_chol_cost, jt_chol_finish, s->plan};
+    s->sched = jt_sched_create(s->workers, &ctx->topo, cores, s->plan->ntasks + 1, &ops);
     free(cores);
     if (!s->sched)
         jt_fatal("rank %d: cannot start %d workers", ctx->rank, s->workers);
@@ -262,9 +275,11 @@ static void *setup(jt_ctx *ctx)
 
 static size_t npoints(void *st) { return (size_t)((state *)st)->nmodes; }
 
-static jt_dbcast_routing routing_of(const state *s, size_t i)
+static jt_chol_send send_of(const state *s, size_t i)
 {
-    return s->modes[i] == 0 ? JT_ROUTE_FLAT : s->routing;
+    jt_chol_send how = {s->modes[i] == MODE_FLAT_ORDERED,
+                        s->modes[i] == MODE_DBCAST ? s->routing : JT_ROUTE_FLAT};
+    return how;
 }
 
 static void point(void *st, size_t i, jt_point *p)
@@ -274,7 +289,7 @@ static void point(void *st, size_t i, jt_point *p)
     snprintf(p->params, sizeof p->params,
              "{\"mode\":\"%s\",\"routing\":\"%s\",\"order\":%ld,\"tile\":%d,\"grid\":\"%dx%d\","
              "\"workers\":%d,\"matrix\":\"%s\"}", mode_names[s->modes[i]],
-             jt_dbcast_route_name(routing_of(s, i)), s->N, s->g.nb, s->g.P, s->g.Q, s->workers,
+             jt_dbcast_route_name(send_of(s, i).routing), s->N, s->g.nb, s->g.P, s->g.Q, s->workers,
              matrix_names[s->kind]);
     p->arg[0] = jt_chol_flops((double)s->N);
     p->metrics = metrics;
@@ -299,7 +314,7 @@ static void run(jt_ctx *ctx, void *st, size_t i, jt_series *ser, size_t n)
         atomic_store(&s->plan->fail_row, INT_MAX);
         MPI_Barrier(ctx->comm);
         double t0 = jt_now();
-        int rc = jt_chol_run(s->plan, s->sched, s->db, routing_of(s, i));
+        int rc = jt_chol_run(s->plan, s->sched, s->db, send_of(s, i));
         double el = jt_now() - t0, worst;
         if (rc != JT_DBCAST_OK)
             jt_fatal("rank %d: communication failed: %s", ctx->rank, jt_dbcast_strerror(rc));
