@@ -49,6 +49,7 @@
 #define RESIDUAL_BOUND 10.0
 
 static const char *const matrix_names[] = {"spd", "nonspd", NULL};
+static const char *const datatype_names[] = {"double", "float", NULL};
 /* The modes, in the order points are run: flat posts every copy of a tile at once (StarPU-MPI,
  * a linear broadcast), flat-ordered sends one copy at a time per rank, most urgent first,
  * dbcast one jt_dbcast call per tile with --routing (trees, pipelines). */
@@ -66,6 +67,8 @@ static const jt_opt_spec options[] = {
                              "pipeline-tree"},
     {"workers", "W", "0", "compute threads per rank (0: cores of the host / its ranks, at "
                           "least 1); simulated: concurrent executions per node"},
+    {"datatype", "T", "double", "double, or float (single-precision tiles and s-prefixed "
+                                "kernels, as StarPU-MPI's mpi_cholesky)"},
     {"matrix", "KIND", "spd", "spd, or nonspd (a negative pivot at row N/2: must be reported)"},
     {"kernel-rates", "LIST", NULL, "simulated: each kernel's GFlop/s per core, potrf=R,trsm=R,"
                                    "syrk=R,gemm=R (jostle-bench tile-kernels measures them); "
@@ -134,7 +137,7 @@ static void parse_grid(jt_ctx *ctx, state *s, const char *spec)
                        spec, s->g.P, s->g.Q, s->g.P * s->g.Q, ctx->size);
 }
 
-static double *tile_alloc(size_t bytes)
+static void *tile_alloc(size_t bytes)
 {
 #if CH_SIM
     return SMPI_SHARED_MALLOC(bytes);
@@ -144,7 +147,7 @@ static double *tile_alloc(size_t bytes)
 #endif
 }
 
-static void tile_free(double *a)
+static void tile_free(void *a)
 {
 #if CH_SIM
     SMPI_SHARED_FREE(a);
@@ -222,7 +225,8 @@ static void *setup(jt_ctx *ctx)
                  s->g.T);
     if (jt_opt_given(&ctx->opts, "kernel-rates"))
         kernel_rates(s, jt_opt_str(&ctx->opts, "kernel-rates"));
-    size_t bytes = (size_t)s->g.nb * s->g.nb * sizeof(double), ntile = 0;
+    s->plan->single = jt_opt_choice(&ctx->opts, "datatype", datatype_names) == 1;
+    size_t bytes = jt_chol_tile_bytes(s->plan), ntile = 0;
     for (int i = 0; i < s->plan->ntiles; i++)
         ntile += s->plan->tiles[i].where != JT_TILE_NONE;
     if (!CH_SIM) {
@@ -288,9 +292,9 @@ static void point(void *st, size_t i, jt_point *p)
     snprintf(p->label, sizeof p->label, "%s", mode_names[s->modes[i]]);
     snprintf(p->params, sizeof p->params,
              "{\"mode\":\"%s\",\"routing\":\"%s\",\"order\":%ld,\"tile\":%d,\"grid\":\"%dx%d\","
-             "\"workers\":%d,\"matrix\":\"%s\"}", mode_names[s->modes[i]],
+             "\"workers\":%d,\"matrix\":\"%s\",\"datatype\":\"%s\"}", mode_names[s->modes[i]],
              jt_dbcast_route_name(send_of(s, i).routing), s->N, s->g.nb, s->g.P, s->g.Q, s->workers,
-             matrix_names[s->kind]);
+             matrix_names[s->kind], datatype_names[s->plan->single]);
     p->arg[0] = jt_chol_flops((double)s->N);
     p->metrics = metrics;
     p->nmetrics = CH_SIM ? 2 : 3;
@@ -302,8 +306,8 @@ static void fill(state *s)
         return;
     for (int i = 0; i < s->plan->ntiles; i++)
         if (s->plan->tiles[i].where == JT_TILE_OWNED)
-            jt_chol_fill(&s->g, s->kind, s->plan->tiles[i].m, s->plan->tiles[i].n,
-                         s->plan->tiles[i].a);
+            jt_chol_fill(&s->g, s->kind, s->plan->single, s->plan->tiles[i].m,
+                         s->plan->tiles[i].n, s->plan->tiles[i].a);
 }
 
 static void run(jt_ctx *ctx, void *st, size_t i, jt_series *ser, size_t n)
@@ -342,7 +346,8 @@ static void run(jt_ctx *ctx, void *st, size_t i, jt_series *ser, size_t n)
                 fflush(stderr);
             }
         } else if (ctx->rank == 0) {
-            double scaled = res / ((double)s->N * DBL_EPSILON);
+            double eps = s->plan->single ? FLT_EPSILON : DBL_EPSILON;
+            double scaled = res / ((double)s->N * eps);
             if (!(scaled <= RESIDUAL_BOUND)) /* NaN fails too */
                 jt_fatal("the factorization is wrong (mode %s): ||A - L L^T||_F / ||A||_F = %.3e, "
                          "scaled by N eps = %.3g, above the bound %g (N %ld, tile %d, grid %dx%d)",
@@ -378,6 +383,7 @@ static void meta(jt_ctx *ctx, void *st, jt_json *j)
     jt_json_kint(j, "grid_p", s->g.P);
     jt_json_kint(j, "grid_q", s->g.Q);
     jt_json_kint(j, "workers", s->workers);
+    jt_json_kstr(j, "datatype", datatype_names[s->plan->single]);
     jt_json_kstr(j, "distribution", "2D block-cyclic: tile (m,n) on rank (m % P) * Q + n % Q");
     jt_json_kstr(j, "flops", "N^3/3 + N^2/2 + N/6");
     jt_json_kstr(j, "residual", CH_SIM ? "not computed (simulated: no data)"
@@ -385,7 +391,8 @@ static void meta(jt_ctx *ctx, void *st, jt_json *j)
     if (!CH_SIM) {
         jt_json_knum(j, "residual_bound", RESIDUAL_BOUND);
         jt_json_kstr(j, "residual_check", "the run fails (exit 1) when ||A - L L^T||_F / "
-                     "(||A||_F N eps) > residual_bound, eps = DBL_EPSILON");
+                     "(||A||_F N eps) > residual_bound, eps = DBL_EPSILON (FLT_EPSILON "
+                     "for float)");
     }
     jt_json_kstr(j, "communication", "one thread (jt_dbcast poll mode); workers compute only");
     jt_json_kint(j, "tiles_sent_to_one", s->sent1);

@@ -136,6 +136,11 @@ jt_chol_plan *jt_chol_plan_build(const jt_chol_grid *g, int rank)
     return p;
 }
 
+size_t jt_chol_tile_bytes(const jt_chol_plan *p)
+{
+    return (size_t)p->g.nb * p->g.nb * (p->single ? sizeof(float) : sizeof(double));
+}
+
 void jt_chol_plan_free(jt_chol_plan *p)
 {
     if (!p)

@@ -29,7 +29,8 @@ enum { JT_TILE_NONE = 0, JT_TILE_OWNED, JT_TILE_REMOTE };
 typedef struct jt_chol_tile {
     int m, n;
     int where;          /* JT_TILE_* for this rank */
-    double *a;          /* nb×nb column-major, set by the caller for OWNED and REMOTE */
+    void *a;            /* nb×nb column-major (double, or float when single), set by the
+                           caller for OWNED and REMOTE */
     int *cons, ncons;   /* local tasks reading it as a final tile */
     int *recip, nrecip; /* OWNED final tiles: the ranks to send it to, in order of need */
     int *need;          /* their urgency (jt_chol_order_by_need), most urgent first */
@@ -53,7 +54,11 @@ typedef struct jt_chol_plan {
     /* Simulated: a task's work at the host's speed is its flops times this, by kind: 1, or
      * the host's speed over the kernel's own rate (--kernel-rates, measured natively). */
     double cost_scale[4];
+    int single;          /* tiles of float (the s-prefixed kernels), else double (default) */
 } jt_chol_plan;
+
+/* Bytes of one tile. */
+size_t jt_chol_tile_bytes(const jt_chol_plan *p);
 
 /* NULL on allocation failure. */
 jt_chol_plan *jt_chol_plan_build(const jt_chol_grid *g, int rank);

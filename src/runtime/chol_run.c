@@ -78,8 +78,6 @@ void jt_chol_finish(void *arg, jt_sched *s, int task)
         tile_ready(p, s, t->final);
 }
 
-static size_t tile_bytes(const jt_chol_plan *p) { return (size_t)p->g.nb * p->g.nb * sizeof(double); }
-
 /* A finished task that produced a final tile with recipients: one jt_dbcast call whatever
  * their number (the routing decides the rest), or, flat-ordered, one queued copy each. */
 static int finished(loop *L, int task)
@@ -97,7 +95,7 @@ static int finished(loop *L, int task)
     }
     pending *h = &L->held[L->nheld++];
     h->tile = t->final;
-    return jt_dbcast_send_routed(L->db, f->a, tile_bytes(L->p), t->final, f->recip, f->nrecip,
+    return jt_dbcast_send_routed(L->db, f->a, jt_chol_tile_bytes(L->p), t->final, f->recip, f->nrecip,
                                  L->how.routing, &h->req);
 }
 
@@ -115,7 +113,7 @@ static int post_ordered(loop *L)
         L->queue[b] = L->queue[--L->nqueue];
         pending *o = &L->out[L->nout++];
         o->tile = c.tile;
-        int rc = jt_dbcast_send_routed(L->db, L->p->tiles[c.tile].a, tile_bytes(L->p), c.tile,
+        int rc = jt_dbcast_send_routed(L->db, L->p->tiles[c.tile].a, jt_chol_tile_bytes(L->p), c.tile,
                                        &c.rank, 1, JT_ROUTE_FLAT, &o->req);
         if (rc != JT_DBCAST_OK)
             return rc;
@@ -172,7 +170,7 @@ int jt_chol_run(jt_chol_plan *p, jt_sched *s, jt_dbcast_ctx *db, jt_chol_send ho
             pending *r = &L.recv[L.nrecv++];
             r->tile = p->recv_order[next_recv++];
             const jt_chol_tile *t = &p->tiles[r->tile];
-            rc = jt_dbcast_recv(db, t->a, tile_bytes(p), jt_chol_owner(&p->g, t->m, t->n),
+            rc = jt_dbcast_recv(db, t->a, jt_chol_tile_bytes(p), jt_chol_owner(&p->g, t->m, t->n),
                                 r->tile, &r->req);
         }
         int n = jt_sched_take_done(s, L.done, p->ntasks);
@@ -218,12 +216,12 @@ void jt_chol_exec(void *arg, int task)
     const jt_chol_task *t = &p->tasks[task].t;
     const jt_chol_tile *tl = p->tiles;
     const jt_chol_grid *g = &p->g;
-    double *c = tl[jt_chol_tile_id(g, t->m, t->n)].a;
-    const double *a = t->kind == JT_CHOL_POTRF ? NULL
+    void *c = tl[jt_chol_tile_id(g, t->m, t->n)].a;
+    const void *a = t->kind == JT_CHOL_POTRF ? NULL
                     : t->kind == JT_CHOL_TRSM  ? tl[jt_chol_tile_id(g, t->k, t->k)].a
                                                : tl[jt_chol_tile_id(g, t->m, t->k)].a;
-    const double *b = t->kind == JT_CHOL_GEMM ? tl[jt_chol_tile_id(g, t->n, t->k)].a : NULL;
-    int info = jt_chol_kernel(t->kind, g->nb, c, a, b);
+    const void *b = t->kind == JT_CHOL_GEMM ? tl[jt_chol_tile_id(g, t->n, t->k)].a : NULL;
+    int info = jt_chol_kernel(t->kind, g->nb, p->single, c, a, b);
     if (info < 0)
         abort();
     int row = t->k * g->nb + info - 1, cur = atomic_load(&p->fail_row);
