@@ -281,7 +281,7 @@ static size_t npoints(void *st) { return (size_t)((state *)st)->nmodes; }
 
 static jt_chol_send send_of(const state *s, size_t i)
 {
-    jt_chol_send how = {s->modes[i] == MODE_FLAT_ORDERED,
+    jt_chol_send how = {s->modes[i] != MODE_FLAT,
                         s->modes[i] == MODE_DBCAST ? s->routing : JT_ROUTE_FLAT};
     return how;
 }

@@ -66,10 +66,12 @@ void jt_chol_plan_free(jt_chol_plan *p);
 
 /* How an owner sends its final tiles. */
 typedef struct jt_chol_send {
-    /* 1 (flat-ordered): one flat send per recipient, one at a time per rank, the most urgent
-     * copy first: the highest need (jt_chol_order_by_need) among the queued (tile, recipient)
-     * pairs, ties to the first queued.  0: one jt_dbcast call per tile, its recipients in
-     * order of need, with routing (FLAT posts every copy at once, as StarPU-MPI does). */
+    /* One jt_dbcast call per final tile, its recipients in order of need, with routing;
+     * ordered 0: posted as soon as the tile is final (FLAT: every copy at once, as
+     * StarPU-MPI does).  ordered 1: a rank posts one send at a time as a root, the most
+     * urgent first (the highest need of its first recipient, jt_chol_order_by_need; ties to
+     * the first queued); with FLAT each copy is a send of its own (flat-ordered), else the
+     * whole broadcast (dbcast: its tree forwards while the root serves its next send). */
     int ordered;
     jt_dbcast_routing routing;
 } jt_chol_send;

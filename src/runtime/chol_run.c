@@ -23,8 +23,9 @@
  * per hop.  10 µs is 0.6% of a 512² tile at 10 Gb/s. */
 #define WAIT_SEND 10e-6
 
-/* flat-ordered: sends posted at once by a rank.  One: each copy gets the whole link, the most
- * urgent first; the next is posted when the engine sees the last one complete. */
+/* Ordered sending (flat-ordered, dbcast): sends a rank has posted at once as a root.  One:
+ * each gets the whole link, the most urgent first; the next is posted when the engine sees
+ * the last one complete. */
 #define ORDERED_INFLIGHT 1
 
 typedef struct pending {
@@ -32,8 +33,8 @@ typedef struct pending {
     jt_dbcast_req *req;
 } pending;
 
-typedef struct queued { /* flat-ordered: a copy not yet posted */
-    int need, seq, tile, rank;
+typedef struct queued { /* ordered: a send not yet posted, to recip[first .. first+count) */
+    int need, seq, tile, first, count;
 } queued;
 
 typedef struct loop {
@@ -46,9 +47,9 @@ typedef struct loop {
     int nrecv;
     pending *held;  /* arrived, forwarding through here not yet finished; then sends */
     int nheld;
-    queued *queue;  /* flat-ordered: copies to post, most urgent first */
+    queued *queue;  /* ordered: sends to post, most urgent first */
     int nqueue, seq;
-    pending *out;   /* flat-ordered: posted copies not yet complete */
+    pending *out;   /* ordered: posted sends not yet complete */
     int nout;
 } loop;
 
@@ -79,7 +80,8 @@ void jt_chol_finish(void *arg, jt_sched *s, int task)
 }
 
 /* A finished task that produced a final tile with recipients: one jt_dbcast call whatever
- * their number (the routing decides the rest), or, flat-ordered, one queued copy each. */
+ * their number (the routing decides the rest), posted now or, ordered, queued; flat-ordered
+ * queues one copy per recipient. */
 static int finished(loop *L, int task)
 {
     const jt_chol_ltask *t = &L->p->tasks[task];
@@ -89,8 +91,10 @@ static int finished(loop *L, int task)
     if (f->nrecip == 0)
         return 0;
     if (L->how.ordered) {
-        for (int i = 0; i < f->nrecip; i++)
-            L->queue[L->nqueue++] = (queued){f->need[i], L->seq++, t->final, f->recip[i]};
+        int copies = L->how.routing == JT_ROUTE_FLAT;
+        for (int i = 0; i < (copies ? f->nrecip : 1); i++)
+            L->queue[L->nqueue++] =
+                (queued){f->need[i], L->seq++, t->final, i, copies ? 1 : f->nrecip};
         return 0;
     }
     pending *h = &L->held[L->nheld++];
@@ -99,8 +103,8 @@ static int finished(loop *L, int task)
                                  L->how.routing, &h->req);
 }
 
-/* flat-ordered: while the link is free, the most urgent queued copy (highest need, then the
- * first queued) is sent on its own. */
+/* Ordered: while the root's link is free, the most urgent queued send (highest need of its
+ * first recipient, then the first queued) is posted. */
 static int post_ordered(loop *L)
 {
     while (L->nout < ORDERED_INFLIGHT && L->nqueue) {
@@ -113,8 +117,9 @@ static int post_ordered(loop *L)
         L->queue[b] = L->queue[--L->nqueue];
         pending *o = &L->out[L->nout++];
         o->tile = c.tile;
-        int rc = jt_dbcast_send_routed(L->db, L->p->tiles[c.tile].a, jt_chol_tile_bytes(L->p), c.tile,
-                                       &c.rank, 1, JT_ROUTE_FLAT, &o->req);
+        const jt_chol_tile *f = &L->p->tiles[c.tile];
+        int rc = jt_dbcast_send_routed(L->db, f->a, jt_chol_tile_bytes(L->p), c.tile,
+                                       f->recip + c.first, c.count, L->how.routing, &o->req);
         if (rc != JT_DBCAST_OK)
             return rc;
     }
