@@ -4,7 +4,11 @@ factorizes once per launch), its "Synthetic GFlops" line kept as a run of the ch
 benchmark (tool `starpu-mpi`, point mode `starpu`, the rest in meta.reference) so that
 figures and the report set it beside jostle's modes.  StarPU gets one CPU worker per rank unless told (STARPU_NCPU) and one BLAS
 thread (OpenBLAS's own threads beside StarPU's workers oversubscribe the cores: ~3 GFlop/s
-here); its process grid is its own default (`mpi_cholesky` has no option for it)."""
+here); its process grid is its own default (`mpi_cholesky` has no option for it).
+
+mpi_cholesky computes in single precision (float tiles, sgemm/ssyrk/strsm, and a POTRF of
+sscal + ssyr per column: it links no spotrf), so its GFlop/s compare with `jostle cholesky
+--datatype float`; the record says so (params.datatype = "float")."""
 
 import json
 import os
@@ -68,11 +72,14 @@ def run(exe: Path, bench: Path, out: Path, *, n: int, tile: int, ranks: int, hos
             "reference": {"what": "StarPU-MPI's mpi_cholesky (starpu-examples), its "
                                   "'Synthetic GFlops' line, one factorization per launch",
                           "path": str(exe), "STARPU_NCPU": workers, "OPENBLAS_NUM_THREADS": 1,
-                          "grid": "StarPU's default for the rank count"},
+                          "grid": "StarPU's default for the rank count",
+                          "datatype": "float (sgemm, ssyrk, strsm; POTRF as sscal + ssyr per "
+                                      "column)"},
             "warnings": []}
     point = {"type": "point",
              "params": {"mode": "starpu", "routing": "starpu", "order": n, "tile": tile,
-                        "grid": "starpu", "workers": workers, "matrix": "spd"},
+                        "grid": "starpu", "workers": workers, "matrix": "spd",
+                        "datatype": "float"},
              "metric": "gflops", "unit": "GFlop/s", **stats(bench, samples),
              "converged": False, "elapsed_s": round(time.monotonic() - t0, 3),
              "samples": samples}

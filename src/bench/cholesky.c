@@ -1,9 +1,10 @@
 /* cholesky: a tiled dense Cholesky (POTRF, TRSM, SYRK, GEMM tiles through OpenBLAS/LAPACKE)
  * on the small task runtime of src/runtime/: tiles 2D block-cyclic on a P×Q grid, each rank
  * unrolls the DAG and keeps its local view; owners send each final tile to the ranks that
- * need it with one jt_dbcast call.  Points: mode flat (routing FLAT: the owner sends to each
- * recipient in turn) and dbcast (--routing, default auto: trees and pipelines for the
- * broadcasts the DAG reveals); only the routing differs.
+ * need it, recipients in order of need.  Points, one per mode: flat (one jt_dbcast call with
+ * routing FLAT: every copy posted at once), flat-ordered (one flat send per copy, one at a
+ * time per rank, the most urgent first) and dbcast (--routing, default auto: trees and
+ * pipelines for the broadcasts the DAG reveals); only the sending differs.
  *
  * One sample = one factorization: every rank refills its tiles (untimed), MPI_Barrier, then
  * the run; sample = the slowest rank's time (MPI_Allreduce MAX, untimed).  GFlop/s counts
@@ -48,17 +49,26 @@
 #define RESIDUAL_BOUND 10.0
 
 static const char *const matrix_names[] = {"spd", "nonspd", NULL};
-static const char *const mode_names[] = {"flat", "dbcast", NULL};
+static const char *const datatype_names[] = {"double", "float", NULL};
+/* The modes, in the order points are run: flat posts every copy of a tile at once (StarPU-MPI,
+ * a linear broadcast), flat-ordered sends one copy at a time per rank, most urgent first,
+ * dbcast one jt_dbcast call per tile with --routing (trees, pipelines). */
+enum { MODE_FLAT, MODE_FLAT_ORDERED, MODE_DBCAST, NMODES };
+static const char *const mode_names[] = {"flat", "flat-ordered", "dbcast", NULL};
 
 static const jt_opt_spec options[] = {
     {"n", "N", "2048", "matrix order"},
     {"tile", "NB", "256", "tile order; must divide N"},
     {"grid", "PxQ", "auto", "process grid, P*Q = ranks (auto: near-square, P <= Q)"},
-    {"modes", "LIST", "flat,dbcast", "flat (one send per recipient) and/or dbcast"},
+    {"modes", "LIST", "flat,flat-ordered,dbcast", "any of flat (every copy of a tile posted at "
+                                                  "once), flat-ordered (one copy at a time, most "
+                                                  "urgent first), dbcast (--routing)"},
     {"routing", "R", "auto", "routing of dbcast mode: auto, binomial, chain, pipeline-chain, "
                              "pipeline-tree"},
     {"workers", "W", "0", "compute threads per rank (0: cores of the host / its ranks, at "
                           "least 1); simulated: concurrent executions per node"},
+    {"datatype", "T", "double", "double, or float (single-precision tiles and s-prefixed "
+                                "kernels, as StarPU-MPI's mpi_cholesky)"},
     {"matrix", "KIND", "spd", "spd, or nonspd (a negative pivot at row N/2: must be reported)"},
     {"kernel-rates", "LIST", NULL, "simulated: each kernel's GFlop/s per core, potrf=R,trsm=R,"
                                    "syrk=R,gemm=R (jostle-bench tile-kernels measures them); "
@@ -69,7 +79,7 @@ static const jt_opt_spec options[] = {
 typedef struct state {
     jt_chol_grid g;
     long N;
-    int workers, nmodes, modes[2];
+    int workers, nmodes, modes[NMODES];
     jt_dbcast_routing routing;
     jt_chol_matrix kind;
     jt_chol_plan *plan;
@@ -96,10 +106,16 @@ static void parse_modes(state *s, const char *spec)
     char buf[64];
     snprintf(buf, sizeof buf, "%s", spec);
     for (char *sv = NULL, *t = strtok_r(buf, ",", &sv); t; t = strtok_r(NULL, ",", &sv)) {
-        int m = strcmp(t, "flat") == 0 ? 0 : strcmp(t, "dbcast") == 0 ? 1 : -1;
-        if (m < 0)
-            jt_usage_error("--modes: '%s' is not a mode; expected flat, dbcast or both", t);
-        if (s->nmodes < 2 && (s->nmodes == 0 || s->modes[0] != m))
+        int m = 0;
+        while (mode_names[m] && strcmp(t, mode_names[m]) != 0)
+            m++;
+        if (!mode_names[m])
+            jt_usage_error("--modes: '%s' is not a mode; expected a list of flat, flat-ordered "
+                           "and dbcast", t);
+        int seen = 0;
+        for (int q = 0; q < s->nmodes; q++)
+            seen |= s->modes[q] == m;
+        if (!seen)
             s->modes[s->nmodes++] = m;
     }
     if (!s->nmodes)
@@ -121,7 +137,7 @@ static void parse_grid(jt_ctx *ctx, state *s, const char *spec)
                        spec, s->g.P, s->g.Q, s->g.P * s->g.Q, ctx->size);
 }
 
-static double *tile_alloc(size_t bytes)
+static void *tile_alloc(size_t bytes)
 {
 #if CH_SIM
     return SMPI_SHARED_MALLOC(bytes);
@@ -131,7 +147,7 @@ static double *tile_alloc(size_t bytes)
 #endif
 }
 
-static void tile_free(double *a)
+static void tile_free(void *a)
 {
 #if CH_SIM
     SMPI_SHARED_FREE(a);
@@ -209,7 +225,8 @@ static void *setup(jt_ctx *ctx)
                  s->g.T);
     if (jt_opt_given(&ctx->opts, "kernel-rates"))
         kernel_rates(s, jt_opt_str(&ctx->opts, "kernel-rates"));
-    size_t bytes = (size_t)s->g.nb * s->g.nb * sizeof(double), ntile = 0;
+    s->plan->single = jt_opt_choice(&ctx->opts, "datatype", datatype_names) == 1;
+    size_t bytes = jt_chol_tile_bytes(s->plan), ntile = 0;
     for (int i = 0; i < s->plan->ntiles; i++)
         ntile += s->plan->tiles[i].where != JT_TILE_NONE;
     if (!CH_SIM) {
@@ -244,8 +261,8 @@ static void *setup(jt_ctx *ctx)
     jt_place_compute_cores(jt_topo_ncores(&ctx->topo), ctx->local_rank, ctx->local_size,
                            ctx->comm_core, s->workers, cores);
 #endif
-    s->sched = jt_sched_create(s->workers, &ctx->topo, cores, s->plan->ntasks + 1, jt_chol_exec,
-                               jt_chol_cost, s->plan);
+    jt_sched_ops ops = {jt_chol_exec, jt_chol_cost, jt_chol_finish, s->plan};
+    s->sched = jt_sched_create(s->workers, &ctx->topo, cores, s->plan->ntasks + 1, &ops);
     free(cores);
     if (!s->sched)
         jt_fatal("rank %d: cannot start %d workers", ctx->rank, s->workers);
@@ -262,9 +279,11 @@ static void *setup(jt_ctx *ctx)
 
 static size_t npoints(void *st) { return (size_t)((state *)st)->nmodes; }
 
-static jt_dbcast_routing routing_of(const state *s, size_t i)
+static jt_chol_send send_of(const state *s, size_t i)
 {
-    return s->modes[i] == 0 ? JT_ROUTE_FLAT : s->routing;
+    jt_chol_send how = {s->modes[i] != MODE_FLAT,
+                        s->modes[i] == MODE_DBCAST ? s->routing : JT_ROUTE_FLAT};
+    return how;
 }
 
 static void point(void *st, size_t i, jt_point *p)
@@ -273,9 +292,9 @@ static void point(void *st, size_t i, jt_point *p)
     snprintf(p->label, sizeof p->label, "%s", mode_names[s->modes[i]]);
     snprintf(p->params, sizeof p->params,
              "{\"mode\":\"%s\",\"routing\":\"%s\",\"order\":%ld,\"tile\":%d,\"grid\":\"%dx%d\","
-             "\"workers\":%d,\"matrix\":\"%s\"}", mode_names[s->modes[i]],
-             jt_dbcast_route_name(routing_of(s, i)), s->N, s->g.nb, s->g.P, s->g.Q, s->workers,
-             matrix_names[s->kind]);
+             "\"workers\":%d,\"matrix\":\"%s\",\"datatype\":\"%s\"}", mode_names[s->modes[i]],
+             jt_dbcast_route_name(send_of(s, i).routing), s->N, s->g.nb, s->g.P, s->g.Q, s->workers,
+             matrix_names[s->kind], datatype_names[s->plan->single]);
     p->arg[0] = jt_chol_flops((double)s->N);
     p->metrics = metrics;
     p->nmetrics = CH_SIM ? 2 : 3;
@@ -287,8 +306,8 @@ static void fill(state *s)
         return;
     for (int i = 0; i < s->plan->ntiles; i++)
         if (s->plan->tiles[i].where == JT_TILE_OWNED)
-            jt_chol_fill(&s->g, s->kind, s->plan->tiles[i].m, s->plan->tiles[i].n,
-                         s->plan->tiles[i].a);
+            jt_chol_fill(&s->g, s->kind, s->plan->single, s->plan->tiles[i].m,
+                         s->plan->tiles[i].n, s->plan->tiles[i].a);
 }
 
 static void run(jt_ctx *ctx, void *st, size_t i, jt_series *ser, size_t n)
@@ -299,7 +318,7 @@ static void run(jt_ctx *ctx, void *st, size_t i, jt_series *ser, size_t n)
         atomic_store(&s->plan->fail_row, INT_MAX);
         MPI_Barrier(ctx->comm);
         double t0 = jt_now();
-        int rc = jt_chol_run(s->plan, s->sched, s->db, routing_of(s, i));
+        int rc = jt_chol_run(s->plan, s->sched, s->db, send_of(s, i));
         double el = jt_now() - t0, worst;
         if (rc != JT_DBCAST_OK)
             jt_fatal("rank %d: communication failed: %s", ctx->rank, jt_dbcast_strerror(rc));
@@ -327,7 +346,8 @@ static void run(jt_ctx *ctx, void *st, size_t i, jt_series *ser, size_t n)
                 fflush(stderr);
             }
         } else if (ctx->rank == 0) {
-            double scaled = res / ((double)s->N * DBL_EPSILON);
+            double eps = s->plan->single ? FLT_EPSILON : DBL_EPSILON;
+            double scaled = res / ((double)s->N * eps);
             if (!(scaled <= RESIDUAL_BOUND)) /* NaN fails too */
                 jt_fatal("the factorization is wrong (mode %s): ||A - L L^T||_F / ||A||_F = %.3e, "
                          "scaled by N eps = %.3g, above the bound %g (N %ld, tile %d, grid %dx%d)",
@@ -363,6 +383,7 @@ static void meta(jt_ctx *ctx, void *st, jt_json *j)
     jt_json_kint(j, "grid_p", s->g.P);
     jt_json_kint(j, "grid_q", s->g.Q);
     jt_json_kint(j, "workers", s->workers);
+    jt_json_kstr(j, "datatype", datatype_names[s->plan->single]);
     jt_json_kstr(j, "distribution", "2D block-cyclic: tile (m,n) on rank (m % P) * Q + n % Q");
     jt_json_kstr(j, "flops", "N^3/3 + N^2/2 + N/6");
     jt_json_kstr(j, "residual", CH_SIM ? "not computed (simulated: no data)"
@@ -370,7 +391,8 @@ static void meta(jt_ctx *ctx, void *st, jt_json *j)
     if (!CH_SIM) {
         jt_json_knum(j, "residual_bound", RESIDUAL_BOUND);
         jt_json_kstr(j, "residual_check", "the run fails (exit 1) when ||A - L L^T||_F / "
-                     "(||A||_F N eps) > residual_bound, eps = DBL_EPSILON");
+                     "(||A||_F N eps) > residual_bound, eps = DBL_EPSILON (FLT_EPSILON "
+                     "for float)");
     }
     jt_json_kstr(j, "communication", "one thread (jt_dbcast poll mode); workers compute only");
     jt_json_kint(j, "tiles_sent_to_one", s->sent1);

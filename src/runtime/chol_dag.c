@@ -1,5 +1,6 @@
 #include "runtime/chol_dag.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,25 +91,61 @@ int jt_chol_inputs(const jt_chol_task *t, int im[2], int ik[2])
 
 int jt_chol_recipients(const jt_chol_grid *g, int m, int k, int *out)
 {
-    int R = g->P * g->Q, self = jt_chol_owner(g, m, k), n = 0;
-    unsigned char *need = calloc((size_t)R, 1);
-    if (!need)
-        return -1;
-    if (m == k) { /* L(k,k): the TRSMs of column k */
-        for (int i = k + 1; i < g->T; i++)
-            need[jt_chol_owner(g, i, k)] = 1;
-    } else {      /* L(m,k): SYRK(m,k), GEMM(m,j,k) for k<j<m, GEMM(i,m,k) for i>m */
-        need[jt_chol_owner(g, m, m)] = 1;
-        for (int j = k + 1; j < m; j++)
-            need[jt_chol_owner(g, m, j)] = 1;
-        for (int i = m + 1; i < g->T; i++)
-            need[jt_chol_owner(g, i, m)] = 1;
+    int n = jt_chol_recipients_by_need(g, m, k, out, NULL);
+    for (int i = 1; i < n; i++) /* back to increasing rank */
+        for (int j = i; j > 0 && out[j - 1] > out[j]; j--) {
+            int x = out[j];
+            out[j] = out[j - 1], out[j - 1] = x;
+        }
+    return n;
+}
+
+void jt_chol_order_by_need(int *ranks, int *need, int n)
+{
+    for (int i = 1; i < n; i++) { /* insertion sort: at most P + Q - 2 recipients */
+        int r = ranks[i], u = need[i], j = i;
+        for (; j > 0 && (need[j - 1] < u || (need[j - 1] == u && ranks[j - 1] > r)); j--)
+            ranks[j] = ranks[j - 1], need[j] = need[j - 1];
+        ranks[j] = r, need[j] = u;
     }
-    need[self] = 0;
+}
+
+static void need_of(const jt_chol_grid *g, jt_chol_kind kind, int m, int n, int k, int *best)
+{
+    jt_chol_task t = {kind, m, n, k};
+    int r = jt_chol_owner(g, m, n), u = jt_chol_priority(g, &t);
+    if (u > best[r])
+        best[r] = u;
+}
+
+int jt_chol_recipients_by_need(const jt_chol_grid *g, int m, int k, int *out, int *need)
+{
+    int R = g->P * g->Q, n = 0;
+    int *best = malloc((size_t)R * sizeof *best), *u = malloc((size_t)R * sizeof *u);
+    if (!best || !u) {
+        free(best), free(u);
+        return -1;
+    }
     for (int r = 0; r < R; r++)
-        if (need[r])
-            out[n++] = r;
-    free(need);
+        best[r] = INT_MIN;
+    if (m == k) {
+        for (int i = k + 1; i < g->T; i++)
+            need_of(g, JT_CHOL_TRSM, i, k, k, best);
+    } else {
+        need_of(g, JT_CHOL_SYRK, m, m, k, best);
+        for (int j = k + 1; j < m; j++)
+            need_of(g, JT_CHOL_GEMM, m, j, k, best);
+        for (int i = m + 1; i < g->T; i++)
+            need_of(g, JT_CHOL_GEMM, i, m, k, best);
+    }
+    best[jt_chol_owner(g, m, k)] = INT_MIN;
+    for (int r = 0; r < R; r++)
+        if (best[r] != INT_MIN)
+            out[n] = r, u[n++] = best[r];
+    jt_chol_order_by_need(out, u, n);
+    for (int i = 0; need && i < n; i++)
+        need[i] = u[i];
+    free(best), free(u);
     return n;
 }
 

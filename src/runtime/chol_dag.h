@@ -44,6 +44,14 @@ const char *jt_chol_kind_name(jt_chol_kind kind);
  * send; more: a broadcast. */
 int jt_chol_recipients(const jt_chol_grid *g, int m, int k, int *out);
 
+/* Order of need: sorts ranks[0..n) (with need[i] the urgency of ranks[i]: the highest
+ * jt_chol_priority among its tasks reading the tile) most urgent first, ties to the lower
+ * rank; need is permuted alongside.  Pure. */
+void jt_chol_order_by_need(int *ranks, int *need, int n);
+/* jt_chol_recipients in order of need (the first task of each recipient reading L(m,k)
+ * that comes earliest on the critical path first); need[i] (may be NULL) their urgency. */
+int jt_chol_recipients_by_need(const jt_chol_grid *g, int m, int k, int *out, int *need);
+
 /* The final tile a task reads as input i (0 or 1), as (m,k) of L; returns the number of
  * such inputs (POTRF 0, TRSM 1: L(k,k), SYRK 1: L(m,k), GEMM 2: L(m,k), L(n,k)). */
 int jt_chol_inputs(const jt_chol_task *t, int im[2], int ik[2]);

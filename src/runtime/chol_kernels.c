@@ -9,7 +9,25 @@
 
 int jt_chol_kernels_available(void) { return 1; }
 
-int jt_chol_kernel(jt_chol_kind kind, int nb, double *c, const double *a, const double *b)
+static int kernel_s(jt_chol_kind kind, int nb, float *c, const float *a, const float *b)
+{
+    switch (kind) {
+    case JT_CHOL_POTRF: return (int)LAPACKE_spotrf(LAPACK_COL_MAJOR, 'L', nb, c, nb);
+    case JT_CHOL_TRSM:
+        cblas_strsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, nb, nb, 1.0f,
+                    a, nb, c, nb);
+        return 0;
+    case JT_CHOL_SYRK:
+        cblas_ssyrk(CblasColMajor, CblasLower, CblasNoTrans, nb, nb, -1.0f, a, nb, 1.0f, c, nb);
+        return 0;
+    default:
+        cblas_sgemm(CblasColMajor, CblasNoTrans, CblasTrans, nb, nb, nb, -1.0f, a, nb, b, nb,
+                    1.0f, c, nb);
+        return 0;
+    }
+}
+
+static int kernel_d(jt_chol_kind kind, int nb, double *c, const double *a, const double *b)
 {
     switch (kind) {
     case JT_CHOL_POTRF: return (int)LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', nb, c, nb);
@@ -27,21 +45,26 @@ int jt_chol_kernel(jt_chol_kind kind, int nb, double *c, const double *a, const 
     }
 }
 
+int jt_chol_kernel(jt_chol_kind kind, int nb, int single, void *c, const void *a, const void *b)
+{
+    return single ? kernel_s(kind, nb, c, a, b) : kernel_d(kind, nb, c, a, b);
+}
+
 void jt_chol_kernel_tiles(int nb, double *spd, double *l)
 {
     for (int j = 0; j < nb; j++)
         for (int i = 0; i < nb; i++)
             spd[(size_t)j * nb + i] = i == j ? nb : 1.0 / (1.0 + i + j);
     memcpy(l, spd, (size_t)nb * nb * sizeof *l);
-    jt_chol_kernel(JT_CHOL_POTRF, nb, l, NULL, NULL);
+    jt_chol_kernel(JT_CHOL_POTRF, nb, 0, l, NULL, NULL);
     openblas_set_num_threads(1); /* one worker's rate: the runtime runs one BLAS thread each */
 }
 #else
 int jt_chol_kernels_available(void) { return 0; }
 
-int jt_chol_kernel(jt_chol_kind kind, int nb, double *c, const double *a, const double *b)
+int jt_chol_kernel(jt_chol_kind kind, int nb, int single, void *c, const void *a, const void *b)
 {
-    (void)kind, (void)nb, (void)c, (void)a, (void)b;
+    (void)kind, (void)nb, (void)single, (void)c, (void)a, (void)b;
     return -1;
 }
 

@@ -9,9 +9,11 @@
 int jt_chol_kernels_available(void);
 
 /* Runs kernel kind on tile c with inputs a (POTRF: none; TRSM: the diagonal L(k,k); SYRK:
- * L(m,k); GEMM: L(m,k)) and b (GEMM: L(n,k)).  Returns LAPACK's info for POTRF (> 0: not
+ * L(m,k); GEMM: L(m,k)) and b (GEMM: L(n,k)), tiles of double, or of float when single (the
+ * s-prefixed BLAS, as StarPU-MPI's mpi_cholesky).  Returns LAPACK's info for POTRF (> 0: not
  * positive definite at that row of the tile), else 0. */
-int jt_chol_kernel(jt_chol_kind kind, int nb, double *c, const double *a, const double *b);
+int jt_chol_kernel(jt_chol_kind kind, int nb, int single, void *c, const void *a,
+                   const void *b);
 
 /* Inputs for timing the kernels: spd a diagonally dominant SPD tile (POTRF's input, and the
  * tile the others update), l its factor (their inputs); and one BLAS thread from now on. */

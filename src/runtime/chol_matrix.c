@@ -31,13 +31,18 @@ double jt_chol_entry(long N, jt_chol_matrix kind, long i, long j)
     return v + (double)N;
 }
 
-void jt_chol_fill(const jt_chol_grid *g, jt_chol_matrix kind, int m, int n, double *a)
+void jt_chol_fill(const jt_chol_grid *g, jt_chol_matrix kind, int single, int m, int n, void *a)
 {
     long N = (long)g->T * g->nb;
     for (int c = 0; c < g->nb; c++)
-        for (int r = 0; r < g->nb; r++)
-            a[(size_t)c * g->nb + r] = jt_chol_entry(N, kind, (long)m * g->nb + r,
-                                                     (long)n * g->nb + c);
+        for (int r = 0; r < g->nb; r++) {
+            size_t i = (size_t)c * g->nb + r;
+            double v = jt_chol_entry(N, kind, (long)m * g->nb + r, (long)n * g->nb + c);
+            if (single)
+                ((float *)a)[i] = (float)v;
+            else
+                ((double *)a)[i] = v;
+        }
 }
 
 /* The gather's one tag.  Tile ids reach T(T+1)/2, past 32767 (the MPI_TAG_UB an MPI library
@@ -60,12 +65,14 @@ int jt_chol_residual(const jt_chol_plan *p, jt_chol_matrix kind, MPI_Comm comm, 
 #else
     /* Rank 0 allocates before anyone sends and says whether it could: without that, a rank 0
      * short of memory would skip its receives while the others block in MPI_Send. */
-    double *L = NULL, *A = NULL, *t = NULL;
+    double *L = NULL, *A = NULL;
+    void *t = NULL;
+    MPI_Datatype type = p->single ? MPI_FLOAT : MPI_DOUBLE;
     int ok = 1;
     if (p->rank == 0) {
         L = calloc(N * N, sizeof *L);
         A = malloc(N * N * sizeof *A);
-        t = malloc((size_t)cnt * sizeof *t);
+        t = malloc(jt_chol_tile_bytes(p));
         ok = L && A && t;
     }
     MPI_Bcast(&ok, 1, MPI_INT, 0, comm);
@@ -76,20 +83,23 @@ int jt_chol_residual(const jt_chol_plan *p, jt_chol_matrix kind, MPI_Comm comm, 
     if (p->rank != 0) {
         for (int i = 0; i < p->ntiles; i++)
             if (p->tiles[i].where == JT_TILE_OWNED)
-                MPI_Send(p->tiles[i].a, cnt, MPI_DOUBLE, 0, RESIDUAL_TAG, comm);
+                MPI_Send(p->tiles[i].a, cnt, type, 0, RESIDUAL_TAG, comm);
         return 0;
     }
     for (int i = 0; i < p->ntiles; i++) {
         const jt_chol_tile *x = &p->tiles[i];
-        const double *src = x->a;
+        const void *src = x->a;
         if (x->where != JT_TILE_OWNED) {
-            MPI_Recv(t, cnt, MPI_DOUBLE, jt_chol_owner(g, x->m, x->n), RESIDUAL_TAG, comm,
+            MPI_Recv(t, cnt, type, jt_chol_owner(g, x->m, x->n), RESIDUAL_TAG, comm,
                      MPI_STATUS_IGNORE);
             src = t;
         }
         for (int c = 0; c < nb; c++) /* diagonal tiles: only their lower part is L */
-            for (int r = x->m == x->n ? c : 0; r < nb; r++)
-                L[((size_t)x->n * nb + c) * N + (size_t)x->m * nb + r] = src[(size_t)c * nb + r];
+            for (int r = x->m == x->n ? c : 0; r < nb; r++) {
+                size_t i = (size_t)c * nb + r;
+                L[((size_t)x->n * nb + c) * N + (size_t)x->m * nb + r] =
+                    p->single ? (double)((const float *)src)[i] : ((const double *)src)[i];
+            }
     }
     double na = 0, nr = 0;
     for (size_t c = 0; c < N; c++)

@@ -14,10 +14,11 @@ typedef enum { JT_MATRIX_SPD = 0, JT_MATRIX_NONSPD } jt_chol_matrix;
  * minor of order r+1 is negative and POTRF fails in tile r / nb. */
 double jt_chol_entry(long N, jt_chol_matrix kind, long i, long j);
 int jt_chol_bad_row(long N); /* r of NONSPD */
-/* Fills tile (m,n) (nb×nb, column-major) of A. */
-void jt_chol_fill(const jt_chol_grid *g, jt_chol_matrix kind, int m, int n, double *a);
+/* Fills tile (m,n) (nb×nb, column-major, double or, single, float) of A. */
+void jt_chol_fill(const jt_chol_grid *g, jt_chol_matrix kind, int single, int m, int n, void *a);
 
-/* ‖A − L·Lᵀ‖_F / ‖A‖_F over the whole matrix, for the L now in the owned final tiles:
+/* ‖A − L·Lᵀ‖_F / ‖A‖_F over the whole matrix (in double, whatever p->single), for the L now
+ * in the owned final tiles:
  * every rank sends them to rank 0, which rebuilds A and L and puts the residual in *res
  * (other ranks: 0; NaN if L holds NaN).  Collective; needs 2 N² doubles on rank 0, which it
  * allocates first and broadcasts whether it could.  Returns 0, or -1 on every rank (nothing

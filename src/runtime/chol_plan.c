@@ -22,21 +22,24 @@ static int add_int(int **v, int *n, int x)
     return 0;
 }
 
-/* A remote task reading tiles this rank owns: its rank joins their recipients, once each, in
- * the order the DAG needs them (as a runtime learns it when a remote task is inserted). */
+/* A remote task reading tiles this rank owns: its rank joins their recipients, once each,
+ * with the highest priority among its tasks reading the tile (as a runtime learns it when a
+ * remote task is inserted); the lists are put in order of need once the DAG is walked. */
 static void remote_reader(builder *b, const jt_chol_task *t, int owner)
 {
     jt_chol_plan *p = b->p;
-    int im[2], ik[2], nin = jt_chol_inputs(t, im, ik);
+    int im[2], ik[2], nin = jt_chol_inputs(t, im, ik), prio = jt_chol_priority(&p->g, t);
     for (int i = 0; i < nin; i++) {
         jt_chol_tile *in = &p->tiles[jt_chol_tile_id(&p->g, im[i], ik[i])];
         if (in->where != JT_TILE_OWNED || !in->recip)
             continue;
-        int known = 0;
-        for (int q = 0; q < in->nrecip && !known; q++)
-            known = in->recip[q] == owner;
-        if (!known)
-            in->recip[in->nrecip++] = owner;
+        int q = 0;
+        while (q < in->nrecip && in->recip[q] != owner)
+            q++;
+        if (q == in->nrecip)
+            in->recip[in->nrecip++] = owner, in->need[q] = prio;
+        else if (prio > in->need[q])
+            in->need[q] = prio;
     }
 }
 
@@ -82,8 +85,9 @@ static void visit(const jt_chol_task *t, void *arg)
         jt_chol_tile *f = &p->tiles[out];
         lt->final = out;
         f->recip = malloc((size_t)(p->g.P * p->g.Q) * sizeof *f->recip);
+        f->need = malloc((size_t)(p->g.P * p->g.Q) * sizeof *f->need);
         f->nrecip = 0;     /* filled by the remote readers visited later */
-        b->err |= !f->recip;
+        b->err |= !f->recip || !f->need;
     }
 }
 
@@ -114,9 +118,13 @@ jt_chol_plan *jt_chol_plan_build(const jt_chol_grid *g, int rank)
         }
     jt_chol_foreach(g, visit, &b);
     free(b.last);
+    p->left = malloc((size_t)(p->ntasks + 1) * sizeof *p->left);
+    b.err |= !p->left;
     /* Broadcast detection: a final tile with several recipients. */
     for (int i = 0; !b.err && i < p->ntiles; i++) {
         int n = p->tiles[i].recip ? p->tiles[i].nrecip : 0;
+        if (n > 1)
+            jt_chol_order_by_need(p->tiles[i].recip, p->tiles[i].need, n);
         p->nsend1 += n == 1;
         p->nbcast += n > 1;
         p->nmsgs += n;
@@ -128,11 +136,16 @@ jt_chol_plan *jt_chol_plan_build(const jt_chol_grid *g, int rank)
     return p;
 }
 
+size_t jt_chol_tile_bytes(const jt_chol_plan *p)
+{
+    return (size_t)p->g.nb * p->g.nb * (p->single ? sizeof(float) : sizeof(double));
+}
+
 void jt_chol_plan_free(jt_chol_plan *p)
 {
     if (!p)
         return;
     for (int i = 0; p->tiles && i < p->ntiles; i++)
-        free(p->tiles[i].cons), free(p->tiles[i].recip);
-    free(p->tiles), free(p->tasks), free(p->recv_order), free(p);
+        free(p->tiles[i].cons), free(p->tiles[i].recip), free(p->tiles[i].need);
+    free(p->tiles), free(p->tasks), free(p->recv_order), free(p->left), free(p);
 }

@@ -23,67 +23,120 @@
  * per hop.  10 µs is 0.6% of a 512² tile at 10 Gb/s. */
 #define WAIT_SEND 10e-6
 
+/* Ordered sending (flat-ordered, dbcast): sends a rank has posted at once as a root.  One:
+ * each gets the whole link, the most urgent first; the next is posted when the engine sees
+ * the last one complete. */
+#define ORDERED_INFLIGHT 1
+
 typedef struct pending {
     int tile;
     jt_dbcast_req *req;
 } pending;
 
+typedef struct queued { /* ordered: a send not yet posted, to recip[first .. first+count) */
+    int need, seq, tile, first, count;
+} queued;
+
 typedef struct loop {
     jt_chol_plan *p;
     jt_sched *s;
-    int *left;      /* per task: inputs not yet available */
+    jt_dbcast_ctx *db;
+    jt_chol_send how;
     int *done;
     pending *recv;  /* posted, data not yet arrived */
     int nrecv;
     pending *held;  /* arrived, forwarding through here not yet finished; then sends */
     int nheld;
+    queued *queue;  /* ordered: sends to post, most urgent first */
+    int nqueue, seq;
+    pending *out;   /* ordered: posted sends not yet complete */
+    int nout;
 } loop;
 
-static void release(loop *L, int task)
+static void release(jt_chol_plan *p, jt_sched *s, int task)
 {
-    if (--L->left[task] == 0)
-        jt_sched_push(L->s, task, L->p->tasks[task].prio);
+    if (atomic_fetch_sub(&p->left[task], 1) == 1)
+        jt_sched_push(s, task, p->tasks[task].prio);
 }
 
-static void tile_ready(loop *L, int tile)
+static void tile_ready(jt_chol_plan *p, jt_sched *s, int tile)
 {
-    const jt_chol_tile *t = &L->p->tiles[tile];
+    const jt_chol_tile *t = &p->tiles[tile];
     for (int i = 0; i < t->ncons; i++)
-        release(L, t->cons[i]);
+        release(p, s, t->cons[i]);
 }
 
-static size_t tile_bytes(const jt_chol_plan *p) { return (size_t)p->g.nb * p->g.nb * sizeof(double); }
+/* A worker (natively) or the rank's actor (simulated) saw the task end: its successor on the
+ * same tile and, for a final tile, its local readers become ready without waiting for the
+ * communication thread. */
+void jt_chol_finish(void *arg, jt_sched *s, int task)
+{
+    jt_chol_plan *p = arg;
+    const jt_chol_ltask *t = &p->tasks[task];
+    if (t->next >= 0)
+        release(p, s, t->next);
+    if (t->final >= 0)
+        tile_ready(p, s, t->final);
+}
 
-/* A finished task: its successor on the same tile, and for a final tile its local readers
- * and its recipients (one call whatever their number: the routing decides the rest). */
-static int finished(loop *L, int task, jt_dbcast_ctx *db, jt_dbcast_routing routing)
+/* A finished task that produced a final tile with recipients: one jt_dbcast call whatever
+ * their number (the routing decides the rest), posted now or, ordered, queued; flat-ordered
+ * queues one copy per recipient. */
+static int finished(loop *L, int task)
 {
     const jt_chol_ltask *t = &L->p->tasks[task];
-    if (t->next >= 0)
-        release(L, t->next);
     if (t->final < 0)
         return 0;
-    tile_ready(L, t->final);
     const jt_chol_tile *f = &L->p->tiles[t->final];
     if (f->nrecip == 0)
         return 0;
+    if (L->how.ordered) {
+        int copies = L->how.routing == JT_ROUTE_FLAT;
+        for (int i = 0; i < (copies ? f->nrecip : 1); i++)
+            L->queue[L->nqueue++] =
+                (queued){f->need[i], L->seq++, t->final, i, copies ? 1 : f->nrecip};
+        return 0;
+    }
     pending *h = &L->held[L->nheld++];
     h->tile = t->final;
-    return jt_dbcast_send_routed(db, f->a, tile_bytes(L->p), t->final, f->recip, f->nrecip,
-                                 routing, &h->req);
+    return jt_dbcast_send_routed(L->db, f->a, jt_chol_tile_bytes(L->p), t->final, f->recip, f->nrecip,
+                                 L->how.routing, &h->req);
+}
+
+/* Ordered: while the root's link is free, the most urgent queued send (highest need of its
+ * first recipient, then the first queued) is posted. */
+static int post_ordered(loop *L)
+{
+    while (L->nout < ORDERED_INFLIGHT && L->nqueue) {
+        int b = 0;
+        for (int i = 1; i < L->nqueue; i++)
+            if (L->queue[i].need > L->queue[b].need ||
+                (L->queue[i].need == L->queue[b].need && L->queue[i].seq < L->queue[b].seq))
+                b = i;
+        queued c = L->queue[b];
+        L->queue[b] = L->queue[--L->nqueue];
+        pending *o = &L->out[L->nout++];
+        o->tile = c.tile;
+        const jt_chol_tile *f = &L->p->tiles[c.tile];
+        int rc = jt_dbcast_send_routed(L->db, f->a, jt_chol_tile_bytes(L->p), c.tile,
+                                       f->recip + c.first, c.count, L->how.routing, &o->req);
+        if (rc != JT_DBCAST_OK)
+            return rc;
+    }
+    return JT_DBCAST_OK;
 }
 
 /* Tests a list; removes completed (or arrived) entries, calling on_arrival for each. */
-static int sweep(loop *L, jt_dbcast_ctx *db, pending *v, int *n, int arrival, int *events)
+static int sweep(loop *L, pending *v, int *n, int arrival, int *events)
 {
     int k = 0;
     for (int i = 0; i < *n; i++) {
-        int flag = 0, rc = arrival ? jt_dbcast_test_arrived(db, v[i].req, &flag)
-                                   : jt_dbcast_test(db, &v[i].req, &flag, NULL);
+        int flag = 0, rc = arrival ? jt_dbcast_test_arrived(L->db, v[i].req, &flag)
+                                   : jt_dbcast_test(L->db, &v[i].req, &flag, NULL);
         if (rc != JT_DBCAST_OK)
             return rc;
         if (flag && arrival) {
-            tile_ready(L, v[i].tile);
+            tile_ready(L->p, L->s, v[i].tile);
             L->held[L->nheld++] = v[i];
         }
         if (flag)
@@ -95,51 +148,61 @@ static int sweep(loop *L, jt_dbcast_ctx *db, pending *v, int *n, int arrival, in
     return JT_DBCAST_OK;
 }
 
-int jt_chol_run(jt_chol_plan *p, jt_sched *s, jt_dbcast_ctx *db, jt_dbcast_routing routing)
+int jt_chol_run(jt_chol_plan *p, jt_sched *s, jt_dbcast_ctx *db, jt_chol_send how)
 {
-    loop L = {p, s, malloc((size_t)p->ntasks * sizeof(int) + 1),
-              malloc((size_t)p->ntasks * sizeof(int) + 1),
-              malloc(RECV_WINDOW * sizeof(pending)), 0,
-              malloc((size_t)(p->ntiles + 1) * sizeof(pending)), 0};
+    size_t nt = (size_t)p->ntasks + 1;
+    loop L = {p, s, db, how, malloc(nt * sizeof(int)), malloc(RECV_WINDOW * sizeof(pending)), 0,
+              malloc((size_t)(p->ntiles + 1) * sizeof(pending)), 0,
+              malloc((size_t)(p->nmsgs + 1) * sizeof(queued)), 0, 0,
+              malloc(ORDERED_INFLIGHT * sizeof(pending)), 0};
     int rc = JT_DBCAST_ENOMEM;
-    if (!L.left || !L.done || !L.recv || !L.held)
+    if (!L.done || !L.recv || !L.held || !L.queue || !L.out)
         goto out;
     rc = JT_DBCAST_OK;
+    /* Every count is set before the first push: a worker may finish a task and release
+     * others at once. */
     for (int i = 0; i < p->ntasks; i++)
-        if ((L.left[i] = p->tasks[i].ndeps) == 0)
+        atomic_store(&p->left[i], p->tasks[i].ndeps);
+    for (int i = 0; i < p->ntasks; i++)
+        if (p->tasks[i].ndeps == 0)
             jt_sched_push(s, i, p->tasks[i].prio);
     int ndone = 0, next_recv = 0;
     double wait = WAIT_MIN;
-    while (rc == JT_DBCAST_OK &&
-           (ndone < p->ntasks || next_recv < p->nrecv || L.nrecv || L.nheld)) {
+    while (rc == JT_DBCAST_OK && (ndone < p->ntasks || next_recv < p->nrecv || L.nrecv ||
+                                  L.nheld || L.nqueue || L.nout)) {
         int events = 0;
         while (L.nrecv < RECV_WINDOW && next_recv < p->nrecv && rc == JT_DBCAST_OK) {
             pending *r = &L.recv[L.nrecv++];
             r->tile = p->recv_order[next_recv++];
             const jt_chol_tile *t = &p->tiles[r->tile];
-            rc = jt_dbcast_recv(db, t->a, tile_bytes(p), jt_chol_owner(&p->g, t->m, t->n),
+            rc = jt_dbcast_recv(db, t->a, jt_chol_tile_bytes(p), jt_chol_owner(&p->g, t->m, t->n),
                                 r->tile, &r->req);
         }
         int n = jt_sched_take_done(s, L.done, p->ntasks);
         for (int i = 0; i < n && rc == JT_DBCAST_OK; i++)
-            rc = finished(&L, L.done[i], db, routing);
+            rc = finished(&L, L.done[i]);
         ndone += n;
         events += n;
-        if (rc == JT_DBCAST_OK && (L.nrecv || L.nheld))
+        if (rc == JT_DBCAST_OK)
+            rc = post_ordered(&L);
+        if (rc == JT_DBCAST_OK && (L.nrecv || L.nheld || L.nout))
             rc = jt_dbcast_progress(db) < 0 ? JT_DBCAST_EMPI : JT_DBCAST_OK;
         if (rc == JT_DBCAST_OK)
-            rc = sweep(&L, db, L.recv, &L.nrecv, 1, &events);
+            rc = sweep(&L, L.recv, &L.nrecv, 1, &events);
         if (rc == JT_DBCAST_OK)
-            rc = sweep(&L, db, L.held, &L.nheld, 0, &events);
+            rc = sweep(&L, L.held, &L.nheld, 0, &events);
+        if (rc == JT_DBCAST_OK)
+            rc = sweep(&L, L.out, &L.nout, 0, &events);
         if (events) {
             wait = WAIT_MIN;
         } else {
-            jt_sched_wait(s, L.nheld && wait > WAIT_SEND ? WAIT_SEND : wait);
+            int sending = L.nheld || L.nout;
+            jt_sched_wait(s, sending && wait > WAIT_SEND ? WAIT_SEND : wait);
             wait = wait * 2 < WAIT_MAX ? wait * 2 : WAIT_MAX;
         }
     }
 out:
-    free(L.left), free(L.done), free(L.recv), free(L.held);
+    free(L.done), free(L.recv), free(L.held), free(L.queue), free(L.out);
     return rc;
 }
 
@@ -158,12 +221,12 @@ void jt_chol_exec(void *arg, int task)
     const jt_chol_task *t = &p->tasks[task].t;
     const jt_chol_tile *tl = p->tiles;
     const jt_chol_grid *g = &p->g;
-    double *c = tl[jt_chol_tile_id(g, t->m, t->n)].a;
-    const double *a = t->kind == JT_CHOL_POTRF ? NULL
+    void *c = tl[jt_chol_tile_id(g, t->m, t->n)].a;
+    const void *a = t->kind == JT_CHOL_POTRF ? NULL
                     : t->kind == JT_CHOL_TRSM  ? tl[jt_chol_tile_id(g, t->k, t->k)].a
                                                : tl[jt_chol_tile_id(g, t->m, t->k)].a;
-    const double *b = t->kind == JT_CHOL_GEMM ? tl[jt_chol_tile_id(g, t->n, t->k)].a : NULL;
-    int info = jt_chol_kernel(t->kind, g->nb, c, a, b);
+    const void *b = t->kind == JT_CHOL_GEMM ? tl[jt_chol_tile_id(g, t->n, t->k)].a : NULL;
+    int info = jt_chol_kernel(t->kind, g->nb, p->single, c, a, b);
     if (info < 0)
         abort();
     int row = t->k * g->nb + info - 1, cur = atomic_load(&p->fail_row);

@@ -24,10 +24,9 @@ struct jt_sched {
     int *done;         /* completed, not yet taken */
     int ndone;
     int nworkers;
-    jt_sched_exec exec;
-    jt_sched_cost cost;
-    void *arg;
+    jt_sched_ops ops;
 #if SCHED_SIM
+    int dispatching;   /* finish callbacks push from inside dispatch: no re-entry */
     sg_exec_t *run;    /* running executions, one per worker slot (NULL: free) */
     int *run_task;
 #else
@@ -86,14 +85,13 @@ static int take(jt_sched *s, int *out, int max)
 }
 
 /* What both builds allocate: the scheduler, its ready heap and done list.  NULL on failure. */
-static jt_sched *sched_alloc(int nworkers, int cap, jt_sched_exec exec, jt_sched_cost cost,
-                             void *arg)
+static jt_sched *sched_alloc(int nworkers, int cap, const jt_sched_ops *ops)
 {
     jt_sched *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
     s->nworkers = nworkers < 1 ? 1 : nworkers;
-    s->exec = exec, s->cost = cost, s->arg = arg;
+    s->ops = *ops;
     s->heap = malloc((size_t)cap * sizeof *s->heap);
     s->done = malloc((size_t)cap * sizeof *s->done);
     if (!s->heap || !s->done) {
@@ -106,9 +104,9 @@ static jt_sched *sched_alloc(int nworkers, int cap, jt_sched_exec exec, jt_sched
 #if SCHED_SIM
 
 jt_sched *jt_sched_create(int nworkers, const jt_topo *tp, const int *cores, int cap,
-                          jt_sched_exec exec, jt_sched_cost cost, void *arg)
+                          const jt_sched_ops *ops)
 {
-    jt_sched *s = sched_alloc(nworkers, cap, exec, cost, arg);
+    jt_sched *s = sched_alloc(nworkers, cap, ops);
     if (!s)
         return NULL;
     s->run = calloc((size_t)s->nworkers, sizeof *s->run);
@@ -134,21 +132,28 @@ const jt_binding *jt_sched_binding(const jt_sched *s, int w)
     return NULL;
 }
 
-/* Finished executions become done; free slots take the most urgent ready tasks. */
+/* Finished executions become done (their finish callback first: it may push); then free
+ * slots take the most urgent ready tasks. */
 static void dispatch(jt_sched *s)
 {
-    for (int w = 0; w < s->nworkers; w++) {
+    if (s->dispatching)
+        return;
+    s->dispatching = 1;
+    for (int w = 0; w < s->nworkers; w++)
         if (s->run[w] && sg_exec_test(s->run[w])) {
             s->run[w] = NULL;
+            if (s->ops.finish)
+                s->ops.finish(s->ops.arg, s, s->run_task[w]);
             s->done[s->ndone++] = s->run_task[w];
         }
+    for (int w = 0; w < s->nworkers; w++)
         if (!s->run[w] && s->nheap) {
             int t = heap_pop(s);
             s->run_task[w] = t;
-            s->run[w] = sg_actor_exec_init(s->cost(s->arg, t));
+            s->run[w] = sg_actor_exec_init(s->ops.cost(s->ops.arg, t));
             sg_exec_start(s->run[w]);
         }
-    }
+    s->dispatching = 0;
 }
 
 void jt_sched_push(jt_sched *s, int task, int prio)
@@ -197,7 +202,9 @@ static void *worker(void *p)
             break;
         int t = heap_pop(s);
         pthread_mutex_unlock(&s->mu);
-        s->exec(s->arg, t);
+        s->ops.exec(s->ops.arg, t);
+        if (s->ops.finish)
+            s->ops.finish(s->ops.arg, s, t);
         pthread_mutex_lock(&s->mu);
         s->done[s->ndone++] = t;
         pthread_cond_signal(&s->finished);
@@ -207,9 +214,9 @@ static void *worker(void *p)
 }
 
 jt_sched *jt_sched_create(int nworkers, const jt_topo *tp, const int *cores, int cap,
-                          jt_sched_exec exec, jt_sched_cost cost, void *arg)
+                          const jt_sched_ops *ops)
 {
-    jt_sched *s = sched_alloc(nworkers, cap, exec, cost, arg);
+    jt_sched *s = sched_alloc(nworkers, cap, ops);
     if (!s)
         return NULL;
     int n = s->nworkers;

@@ -63,6 +63,28 @@ int main(void)
                jt_chol_kind_name(t->kind), t->m, t->n, t->k, got, prios[i].prio);
     }
 
+    /* Order of need: the recipient whose first task reading the tile is most urgent first.
+     * L10 (r2) is read by SYRK(1,0) on r3 (priority 6), GEMM(2,1,0) on r1 (5) and GEMM(3,1,0)
+     * on r3 (4): r3 then r1, not the rank order r1, r3. */
+    int need[4];
+    CHECK(jt_chol_recipients_by_need(&g, 1, 0, out, need) == 2);
+    CHECKF(out[0] == 3 && out[1] == 1 && need[0] == 6 && need[1] == 5,
+           "L(1,0) by need: r%d (%d), r%d (%d); expected r3 (6), r1 (5)", out[0], need[0], out[1],
+           need[1]);
+    /* On a 1x3 grid of 4x4 tiles L(2,0) (r0) is read by SYRK(2,0) on r2 (priority 4), first in
+     * the DAG's order, and by GEMM(2,1,0) on r1 (5) and GEMM(3,2,0) on r2 (3): r1 first. */
+    jt_chol_grid g13 = {4, 1, 3, 8};
+    CHECK(jt_chol_recipients_by_need(&g13, 2, 0, out, need) == 2);
+    CHECKF(out[0] == 1 && out[1] == 2 && need[0] == 5 && need[1] == 4,
+           "1x3, L(2,0) by need: r%d (%d), r%d (%d); expected r1 (5), r2 (4)", out[0], need[0],
+           out[1], need[1]);
+    /* The sort alone: higher need first, ties to the lower rank. */
+    int rk[5] = {4, 1, 3, 0, 2}, nd[5] = {2, 7, 7, 1, 9};
+    jt_chol_order_by_need(rk, nd, 5);
+    CHECKF(rk[0] == 2 && rk[1] == 1 && rk[2] == 3 && rk[3] == 4 && rk[4] == 0 && nd[0] == 9 &&
+           nd[1] == 7 && nd[2] == 7 && nd[3] == 2 && nd[4] == 1,
+           "order_by_need: %d %d %d %d %d", rk[0], rk[1], rk[2], rk[3], rk[4]);
+
     /* The local views agree with the DAG: every task runs once, every send has its receive. */
     int tasks = 0, bc[4] = {0}, s1[4] = {0}, recv[4] = {0};
     for (int r = 0; r < 4; r++) {
@@ -99,7 +121,7 @@ int main(void)
     CHECKF(recv[0] == 1 && recv[1] == 3 && recv[2] == 5 && recv[3] == 3, "receives %d %d %d %d",
            recv[0], recv[1], recv[2], recv[3]);
     /* A larger case: on a 3x4 grid of 12x12 tiles, every rank's recipients found by walking
-     * the DAG equal, as sets, the closed form of jt_chol_recipients. */
+     * the DAG equal the closed form of jt_chol_recipients_by_need, in the same order. */
     jt_chol_grid g2 = {12, 3, 4, 8};
     for (int r = 0; r < 12; r++) {
         jt_chol_plan *p = jt_chol_plan_build(&g2, r);
@@ -108,12 +130,12 @@ int main(void)
             const jt_chol_tile *t = &p->tiles[i];
             if (t->where != JT_TILE_OWNED)
                 continue;
-            int want[12], nw = jt_chol_recipients(&g2, t->m, t->n, want), same = 0;
-            for (int q = 0; q < t->nrecip; q++)
-                for (int e = 0; e < nw; e++)
-                    same += t->recip[q] == want[e];
-            CHECKF(t->nrecip == nw && same == nw, "3x4, rank %d, L(%d,%d): %d recipients from "
-                   "the DAG, %d from the closed form", r, t->m, t->n, t->nrecip, nw);
+            int want[12], wneed[12], nw = jt_chol_recipients_by_need(&g2, t->m, t->n, want, wneed);
+            int same = t->nrecip == nw;
+            for (int q = 0; same && q < nw; q++) /* the same list, in the same order */
+                same = t->recip[q] == want[q] && t->need[q] == wneed[q];
+            CHECKF(same, "3x4, rank %d, L(%d,%d): %d recipients from the DAG, %d from the closed "
+                   "form, or not in the same order of need", r, t->m, t->n, t->nrecip, nw);
         }
         jt_chol_plan_free(p);
     }

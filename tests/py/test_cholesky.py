@@ -30,7 +30,7 @@ def test_real_ranks_factorize_and_check(tmp_path, np, grid):
     assert p.returncode == 0, p.stderr
     r = load_run(out)
     df = r.points
-    assert set(df["mode"]) == {"flat", "dbcast"}
+    assert set(df["mode"]) == {"flat", "flat-ordered", "dbcast"}
     assert set(df["metric"]) == {"gflops", "time", "residual"}
     assert (df[df["metric"] == "residual"]["median"] < 1e-13).all()
     assert (df[df["metric"] == "gflops"]["median"] > 0).all()
@@ -43,6 +43,39 @@ def test_real_ranks_factorize_and_check(tmp_path, np, grid):
     for k in range(np):
         b = r.meta["binding"][str(k)]
         assert "core" in b["comm"] and len(b["compute"]) == c["workers"]
+
+
+@pytest.mark.parametrize("datatype,eps", [("double", 2.220446e-16), ("float", 1.1920929e-07)])
+def test_flat_ordered_real_run(tmp_path, datatype, eps):
+    """flat-ordered alone on 2 real ranks, N 512, tile 128: a factorization that checks, in a
+    record that names the mode and the datatype (float: the arithmetic of StarPU-MPI's
+    mpi_cholesky, its residual judged against FLT_EPSILON)."""
+    p, out = chol(tmp_path, *QUICK, "--n", "512", "--tile", "128", "--modes", "flat-ordered",
+                  "--datatype", datatype)
+    assert p.returncode == 0, p.stderr
+    r = load_run(out)
+    df = r.points
+    assert set(df["mode"]) == {"flat-ordered"} and set(df["routing"]) == {"flat"}
+    assert set(df["datatype"]) == {datatype} and r.meta["cholesky"]["datatype"] == datatype
+    res = df[df["metric"] == "residual"]["median"]
+    assert len(res) == 1 and 0 < res.iloc[0] <= 10 * 512 * eps
+    assert (df[df["metric"] == "gflops"]["median"] > 0).all()
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["--modes", "flat,orderd"], "--modes: 'orderd' is not a mode; expected a list of flat, "
+                                 "flat-ordered and dbcast"),
+    (["--datatype", "half"], "--datatype 'half'"),
+])
+def test_bad_mode_or_datatype_exits_2(tmp_path, args, msg):
+    p, out = chol(tmp_path, *QUICK, "--n", "256", "--tile", "128", *args)
+    assert p.returncode == 2, p.stderr
+    assert msg in p.stderr
+    assert not out.exists()
+    cli = subprocess.run([sys.executable, "-m", "jostle.cli", "cholesky", *args, "--dry-run"],
+                         env=ENV, capture_output=True, text=True, timeout=60)
+    assert cli.returncode == 2
+    assert ("'orderd' is not a mode" if "--modes" in args else "'half'") in cli.stderr
 
 
 # cblas_dtrsm interposed: the real one, then L(m,k)[0,0] += 1, so the factor is wrong while
@@ -109,7 +142,7 @@ def test_small_smpi_run(tmp_path):
                        env=ENV, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
     r = load_run(tmp_path / "s" / "cholesky-sim-4.jsonl")
-    assert set(r.points["mode"]) == {"flat", "dbcast"}
+    assert set(r.points["mode"]) == {"flat", "flat-ordered", "dbcast"}
     assert r.meta["cholesky"]["simulated"] is True
     sim = r.meta["simulated"]   # what SimGrid says the simulated nodes are
     assert sim["platform_hosts"] == 4 and sim["host_speed_flops"] == pytest.approx(50e9)

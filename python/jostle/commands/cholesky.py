@@ -19,6 +19,7 @@ from . import _common as c
 
 ORDER = 31
 KERNELS = ("POTRF", "TRSM", "SYRK", "GEMM")
+MODES = ("flat", "flat-ordered", "dbcast")
 SIM_N, SIM_TILE = 16384, 512
 
 EXAMPLES = """examples:
@@ -28,6 +29,18 @@ EXAMPLES = """examples:
   jostle cholesky --simulate --nodes 4:256          the seed's figure: gain vs node count
   jostle cholesky --simulate --kernel-rates measure --cores-per-node 16   kernels timed here
   jostle cholesky --matrix nonspd                   must fail with exit 2, naming the tile"""
+
+
+def modes_type(text):
+    """--modes: a comma-separated list of known modes (unknown: exit 2 naming it)."""
+    names = [m for m in text.split(",") if m]
+    for m in names:
+        if m not in MODES:
+            raise argparse.ArgumentTypeError(f"'{m}' is not a mode; expected a list of "
+                                             + ", ".join(MODES))
+    if not names:
+        raise argparse.ArgumentTypeError(f"'{text}' names no mode")
+    return ",".join(dict.fromkeys(names))
 
 
 def grid_type(text):
@@ -49,8 +62,13 @@ def register(sub):
                    help=f"tile order, must divide N (default 256; simulated {SIM_TILE})")
     g.add_argument("--grid", type=grid_type, default="auto", metavar="PxQ",
                    help="process grid (default auto: near-square)")
-    g.add_argument("--modes", default="flat,dbcast", choices=("flat,dbcast", "flat", "dbcast"),
-                   metavar="flat,dbcast|flat|dbcast", help="what to compare (default both)")
+    g.add_argument("--modes", default=",".join(MODES), type=modes_type, metavar="LIST",
+                   help="what to compare, any of flat (every copy of a tile posted at once, as "
+                        "StarPU-MPI), flat-ordered (one copy at a time per rank, the most urgent "
+                        "recipient first) and dbcast (--routing) (default all three)")
+    g.add_argument("--datatype", choices=("double", "float"), default="double",
+                   help="tiles and kernels in double (default) or float (single precision, "
+                        "as StarPU-MPI's mpi_cholesky)")
     g.add_argument("--routing",
                    choices=("auto", "binomial", "chain", "pipeline-chain", "pipeline-tree"),
                    help="routing of the dbcast mode (default auto; simulated binomial: the "
@@ -98,6 +116,8 @@ def bench_args(args, sim) -> list:
     out = ["--n", str(n), "--tile", str(nb), "--modes", args.modes,
            "--routing", args.routing or ("binomial" if sim else "auto"),
            "--matrix", args.matrix]
+    if args.datatype != "double":
+        out += ["--datatype", args.datatype]
     if not sim:
         out += ["--grid", args.grid]
     if args.workers is not None:
@@ -130,6 +150,9 @@ def main(args):
     camp.run(config, progress, quiet=args.quiet)
     print(f"jostle: results in {camp.output(run)}", file=sys.stderr)
     if args.starpu:
+        if args.datatype != "float":
+            progress.note("StarPU-MPI's mpi_cholesky computes in float: compare it with "
+                          "--datatype float (this run is in double)")
         n, nb = int(run.args[1]), int(run.args[3])
         ref = camp.dir / f"{name}-starpu.jsonl"
         if ref.exists():
