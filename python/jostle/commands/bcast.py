@@ -79,13 +79,19 @@ def recipients_list(text):
     return ",".join(items)
 
 
-def bytes_type(text):
-    t = text.strip()
+def byte_count(text) -> int:
+    t = str(text).strip()
     mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(t[-1:].upper(), 1)
     digits = t[:-1] if mult > 1 else t
     if not digits.isdigit():
         raise argparse.ArgumentTypeError(f"'{text}' is not a byte count; expected e.g. 0, 16K, 1M")
-    return str(int(digits) * mult)
+    return int(digits) * mult
+
+
+def bytes_type(text):
+    """A byte count, kept as written (16K) for the messages that name it."""
+    byte_count(text)
+    return text.strip()
 
 
 def register(sub):
@@ -147,7 +153,7 @@ def bench_args(args, spec, routing, sim) -> list:
 
 
 def _check_segment(args, sizes, spec):
-    if args.segment is not None and int(args.segment) > max(sizes):
+    if args.segment is not None and byte_count(args.segment) > max(sizes):
         raise UsageError(f"--segment '{args.segment}' is larger than the largest size of --sizes "
                          f"'{spec}' ({max(sizes)} bytes): a segment is a piece of a message")
 
