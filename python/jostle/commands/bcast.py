@@ -39,7 +39,8 @@ beside them. A run that is already complete is not run again.
 
 smpi:ALG (simulated only) is MPI_Bcast with SimGrid's algorithm ALG; smpi:all is every
 one but default (= binomial_tree = mpi_bcast under SimGrid), automatic, and those that
-deadlock in SimGrid 3.32 (SMP_linear, ompi_split_bintree, impi)."""
+deadlock or crash in SimGrid 3.32 (SMP_linear, ompi_split_bintree, impi,
+arrival_pattern_aware, arrival_scatter): jostle.simgrid.SMPI_BCAST_NOT_IN_ALL says why."""
 
 
 def routing_list(text):
