@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 ROOT = Path(__file__).resolve().parents[1]
 VENV_PY = ROOT / ".venv" / "bin" / "python"
@@ -37,6 +38,7 @@ except ImportError:
         os.execv(str(VENV_PY), [str(VENV_PY), *sys.argv])
     raise
 sys.path.insert(0, str(ROOT / "python"))
+from jostle.figures.pingpong import short_mpi  # noqa: E402
 from jostle.simgrid import SMPI_BCAST_ALL  # noqa: E402
 from jostle.sizes import human  # noqa: E402
 
@@ -199,7 +201,7 @@ def real(out, sizes, ranks):
             print(f"{lib:<16} failed (exit {rc}): {err.strip()[-400:]}")
             continue
         meta, pts = points(f)
-        name = " ".join((meta.get("mpi") or {}).get("library", lib).split(",")[0].split())
+        name = short_mpi(SimpleNamespace(meta=meta))   # 'Open MPI 4.1.4', 'MPICH 4.0.2'
         med = {}
         for p in pts:
             med.setdefault(p["params"]["size"], {})[p["params"]["routing"]] = p
