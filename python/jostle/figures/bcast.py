@@ -27,14 +27,16 @@ from ..units import number, size_label
 from . import Figure
 from .pingpong import short_mpi
 
-ORDER = ("flat", "binomial", "chain", "pipeline-chain", "pipeline-tree", "auto", "mpi_bcast")
+ORDER = ("flat", "binomial", "chain", "pipeline-chain", "pipeline-tree", "two-tree", "auto",
+         "mpi_bcast")
 
 # A colour and a marker of its own per routing, the same in every figure; routings not listed
 # (a new one) take the spare ones in order of name. Grey is kept for the smpi:* baselines.
 STYLES = {"flat": ("tab:blue", "v"), "binomial": ("tab:orange", "^"), "chain": ("tab:green", "<"),
           "pipeline-chain": ("tab:purple", ">"), "pipeline-tree": ("tab:brown", "D"),
+          "two-tree": ("tab:pink", "P"),
           "auto": ("tab:red", "o"), "mpi_bcast": ("black", "s")}
-SPARE = (("tab:pink", "P"), ("tab:olive", "X"), ("tab:cyan", "*"), ("gold", "h"),
+SPARE = (("tab:olive", "X"), ("tab:cyan", "*"), ("gold", "h"),
          ("navy", "p"), ("lime", "d"))
 BOUND_LABEL = "bound m/β + ⌈log₂P⌉·α"
 
