@@ -69,6 +69,7 @@ typedef struct kset {
 
 typedef struct state {
     int routes[NROUTES];
+    char mpi_name[64]; /* "mpi_bcast", or "smpi:ALG": smpirun's --cfg=smpi/bcast:ALG chose it */
     int nroutes;
     uint64_t *sizes;
     size_t nsizes;
@@ -87,9 +88,9 @@ typedef struct state {
     unsigned long sample;           /* samples taken (payload pattern under --check) */
 } state;
 
-static const char *route_name(int r)
+static const char *route_name(const state *s, int r)
 {
-    return r == R_MPI ? "mpi_bcast" : jt_dbcast_route_name((jt_dbcast_routing)r);
+    return r == R_MPI ? s->mpi_name : jt_dbcast_route_name((jt_dbcast_routing)r);
 }
 
 static double us(double s, const jt_point *p) { (void)p; return s * 1e6; }
@@ -107,6 +108,8 @@ static void parse_routes(state *s, const char *spec)
     char buf[512];
     snprintf(buf, sizeof buf, "%s", spec);
     s->nroutes = 0;
+    snprintf(s->mpi_name, sizeof s->mpi_name, "mpi_bcast");
+    int plain_mpi = 0;
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         int r[NROUTES], n = 0;
         jt_dbcast_routing x;
@@ -115,7 +118,20 @@ static void parse_routes(state *s, const char *spec)
                 r[n++] = q;
             r[n++] = JT_ROUTE_AUTO;
             r[n++] = R_MPI;
+            plain_mpi = 1;
         } else if (strcmp(t, "mpi_bcast") == 0 || strcmp(t, "mpi") == 0) {
+            r[n++] = R_MPI;
+            plain_mpi = 1;
+        } else if (strncmp(t, "smpi:", 5) == 0) {
+            /* MPI_Bcast as SimGrid's algorithm ALG: the algorithm is a setting of the whole
+             * smpirun launch (--cfg=smpi/bcast:ALG, which jostle bcast --simulate adds), so
+             * the name is recorded, and one such routing is a run of its own. */
+            if (!BC_SIMULATED || t[5] == '\0' || strlen(t) >= sizeof s->mpi_name ||
+                (strcmp(s->mpi_name, "mpi_bcast") != 0 && strcmp(s->mpi_name, t) != 0))
+                jt_usage_error("--routing: '%s' is not allowed here: smpi:ALG names the MPI_Bcast "
+                               "that smpirun --cfg=smpi/bcast:ALG selected (SimGrid build only, "
+                               "one per run)", t);
+            snprintf(s->mpi_name, sizeof s->mpi_name, "%s", t);
             r[n++] = R_MPI;
         } else if (jt_dbcast_route_parse(t, &x) == 0) {
             r[n++] = (int)x;
@@ -133,6 +149,9 @@ static void parse_routes(state *s, const char *spec)
     }
     if (s->nroutes == 0)
         jt_usage_error("--routing '%s' names no routing", spec);
+    if (plain_mpi && strcmp(s->mpi_name, "mpi_bcast") != 0)
+        jt_usage_error("--routing '%s': mpi_bcast and %s are the same MPI_Bcast in one smpirun "
+                       "launch; run %s alone", spec, s->mpi_name, s->mpi_name);
 }
 
 static void parse_ks(state *s, const char *spec, int P)
@@ -189,6 +208,9 @@ static void *setup(jt_ctx *ctx)
     parse_routes(s, jt_opt_str(&ctx->opts, "routing"));
     parse_ks(s, jt_opt_str(&ctx->opts, "recipients"), ctx->size);
     s->segment = bytes_option(ctx, "segment", JT_DBCAST_MAX_SEGMENT);
+    if (s->segment > s->cap)
+        jt_usage_error("--segment '%s' is larger than the largest size of --sizes (%zu bytes)",
+                       jt_opt_str(&ctx->opts, "segment"), s->cap);
     s->inline_bytes = bytes_option(ctx, "inline", 1 << 20);
     int mode = jt_opt_choice(&ctx->opts, "progress-mode", progress_names);
     s->check = jt_opt_flag(&ctx->opts, "check");
@@ -282,7 +304,7 @@ static void point(void *st, size_t i, jt_point *p)
     int k = s->ks[ki].k;
     char hb[32];
     jt_format_bytes(b, hb, sizeof hb);
-    snprintf(p->label, sizeof p->label, "%.14s %.6s k=%d", route_name(r), hb, k % 1000000);
+    snprintf(p->label, sizeof p->label, "%.14s %.6s k=%d", route_name(s, r), hb, k % 1000000);
     p->arg[0] = (double)b;
     p->metrics = metrics;
     p->nmetrics = 2;
@@ -293,11 +315,11 @@ static void point(void *st, size_t i, jt_point *p)
     else if (r != R_MPI)
         seg = jt_dbcast_route_segment((jt_dbcast_routing)r, (size_t)b, k, s->segment, &s->model);
     int n = snprintf(p->params, sizeof p->params,
-                     "{\"routing\":\"%s\",\"size\":%llu,\"recipients\":%d", route_name(r),
+                     "{\"routing\":\"%s\",\"size\":%llu,\"recipients\":%d", route_name(s, r),
                      (unsigned long long)b, k);
     if (r != R_MPI) {
         n += snprintf(p->params + n, sizeof p->params - (size_t)n, ",\"chosen\":\"%s\"",
-                      route_name(used));
+                      route_name(s, used));
         if (jt_dbcast_route_is_pipelined((jt_dbcast_routing)used))
             n += snprintf(p->params + n, sizeof p->params - (size_t)n, ",\"segment\":%zu", seg);
         n += snprintf(p->params + n, sizeof p->params - (size_t)n, ",\"inline\":%s",
@@ -318,7 +340,7 @@ static void verify(jt_ctx *ctx, const state *s, int r, size_t bytes)
     for (size_t j = 0; j < bytes; j++)
         if (s->data[j] != pattern(s->sample, j))
             jt_fatal("rank %d: routing %s, %zu bytes: byte %zu is %u, expected %u (the data "
-                     "was not delivered)", ctx->rank, route_name(r), bytes, j, s->data[j],
+                     "was not delivered)", ctx->rank, route_name(s, r), bytes, j, s->data[j],
                      pattern(s->sample, j));
 }
 
@@ -355,7 +377,7 @@ static void run(jt_ctx *ctx, void *st, size_t i, jt_series *ser, size_t n)
                 if (rc == JT_DBCAST_OK)
                     rc = jt_dbcast_wait(s->db, &req, NULL);
                 if (rc != JT_DBCAST_OK)
-                    jt_fatal("rank 0: broadcast (%s) failed: %s", route_name(r),
+                    jt_fatal("rank 0: broadcast (%s) failed: %s", route_name(s, r),
                              jt_dbcast_strerror(rc));
             }
         } else if (member) {
@@ -370,7 +392,7 @@ static void run(jt_ctx *ctx, void *st, size_t i, jt_series *ser, size_t n)
                     rc = jt_dbcast_wait(s->db, &req, &stt);
                 if (rc != JT_DBCAST_OK || stt.bytes != bytes)
                     jt_fatal("rank %d: receive of a %zu-byte broadcast (%s) failed: %s",
-                             ctx->rank, bytes, route_name(r), jt_dbcast_strerror(rc));
+                             ctx->rank, bytes, route_name(s, r), jt_dbcast_strerror(rc));
             }
             if (s->check)
                 verify(ctx, s, r, bytes);

@@ -135,3 +135,124 @@ def test_small_simulated_sweep(tmp_path):
     runs = [load_run(tmp_path / "sim" / f"bcast-sim-{n}.jsonl") for n in (4, 8)]
     assert "bcast-vs-nodes" in [f.id for f in fb.build(runs)]
     assert fb.tables(runs)[0]["rows"]
+
+
+# ---- smpi:<algorithm> baselines (SimGrid's MPI_Bcast algorithms) -------------------------
+
+def test_smpi_routing_names_and_groups():
+    from jostle.commands.bcast import routing_list, split_smpi
+    assert routing_list("auto, smpi:ompi") == "auto,smpi:ompi"
+    assert split_smpi("auto,smpi:ompi,mpi_bcast,smpi:ompi") == ("auto,mpi_bcast", ["ompi"])
+    ours, algs = split_smpi("smpi:all,smpi:SMP_linear")
+    assert ours == "" and algs == [*simgrid.SMPI_BCAST_ALL, "SMP_linear"]
+    # smpi:all leaves out default (= binomial_tree = mpi_bcast), automatic and the deadlocks
+    assert {"binomial_tree", "scatter_LR_allgather", "ompi", "mpich"} <= set(algs)
+    assert not {"default", "automatic", "SMP_linear"} & set(simgrid.SMPI_BCAST_ALL)
+    assert set(simgrid.SMPI_BCAST_NOT_IN_ALL) <= set(simgrid.SMPI_BCAST)
+
+
+@pytest.mark.parametrize("argv, named", [
+    (["--simulate", "--routing", "auto,smpi:nope"], "'smpi:nope'"),
+    (["--simulate", "--routing", "auto,smpi:"], "'smpi:'"),
+    (["--simulate", "--routing", "tree"], "'tree'"),
+])
+def test_cli_bad_routing_exits_2_one_line(tmp_path, capsys, argv, named):
+    from jostle.cli import main
+    with pytest.raises(SystemExit) as e:
+        main(["bcast", *argv, "--output-dir", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and named in err and len(err.strip().splitlines()) == 1
+    if "smpi:" in named:   # the allowed ones are listed
+        assert "smpi:all" in err and "scatter_LR_allgather" in err and "mvapich2" in err
+    assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("argv, named", [
+    (["--routing", "auto,smpi:ompi"], "smpi:ompi"),                      # real ranks
+    (["--sizes", "8,64K", "--segment", "1M"], "'1M'"),
+    (["--simulate", "--nodes", "4", "--sizes", "8,1K", "--segment", "64K"], "'64K'"),
+])
+def test_cli_refuses_before_launching(tmp_path, capsys, argv, named):
+    from jostle.cli import main
+    assert main(["bcast", *argv, "--output-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert named in err and len(err.strip().splitlines()) == 1, err
+    assert not any(tmp_path.iterdir())
+
+
+def test_bench_refuses_smpi_on_real_ranks_and_large_segment(tmp_path):
+    p, out = bcast(tmp_path, *QUICK, "--routing", "smpi:binomial_tree", np=2)
+    assert p.returncode == 2 and "'smpi:binomial_tree'" in p.stderr, p.stderr
+    p, out = bcast(tmp_path, *QUICK, "--sizes", "8,1K", "--segment", "4K", np=2)
+    assert p.returncode == 2 and "--segment '4K'" in p.stderr, p.stderr
+    assert not out.exists()
+
+
+def _needs_simgrid():
+    if not shutil.which("smpirun"):
+        pytest.skip("SimGrid (smpirun) is not installed")
+    if not SIM_EXE.exists():
+        pytest.skip(f"{SIM_EXE} is not built (make build with smpicc installed)")
+
+
+def _smpirun(tmp_path, n, *args, cfg=()):
+    plat, hosts = simgrid.write_platform(tmp_path, n, 1.25e9, 1e-6, 1e9)
+    cmd = ["smpirun", "-np", str(n), "-platform", str(plat), "-hostfile", str(hosts),
+           *simgrid.smpi_flags(), *(f"--cfg={c}" for c in cfg), "--log=root.thresh:warning",
+           str(SIM_EXE), "bcast", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+
+
+def test_smpi_algorithms_are_simgrids_own(tmp_path):
+    """The list jostle offers is the one the installed SimGrid prints for an unknown name."""
+    _needs_simgrid()
+    p = _smpirun(tmp_path, 2, "--sizes", "8", cfg=["smpi/bcast:jostle-none"])
+    assert p.returncode != 0
+    line = next(x for x in p.stderr.splitlines() if "Valid algorithms:" in x)
+    offered = [a.strip(" .") for a in line.split("Valid algorithms:")[1].split(",")]
+    assert offered == list(simgrid.SMPI_BCAST)
+    # jostle-bench itself: one smpi:ALG per launch, never beside mpi_bcast (the same MPI_Bcast)
+    p = _smpirun(tmp_path, 2, "--sizes", "8", "--routing", "mpi_bcast,smpi:flattree")
+    assert p.returncode == 2 and "smpi:flattree" in p.stderr, p.stderr
+
+
+def test_smpi_baselines_simulated(tmp_path):
+    """One launch per algorithm; smpi:binomial_tree is SMPI's default MPI_Bcast (the same times
+    as mpi_bcast), and the algorithms differ where they should: flat is fastest at 8 B, the
+    scatter-allgather beats the binomial tree of whole messages at 1 MiB."""
+    _needs_simgrid()
+    cmd = [sys.executable, "-m", "jostle.cli", "bcast", "--simulate", "--nodes", "8",
+           "--sizes", "8,1M", "--routing",
+           "auto,mpi_bcast,smpi:binomial_tree,smpi:scatter_LR_allgather,smpi:flattree",
+           "--output-dir", str(tmp_path), "--campaign", "sim", "--quiet"]
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+    assert p.returncode == 0, p.stderr
+    runs = {f.stem: load_run(f) for f in (tmp_path / "sim").glob("bcast-sim-8*.jsonl")}
+    assert set(runs) == {"bcast-sim-8", "bcast-sim-8-smpi-binomial_tree",
+                         "bcast-sim-8-smpi-scatter_LR_allgather", "bcast-sim-8-smpi-flattree"}
+    assert "--cfg=smpi/bcast:flattree" in runs["bcast-sim-8-smpi-flattree"].meta["launch_line"]
+    t = {}
+    for r in runs.values():
+        d = r.points[r.points["metric"] == "time"]
+        for routing, size, med in zip(d["routing"], d["size"], d["median"]):
+            t[routing, size] = med
+    assert set(t) == {(r, s) for r in ("auto", "mpi_bcast", "smpi:binomial_tree",
+                                       "smpi:scatter_LR_allgather", "smpi:flattree")
+                      for s in (8, 1 << 20)}
+    for s in (8, 1 << 20):
+        assert t["smpi:binomial_tree", s] == pytest.approx(t["mpi_bcast", s], rel=1e-3)
+    assert t["smpi:flattree", 8] < 0.7 * t["smpi:binomial_tree", 8]
+    assert t["smpi:scatter_LR_allgather", 1 << 20] < 0.8 * t["smpi:binomial_tree", 1 << 20]
+    assert t["smpi:scatter_LR_allgather", 8] > t["smpi:binomial_tree", 8]
+    # The figure: one panel per node count with the bound; the table names the best smpi:*.
+    from jostle.figures import bcast as fb
+    figs = {f.id: f for f in fb.build(list(runs.values()))}
+    assert "bcast-sim-size" in figs and "m/β" in figs["bcast-sim-size"].caption
+    labels = [t.get_text() for t in figs["bcast-sim-size"].fig.legends[0].get_texts()]
+    assert any(lab.startswith("bound") for lab in labels)
+    assert any("best smpi:*" in lab for lab in labels) and "auto" in labels
+    rows = {r[1]: r for r in fb.tables(list(runs.values()))[0]["rows"]}
+    assert rows["1M"][9].startswith("scatter_LR_allgather") and rows["8"][9].startswith("flattree")
+    # bound at 1 MiB, 8 nodes: m/β + 3 α with β = 1.25 GB/s, α = 2 µs (two 1 µs links)
+    assert fb.bound_us(1 << 20, 8, 2e-6, 1.25e9) == pytest.approx(838.8608 + 6)

@@ -29,19 +29,46 @@ EXAMPLES = """examples:
   jostle bcast --routing auto,mpi_bcast --hosts n1,n2,n3,n4
   jostle bcast --simulate --nodes 4:256 --bandwidth 10Gbps --latency 1us --speed 1Gf
   jostle bcast --simulate --nodes 4:64 --sizes 1M --routing auto,flat,mpi_bcast
+  jostle bcast --simulate --nodes 16,64,256 --sizes 8:16M --routing all,smpi:all
+  jostle bcast --simulate --nodes 64 --routing auto,smpi:scatter_LR_allgather,smpi:ompi
 
 Real runs go to OUTPUT-DIR/CAMPAIGN/NAME.jsonl; a simulated sweep writes one run per
-node count (bcast-sim-<N>.jsonl) and the platform files beside them. A run that is
-already complete is not run again."""
+node count (bcast-sim-<N>.jsonl), one per node count and SimGrid algorithm
+(bcast-sim-<N>-smpi-<ALG>.jsonl: smpirun --cfg=smpi/bcast:ALG) and the platform files
+beside them. A run that is already complete is not run again.
+
+smpi:ALG (simulated only) is MPI_Bcast with SimGrid's algorithm ALG; smpi:all is every
+one but default (= binomial_tree = mpi_bcast under SimGrid), automatic, and those that
+deadlock or crash in SimGrid 3.32 (SMP_linear, ompi_split_bintree, impi,
+arrival_pattern_aware, arrival_scatter): jostle.simgrid.SMPI_BCAST_NOT_IN_ALL says why."""
 
 
 def routing_list(text):
     items = [x.strip() for x in text.split(",")]
     for x in items:
-        if x not in ROUTINGS and x != "all":
+        if x.startswith("smpi:") and x[5:] not in (*simgrid.SMPI_BCAST, "all"):
             raise argparse.ArgumentTypeError(
-                f"'{x}' is not a routing; expected {', '.join(ROUTINGS)} or all")
+                f"'{x}' is not a broadcast algorithm of SimGrid 3.32; expected smpi:all or "
+                f"smpi:ALG with ALG one of {', '.join(simgrid.SMPI_BCAST)}")
+        if not x.startswith("smpi:") and x not in ROUTINGS and x != "all":
+            raise argparse.ArgumentTypeError(
+                f"'{x}' is not a routing; expected {', '.join(ROUTINGS)}, all, smpi:ALG "
+                "(simulated) or smpi:all")
     return ",".join(items)
+
+
+def split_smpi(routing: str):
+    """'auto,smpi:ompi,smpi:all' -> ('auto', ['ompi', every algorithm of smpi:all…]): jostle's
+    routings (one launch) and SimGrid's MPI_Bcast algorithms (one launch each)."""
+    ours, algs = [], []
+    for x in routing.split(","):
+        if not x.startswith("smpi:"):
+            ours.append(x)
+            continue
+        for a in simgrid.SMPI_BCAST_ALL if x == "smpi:all" else (x[5:],):
+            if a not in algs:
+                algs.append(a)
+    return ",".join(ours), algs
 
 
 def recipients_list(text):
@@ -53,13 +80,19 @@ def recipients_list(text):
     return ",".join(items)
 
 
-def bytes_type(text):
-    t = text.strip()
+def byte_count(text) -> int:
+    t = str(text).strip()
     mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(t[-1:].upper(), 1)
     digits = t[:-1] if mult > 1 else t
     if not digits.isdigit():
         raise argparse.ArgumentTypeError(f"'{text}' is not a byte count; expected e.g. 0, 16K, 1M")
-    return str(int(digits) * mult)
+    return int(digits) * mult
+
+
+def bytes_type(text):
+    """A byte count, kept as written (16K) for the messages that name it."""
+    byte_count(text)
+    return text.strip()
 
 
 def register(sub):
@@ -73,7 +106,8 @@ def register(sub):
     g.add_argument("--recipients", type=recipients_list, metavar="K[,K…]|all", default="all",
                    help="numbers of recipients among ranks 1..P-1, spread evenly (default all)")
     g.add_argument("--routing", type=routing_list, metavar="R[,R…]",
-                   help=f"{', '.join(ROUTINGS)} or all (default all; simulated {SIM_ROUTINGS})")
+                   help=f"{', '.join(ROUTINGS)} or all (default all; simulated {SIM_ROUTINGS}); "
+                        "simulated also smpi:ALG (SimGrid's MPI_Bcast algorithm ALG) or smpi:all")
     g.add_argument("--ranks", type=c.ranks_type, default=4, metavar="N",
                    help="ranks of a real run (default 4; ≥ 2)")
     g.add_argument("--hosts", type=c.hosts_type, metavar="A,B", help="hosts of a real run")
@@ -119,12 +153,23 @@ def bench_args(args, spec, routing, sim) -> list:
     return out
 
 
+def _check_segment(args, sizes, spec):
+    if args.segment is not None and byte_count(args.segment) > max(sizes):
+        raise UsageError(f"--segment '{args.segment}' is larger than the largest size of --sizes "
+                         f"'{spec}' ({max(sizes)} bytes): a segment is a piece of a message")
+
+
 def main(args):
     simgrid.check_simulation(args)
     if args.simulate:
         return simulate(args)
     spec = args.sizes or DEFAULT_SIZES
     sizes = parse_sizes(spec)
+    _check_segment(args, sizes, spec)
+    if args.routing and split_smpi(args.routing)[1]:
+        raise UsageError(f"--routing '{args.routing}': smpi:* are SimGrid's MPI_Bcast algorithms, "
+                         "for simulated runs (add --simulate); on real ranks mpi_bcast is the MPI "
+                         "library's own MPI_Bcast with its tuned defaults")
     _ks(args.recipients, args.ranks, "ranks")
     routing = args.routing or "all"
     c.check_memory(sizes, args.ranks, option="--sizes", spec=spec)
@@ -145,9 +190,15 @@ def main(args):
 
 
 def simulate(args):
+    """One launch per node count for jostle's routings (bcast-sim-N) and one per node count and
+    SimGrid algorithm (bcast-sim-N-smpi-ALG, smpirun --cfg=smpi/bcast:ALG): the algorithm of
+    MPI_Bcast is a setting of the whole launch."""
     nodes = simgrid.parse_nodes(args.nodes)
     spec = args.sizes or SIM_SIZES
-    parse_sizes(spec)   # refused here, with the value named, before any launch
+    _check_segment(args, parse_sizes(spec), spec)   # refused before any launch
     _ks(args.recipients, min(nodes), "simulated nodes (the smallest of --nodes)")
-    routing = args.routing or SIM_ROUTINGS
-    return simgrid.run_sweep(args, "bcast", nodes, bench_args(args, spec, routing, True), 4.0)
+    ours, algs = split_smpi(args.routing or SIM_ROUTINGS)
+    variants = [("", bench_args(args, spec, ours, True), ())] if ours else []
+    variants += [(f"-smpi-{a}", bench_args(args, spec, f"smpi:{a}", True), (f"smpi/bcast:{a}",))
+                 for a in algs]
+    return simgrid.run_sweep(args, "bcast", nodes, None, 4.0, variants)
