@@ -21,7 +21,11 @@
 #define PROBE_REPS 2
 #define W 4
 
-static const size_t probe_bytes[JT_DBCAST_PROBE_SIZES] = {8, 2048, 8192, 16384, 65536};
+/* Powers of two where a network changes regime (SMPI's factors: 8 B, 512 B, 1 KiB, 2 KiB and
+ * 4 KiB fall in its five pieces below 8 KiB; a real one's eager protocols), then the
+ * candidate segments. */
+static const size_t probe_bytes[JT_DBCAST_PROBE_SIZES] = {8,    512,  1024,  2048,
+                                                          4096, 8192, 16384, 65536};
 
 static void measure(jt_dbcast_ctx *ctx, int peer, int lead, unsigned char *buf,
                     jt_dbcast_probe *p)

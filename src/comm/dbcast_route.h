@@ -55,6 +55,8 @@ int jt_dbcast_route_arrival(jt_dbcast_routing r, int n, int *out);
 #define JT_DBCAST_MAX_SEGMENT ((size_t)1 << 30)
 #define JT_DBCAST_MIN_AUTO_SEGMENT ((size_t)8 << 10)
 #define JT_DBCAST_MAX_AUTO_SEGMENT ((size_t)1 << 20)
+/* Default of cfg.inline_bytes and of the model's inline_bytes. */
+#define JT_DBCAST_DEFAULT_INLINE ((size_t)8192)
 
 /* ---- dbcast_model.c ---- */
 
@@ -67,7 +69,7 @@ double jt_dbcast_model_bandwidth(const jt_dbcast_model *m, size_t bytes);
 int jt_dbcast_model_check(const jt_dbcast_model *m, const char **why);
 
 /* What the probe at init measures between two ranks, per size (jt_dbcast_model_fit). */
-#define JT_DBCAST_PROBE_SIZES 5
+#define JT_DBCAST_PROBE_SIZES 8
 typedef struct {
     size_t bytes[JT_DBCAST_PROBE_SIZES];  /* ascending; bytes[0] tiny */
     double one_way[JT_DBCAST_PROBE_SIZES];/* s: half the least round trip */
@@ -75,7 +77,8 @@ typedef struct {
     double gap_both;  /* s per message of the largest size, both ranks streaming at once */
 } jt_dbcast_probe;
 /* Fits the model to a probe: overhead = gap of the tiny size; per size, bandwidth from the
- * gap less the overhead, latency = one_way - overhead - bytes/bandwidth (>= 1 ns);
+ * gap less the overhead (the tiny size: the best of the others' bandwidths), latency =
+ * one_way - overhead - bytes/bandwidth (>= 1 ns);
  * duplex from gap_both/gap of the largest size. Keeps m's forward_delay. */
 void jt_dbcast_model_fit(const jt_dbcast_probe *p, jt_dbcast_model *m);
 
