@@ -24,10 +24,17 @@ void jt_dbcast_model_default(jt_dbcast_model *m)
     m->inline_bytes = JT_DBCAST_DEFAULT_INLINE;
 }
 
+/* The piece of the probed size nearest bytes in ratio (where a regime changes between two
+ * probed sizes is not known: halfway, geometrically, is the least wrong guess; a header
+ * that takes a payload a little over a probed size stays in its piece). Piece 0 (the tiny
+ * size, recorded as 0 B) holds up to piece 1's size. */
 static int piece_of(const jt_dbcast_model *m, size_t bytes)
 {
     int k = 0;
     while (k + 1 < m->npieces && m->piece_bytes[k + 1] <= bytes)
+        k++;
+    if (k >= 1 && k + 1 < m->npieces &&
+        (double)bytes * (double)bytes > (double)m->piece_bytes[k] * (double)m->piece_bytes[k + 1])
         k++;
     return k;
 }
