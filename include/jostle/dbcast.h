@@ -61,9 +61,11 @@ typedef enum {
  * forward_delay; a link carrying x bytes in and y out at once takes
  * (max(x,y) + duplex * min(x,y)) / bandwidth. latency(b) and bandwidth(b) are piecewise
  * constant in b (SMPI's latency and bandwidth factors; a real network's eager and
- * rendezvous protocols): piece k holds from piece_bytes[k] bytes to the next piece.
+ * rendezvous protocols): piece k stands for the sizes nearest piece_bytes[k] (from the
+ * geometric mean with the previous piece's size to the one with the next; piece 0 holds
+ * below piece 1's size).
  * jt_dbcast_init fits it to the platform by probes (cfg.probe); docs/dbcast.md says how. */
-#define JT_DBCAST_MODEL_PIECES 8
+#define JT_DBCAST_MODEL_PIECES 12
 typedef struct {
     double latency;        /* s, > 0: of the largest messages (the last piece) */
     double overhead;       /* s per message injected, > 0 */
@@ -75,6 +77,9 @@ typedef struct {
     double piece_latency[JT_DBCAST_MODEL_PIECES];
     double piece_bandwidth[JT_DBCAST_MODEL_PIECES];
     int fitted;            /* set by the probe: 1 fitted at init, 0 given */
+    size_t inline_bytes;   /* payloads up to this size travel in the header message, whose
+                              80 + 8 x hops bytes the cost then counts (jt_dbcast_init sets
+                              it from cfg.inline_bytes; default 8192) */
 } jt_dbcast_model;
 
 void jt_dbcast_model_default(jt_dbcast_model *m);

@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DEFAULT_INLINE ((size_t)8192)
 
 /* ------------------------------------------------------------------ errors */
 
@@ -96,7 +95,7 @@ void jt_dbcast_cfg_default(jt_dbcast_cfg *cfg)
     memset(cfg, 0, sizeof *cfg);
     cfg->routing = JT_ROUTE_AUTO;
     cfg->segment_bytes = 0;
-    cfg->inline_bytes = DEFAULT_INLINE;
+    cfg->inline_bytes = JT_DBCAST_DEFAULT_INLINE;
     cfg->progress = JT_PROGRESS_AUTO;
     cfg->quiet = 0;
     cfg->wait = JT_WAIT_AUTO;
@@ -214,6 +213,7 @@ jt_dbcast_ctx *jt_dbcast_init(MPI_Comm comm, const jt_dbcast_cfg *cfgp)
     ctx->model.fitted = 0;
     if (cfg.probe)
         jt_dbcast_probe_fit(ctx); /* before any header can arrive */
+    ctx->model.inline_bytes = cfg.inline_bytes; /* what the cost of small payloads depends on */
     jt_dbcast_header_recv_post(ctx);
     void *attr = NULL;
     int flag = 0;

@@ -65,11 +65,17 @@ typedef struct jt_dbcast_inb jt_dbcast_inb;
  * whole message per child of a tree (children served in order, as MPI's trees do), 2 per
  * child for the pipelined routings (the next segment's latency hides behind this one), and
  * every child at once for flat: a linear broadcast posts all its sends (Open MPI's basic
- * linear bcast, StarPU-MPI's sends of one data), the baseline dynamic broadcasts replace. */
+ * linear bcast, StarPU-MPI's sends of one data), the baseline dynamic broadcasts replace.
+ * An inline payload goes through the same queue, as one message per child (header and
+ * payload): a binomial tree's node then serves its children one after the other, as
+ * MPI's binomial bcast does, instead of sharing its link among ceil(log2 n) flows. */
 typedef struct {
     const unsigned char *data;
     int nkids;
     int *dest, *tag;       /* per child */
+    unsigned char **msg;   /* inline payload: per child, its header + payload message (sent
+                              on TAG_HDR through the window like a segment), else NULL */
+    size_t *msglen;
     uint64_t next;         /* queue position: segment next / nkids, child next % nkids */
     int inflight, window;
 } jt_dbcast_sendq;
@@ -237,13 +243,17 @@ static inline int jt_dbcast_under_smpi(void)
 
 /* The next stream tag of the link to dest. */
 int jt_dbcast_stream_tag(jt_dbcast_ctx *ctx, int dest);
-/* Encodes the header for one child (and the inline payload) and posts it. */
+/* Encodes the header for one child (and the inline payload) into q (child c) and posts it
+ * at once, or, inline, leaves it in q->msg[c] for jt_dbcast_sendq_pump (the window). */
 void jt_dbcast_send_header(jt_dbcast_ctx *ctx, const jt_dbcast_hdr *base,
                            const jt_dbcast_hop *hops, const jt_dbcast_route_child *kid,
-                           int stream_tag, const void *payload);
+                           jt_dbcast_sendq *q, int c, const void *payload);
+/* Frees what sendq_init allocated (and unsent inline messages). */
+void jt_dbcast_sendq_free(jt_dbcast_sendq *q);
 void jt_dbcast_sendq_init(jt_dbcast_ctx *ctx, jt_dbcast_sendq *q, const jt_dbcast_hdr *h,
                           const unsigned char *data, int nkids);
-/* Posts queued segment sends while the window allows; segments below avail exist. */
+/* Posts queued segment sends while the window allows; segments below avail exist (an
+ * inline queue: its one message per child, whatever avail). */
 void jt_dbcast_sendq_pump(jt_dbcast_ctx *ctx, jt_dbcast_sendq *q, const jt_dbcast_hdr *h,
                           uint32_t avail, int kind, void *owner);
 

@@ -3,6 +3,7 @@
  * pipelines, the automatic choice, and the fit of the model to the probe that jt_dbcast_init
  * runs (dbcast_probe.c). Pure; see dbcast_route.h and docs/dbcast.md ("Cost model").
  */
+#include "comm/dbcast_header.h"
 #include "comm/dbcast_route.h"
 
 #include <math.h>
@@ -20,12 +21,20 @@ void jt_dbcast_model_default(jt_dbcast_model *m)
     m->bandwidth = 0.93e9;
     m->forward_delay = 1.0e-6;
     m->duplex = 1.0;
+    m->inline_bytes = JT_DBCAST_DEFAULT_INLINE;
 }
 
+/* The piece of the probed size nearest bytes in ratio (where a regime changes between two
+ * probed sizes is not known: halfway, geometrically, is the least wrong guess; a header
+ * that takes a payload a little over a probed size stays in its piece). Piece 0 (the tiny
+ * size, recorded as 0 B) holds up to piece 1's size. */
 static int piece_of(const jt_dbcast_model *m, size_t bytes)
 {
     int k = 0;
     while (k + 1 < m->npieces && m->piece_bytes[k + 1] <= bytes)
+        k++;
+    if (k >= 1 && k + 1 < m->npieces &&
+        (double)bytes * (double)bytes > (double)m->piece_bytes[k] * (double)m->piece_bytes[k + 1])
         k++;
     return k;
 }
@@ -69,13 +78,18 @@ void jt_dbcast_model_fit(const jt_dbcast_probe *p, jt_dbcast_model *m)
 {
     enum { K = JT_DBCAST_PROBE_SIZES };
     double o = p->gap[0] > 1e-9 ? p->gap[0] : 1e-9;
-    double bw[K], lat[K];
-    for (int k = K - 1; k >= 0; k--) {
+    double bw[K], lat[K], best = 0;
+    for (int k = K - 1; k >= 1; k--) {
         double x = p->gap[k] - o; /* wire time of one message in a stream */
-        bw[k] = x > 0 && p->bytes[k] >= 1024 ? (double)p->bytes[k] / x : 0;
-        if (!(bw[k] > 0 && bw[k] < 1e15)) /* tiny sizes: the next size's bandwidth */
+        bw[k] = x > 0 ? (double)p->bytes[k] / x : 0;
+        if (!(bw[k] > 0 && bw[k] < 1e15)) /* not measurable: the next size's */
             bw[k] = k + 1 < K ? bw[k + 1] : 1e9;
+        best = bw[k] > best ? bw[k] : best;
     }
+    /* The tiny size's wire time is its overhead: not separable. The link's best rate, not
+     * the next size's (SMPI gives 257-731 B messages 0.34 of the link, smaller ones 0.81:
+     * borrowed, that rate made flat look 2.4 times too slow at 8 B). */
+    bw[0] = best > 0 ? best : 1e9;
     for (int k = 0; k < K; k++) {
         lat[k] = p->one_way[k] - o - (double)p->bytes[k] / bw[k];
         if (!(lat[k] > 1e-9))
@@ -123,6 +137,28 @@ static double pipeline(const jt_dbcast_model *m, double stages, double per, int 
            (depth - 1) * m->forward_delay;
 }
 
+/* The bytes of one message carrying `bytes` to a receiver with `below` hops below it: an
+ * inline payload travels with its header, 80 + 8 x below bytes (at 256 nodes, a binomial
+ * root's first header lists 127 hops: 1096 B, more than an 8 B payload; with SMPI's factors
+ * it even changes the message's piece). */
+static size_t wire(const jt_dbcast_model *m, size_t bytes, long below)
+{
+    return bytes <= m->inline_bytes ? bytes + jt_dbcast_hdr_size((uint32_t)below) : bytes;
+}
+
+/* Binomial: ceil(log2(n+1)) rounds of whole messages. One path the last recipient's data
+ * takes is the root's own sends, one after the other (the window); every other path also
+ * has that many rounds, with headers of about the same sizes. */
+static double binomial(const jt_dbcast_model *m, size_t bytes, int n)
+{
+    jt_dbcast_route_child kids[64]; /* ceil(log2(n+1)) <= 32 */
+    int nk = jt_dbcast_route_children(JT_ROUTE_BINOMIAL, n, kids);
+    double t = 0;
+    for (int c = 0; c < nk; c++)
+        t += hop(m, wire(m, bytes, kids[c].sub_len));
+    return t;
+}
+
 double jt_dbcast_route_cost(jt_dbcast_routing r, size_t bytes, int n, size_t seg,
                             const jt_dbcast_model *m)
 {
@@ -130,13 +166,16 @@ double jt_dbcast_route_cost(jt_dbcast_routing r, size_t bytes, int n, size_t seg
         return 0.0;
     double o = m->overhead, F = m->forward_delay, dx = m->duplex;
     int d = jt_dbcast_route_depth(r, n);
+    int inl = bytes <= m->inline_bytes;
     switch (r) {
-    case JT_ROUTE_FLAT: /* the root injects n copies, all posted at once */
-        return jt_dbcast_model_latency(m, bytes) + n * (o + xfer(m, bytes));
-    case JT_ROUTE_BINOMIAL: /* ceil(log2(n+1)) rounds of whole messages */
-        return jt_route_ceil_log2((long long)n + 1) * hop(m, bytes) + (d - 1) * F;
+    case JT_ROUTE_FLAT: { /* the root injects n copies, all posted at once */
+        size_t b = wire(m, bytes, 0);
+        return jt_dbcast_model_latency(m, b) + n * (o + xfer(m, b));
+    }
+    case JT_ROUTE_BINOMIAL:
+        return binomial(m, bytes, n) + (d - 1) * F;
     case JT_ROUTE_CHAIN:
-        return n * hop(m, bytes) + (n - 1) * F;
+        return n * hop(m, wire(m, bytes, n / 2)) + (n - 1) * F;
     case JT_ROUTE_PIPELINE_CHAIN:
     case JT_ROUTE_PIPELINE_TREE:
     case JT_ROUTE_TWO_TREE: {
@@ -144,6 +183,10 @@ double jt_dbcast_route_cost(jt_dbcast_routing r, size_t bytes, int n, size_t seg
             seg = 1;
         double S = bytes ? ceil((double)bytes / (double)seg) : 1.0;
         size_t s = bytes < seg ? (bytes ? bytes : 1) : seg;
+        if (inl) { /* one message per hop, whole (store and forward), header included */
+            S = 1.0;
+            s = wire(m, bytes, r == JT_ROUTE_PIPELINE_CHAIN ? n / 2 : n / d);
+        }
         double x = xfer(m, s);
         if (r == JT_ROUTE_PIPELINE_CHAIN) /* a forwarder: s in, s out */
             return pipeline(m, S, o + (n > 1 ? 1.0 + dx : 1.0) * x, d, s, 0.0);

@@ -21,7 +21,12 @@
 #define PROBE_REPS 2
 #define W 4
 
-static const size_t probe_bytes[JT_DBCAST_PROBE_SIZES] = {8, 2048, 8192, 16384, 65536};
+/* Sizes 2 to 4 times apart, denser where a network changes regime (SMPI's factors have five
+ * pieces below 8 KiB; a real network's eager protocols), then the candidate segments. A
+ * probed size stands for the sizes nearest it (in ratio): SMPI's pieces start at 257,
+ * 732, 1426, 3484, 5776, 9376 and 15424 B, near the geometric means of these. */
+static const size_t probe_bytes[JT_DBCAST_PROBE_SIZES] = {8,    128,  512,   1024, 2048,
+                                                          4096, 8192, 16384, 65536};
 
 static void measure(jt_dbcast_ctx *ctx, int peer, int lead, unsigned char *buf,
                     jt_dbcast_probe *p)

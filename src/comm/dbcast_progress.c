@@ -63,6 +63,7 @@ static void handle_op(jt_dbcast_ctx *ctx, const jt_dbcast_op *op, const MPI_Stat
         break;
     case OP_SEG_SEND_ROOT: {
         jt_dbcast_out *o = op->owner;
+        free(op->freebuf); /* an inline message */
         o->q.inflight--;
         if (--o->req->pending == 0)
             o->req->done = 1;
@@ -72,6 +73,7 @@ static void handle_op(jt_dbcast_ctx *ctx, const jt_dbcast_op *op, const MPI_Stat
     }
     case OP_SEG_SEND_FWD: {
         jt_dbcast_part *p = op->owner;
+        free(op->freebuf); /* an inline message */
         p->in->fwd_pending--;
         p->q.inflight--;
         jt_dbcast_sendq_pump(ctx, &p->q, &p->h, p->next_fwd, OP_SEG_SEND_FWD, p);
@@ -236,10 +238,8 @@ static int finish_locked(jt_dbcast_ctx *ctx, jt_dbcast_req **reqp, int *flag,
     int rc = r->error;
     if (status)
         *status = r->st;
-    for (int i = 0; i < r->nout; i++) {
-        free(r->out[i].q.dest);
-        free(r->out[i].q.tag);
-    }
+    for (int i = 0; i < r->nout; i++)
+        jt_dbcast_sendq_free(&r->out[i].q);
     free(r);
     ctx->live_reqs--;
     *reqp = NULL;

@@ -57,8 +57,7 @@ void jt_dbcast_inb_free(jt_dbcast_ctx *ctx, jt_dbcast_inb *in)
         free(p->hops);
         free(p->kids);
         free(p->seg_done);
-        free(p->q.dest);
-        free(p->q.tag);
+        jt_dbcast_sendq_free(&p->q);
     }
     free(in);
     ctx->live_inb--;
@@ -164,16 +163,22 @@ static void stream_start(jt_dbcast_ctx *ctx, jt_dbcast_inb *in, jt_dbcast_part *
         jt_dbcast_fatal(ctx, "broadcast message from rank %d: unknown routing %d", from, h->routing);
     int inl = (h->flags & JT_DBCAST_HDR_INLINE) != 0;
     unsigned char *base = in->data + h->range_off;
-    /* Forward the header at once, before anything else happens to the data. */
+    /* Forward the header at once, before anything else happens to the data; an inline
+     * payload goes with it, through the sending window (children one at a time for a
+     * binomial tree). */
     jt_dbcast_sendq_init(ctx, &p->q, h, base, p->nkids);
     for (int c = 0; c < p->nkids; c++) {
         int dest = p->hops[p->kids[c].child].rank;
         p->q.dest[c] = dest;
         p->q.tag[c] = inl ? 0 : jt_dbcast_stream_tag(ctx, dest);
-        jt_dbcast_send_header(ctx, h, p->hops, &p->kids[c], p->q.tag[c], in->data);
+        jt_dbcast_send_header(ctx, h, p->hops, &p->kids[c], &p->q, c, in->data);
         ctx->stats.forwarded_msgs++;
         if (inl)
             ctx->stats.forwarded_bytes += h->total_bytes;
+    }
+    if (inl) {
+        in->fwd_pending += p->nkids;
+        jt_dbcast_sendq_pump(ctx, &p->q, h, 1, OP_SEG_SEND_FWD, p);
     }
     /* Segment receives, forwarded one by one as they complete. */
     p->seg_done = jt_dbcast_xcalloc(ctx, h->nseg, 1);

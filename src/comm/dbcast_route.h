@@ -55,19 +55,22 @@ int jt_dbcast_route_arrival(jt_dbcast_routing r, int n, int *out);
 #define JT_DBCAST_MAX_SEGMENT ((size_t)1 << 30)
 #define JT_DBCAST_MIN_AUTO_SEGMENT ((size_t)8 << 10)
 #define JT_DBCAST_MAX_AUTO_SEGMENT ((size_t)1 << 20)
+/* Default of cfg.inline_bytes and of the model's inline_bytes. */
+#define JT_DBCAST_DEFAULT_INLINE ((size_t)8192)
 
 /* ---- dbcast_model.c ---- */
 
 /* One hop of a message of `bytes` under the model: the latency and bandwidth of the
- * model's piece for that size (the last piece whose from_bytes <= bytes; the first below
- * every piece; latency/bandwidth without pieces). */
+ * model's piece for that size (the piece of the nearest size in ratio: above
+ * sqrt(piece_bytes[k] * piece_bytes[k+1]) piece k+1; piece 0 below piece_bytes[1];
+ * latency/bandwidth without pieces). */
 double jt_dbcast_model_latency(const jt_dbcast_model *m, size_t bytes);
 double jt_dbcast_model_bandwidth(const jt_dbcast_model *m, size_t bytes);
 /* 0 if m is usable, else -1 with a reason in why (may be NULL). */
 int jt_dbcast_model_check(const jt_dbcast_model *m, const char **why);
 
 /* What the probe at init measures between two ranks, per size (jt_dbcast_model_fit). */
-#define JT_DBCAST_PROBE_SIZES 5
+#define JT_DBCAST_PROBE_SIZES 9
 typedef struct {
     size_t bytes[JT_DBCAST_PROBE_SIZES];  /* ascending; bytes[0] tiny */
     double one_way[JT_DBCAST_PROBE_SIZES];/* s: half the least round trip */
@@ -75,7 +78,8 @@ typedef struct {
     double gap_both;  /* s per message of the largest size, both ranks streaming at once */
 } jt_dbcast_probe;
 /* Fits the model to a probe: overhead = gap of the tiny size; per size, bandwidth from the
- * gap less the overhead, latency = one_way - overhead - bytes/bandwidth (>= 1 ns);
+ * gap less the overhead (the tiny size: the best of the others' bandwidths), latency =
+ * one_way - overhead - bytes/bandwidth (>= 1 ns);
  * duplex from gap_both/gap of the largest size. Keeps m's forward_delay. */
 void jt_dbcast_model_fit(const jt_dbcast_probe *p, jt_dbcast_model *m);
 

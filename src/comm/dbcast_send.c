@@ -15,16 +15,17 @@ int jt_dbcast_stream_tag(jt_dbcast_ctx *ctx, int dest)
     return (int)(TAG_STREAM_MIN + (long long)(k % (uint64_t)ctx->stream_span));
 }
 
-/* Encodes the header for one child (and the inline payload) and posts it. */
+/* Encodes the header for one child (and the inline payload) and posts it, or queues it
+ * (inline: the window decides when, jt_dbcast_sendq_pump). */
 void jt_dbcast_send_header(jt_dbcast_ctx *ctx, const jt_dbcast_hdr *base,
                            const jt_dbcast_hop *hops, const jt_dbcast_route_child *kid,
-                           int stream_tag, const void *payload)
+                           jt_dbcast_sendq *q, int c, const void *payload)
 {
     jt_dbcast_hdr h = *base;
     const jt_dbcast_hop *me = &hops[kid->child];
     h.seq = me->seq;
     h.nhops = (uint32_t)kid->sub_len;
-    h.stream_tag = (h.flags & JT_DBCAST_HDR_INLINE) ? 0 : stream_tag;
+    h.stream_tag = (h.flags & JT_DBCAST_HDR_INLINE) ? 0 : q->tag[c];
     size_t hl = jt_dbcast_hdr_size(h.nhops);
     size_t pl = (h.flags & JT_DBCAST_HDR_INLINE) ? (size_t)h.total_bytes : 0;
     unsigned char *msg = jt_dbcast_xmalloc(ctx, hl + pl);
@@ -33,18 +34,31 @@ void jt_dbcast_send_header(jt_dbcast_ctx *ctx, const jt_dbcast_hdr *base,
         jt_dbcast_fatal(ctx, "cannot encode a header: %s", jt_dbcast_hdr_strerror((int)rc));
     if (pl)
         memcpy(msg + hl, payload, pl);
+    if (q->msg) {
+        q->msg[c] = msg;
+        q->msglen[c] = hl + pl;
+        return;
+    }
     MPI_Request r;
     MPICHECK(ctx, MPI_Isend(msg, (int)(hl + pl), MPI_BYTE, me->rank, TAG_HDR, ctx->comm, &r));
     jt_dbcast_op_push(ctx, r, OP_HDR_SEND, NULL, 0, msg);
 }
 
-static void send_segment(jt_dbcast_ctx *ctx, const jt_dbcast_hdr *h, const unsigned char *data,
-                         uint32_t k, int dest, int stream_tag, int kind, void *owner)
+static void send_segment(jt_dbcast_ctx *ctx, const jt_dbcast_hdr *h, jt_dbcast_sendq *q,
+                         uint32_t k, int c, int kind, void *owner)
 {
-    size_t len = jt_dbcast_seg_len(h, k);
     MPI_Request r;
-    MPICHECK(ctx, MPI_Isend(data + (size_t)k * h->seg_bytes, (int)len, MPI_BYTE, dest,
-                            stream_tag, ctx->comm, &r));
+    if (q->msg) { /* inline: the child's whole message, freed when sent */
+        unsigned char *msg = q->msg[c];
+        q->msg[c] = NULL;
+        MPICHECK(ctx, MPI_Isend(msg, (int)q->msglen[c], MPI_BYTE, q->dest[c], TAG_HDR,
+                                ctx->comm, &r));
+        jt_dbcast_op_push(ctx, r, kind, owner, 0, msg);
+        return;
+    }
+    size_t len = jt_dbcast_seg_len(h, k);
+    MPICHECK(ctx, MPI_Isend(q->data + (size_t)k * h->seg_bytes, (int)len, MPI_BYTE, q->dest[c],
+                            q->tag[c], ctx->comm, &r));
     jt_dbcast_op_push(ctx, r, kind, owner, k, NULL);
 }
 
@@ -55,23 +69,42 @@ void jt_dbcast_sendq_init(jt_dbcast_ctx *ctx, jt_dbcast_sendq *q, const jt_dbcas
     q->nkids = nkids;
     q->dest = jt_dbcast_xcalloc(ctx, (size_t)nkids, sizeof *q->dest);
     q->tag = jt_dbcast_xcalloc(ctx, (size_t)nkids, sizeof *q->tag);
+    q->msg = NULL;
+    q->msglen = NULL;
+    if (h->flags & JT_DBCAST_HDR_INLINE) {
+        q->msg = jt_dbcast_xcalloc(ctx, (size_t)nkids, sizeof *q->msg);
+        q->msglen = jt_dbcast_xcalloc(ctx, (size_t)nkids, sizeof *q->msglen);
+    }
     q->next = 0;
     q->inflight = 0;
     q->window = h->routing == JT_ROUTE_FLAT ? nkids
               : jt_dbcast_route_is_pipelined((jt_dbcast_routing)h->routing) ? 2 * nkids : 1;
 }
 
-/* Posts queued segment sends while the window allows; segments below avail exist. */
+void jt_dbcast_sendq_free(jt_dbcast_sendq *q)
+{
+    for (int c = 0; q->msg && c < q->nkids; c++)
+        free(q->msg[c]);
+    free(q->msg);
+    free(q->msglen);
+    free(q->dest);
+    free(q->tag);
+}
+
+/* Posts queued segment sends while the window allows; segments below avail exist (inline:
+ * the one message per child, all there). */
 void jt_dbcast_sendq_pump(jt_dbcast_ctx *ctx, jt_dbcast_sendq *q, const jt_dbcast_hdr *h,
                           uint32_t avail, int kind, void *owner)
 {
     if (q->nkids <= 0)
         return;
+    if (q->msg)
+        avail = 1;
     uint64_t end = (uint64_t)avail * (uint64_t)q->nkids;
     while (q->inflight < q->window && q->next < end) {
         uint32_t k = (uint32_t)(q->next / (uint64_t)q->nkids);
         int c = (int)(q->next % (uint64_t)q->nkids);
-        send_segment(ctx, h, q->data, k, q->dest[c], q->tag[c], kind, owner);
+        send_segment(ctx, h, q, k, c, kind, owner);
         q->next++;
         q->inflight++;
     }
@@ -195,12 +228,12 @@ int jt_dbcast_send_routed(jt_dbcast_ctx *ctx, const void *buf, size_t bytes, int
         jt_dbcast_sendq_init(ctx, &o->q, &o->h, (const unsigned char *)buf + o->h.range_off, nk);
         for (int c = 0; c < nk; c++) {
             int dest = hops[j * n + kids[c].child].rank;
-            int st = inl ? 0 : jt_dbcast_stream_tag(ctx, dest);
-            jt_dbcast_send_header(ctx, &o->h, hops + j * n, &kids[c], st, buf);
             o->q.dest[c] = dest;
-            o->q.tag[c] = st;
+            o->q.tag[c] = inl ? 0 : jt_dbcast_stream_tag(ctx, dest);
+            jt_dbcast_send_header(ctx, &o->h, hops + j * n, &kids[c], &o->q, c, buf);
         }
-        r->pending += (long)o->h.nseg * nk;
+        /* segment sends, or the inline messages (one per child) */
+        r->pending += inl ? nk : (long)o->h.nseg * nk;
     }
     for (int j = 0; j < ns; j++)
         jt_dbcast_sendq_pump(ctx, &r->out[j].q, &r->out[j].h, r->out[j].h.nseg, OP_SEG_SEND_ROOT,
@@ -208,7 +241,7 @@ int jt_dbcast_send_routed(jt_dbcast_ctx *ctx, const void *buf, size_t bytes, int
     free(hops);
     free(kids);
     if (r->pending == 0)
-        r->done = 1; /* inline payloads were copied; nothing reads buf any more */
+        r->done = 1; /* nothing to send */
     *reqp = r;
     pthread_mutex_unlock(&ctx->lock);
     return JT_DBCAST_OK;

@@ -10,9 +10,12 @@
 
 /* A platform like SimGrid's SMPI on 10 Gbit/s, 1 us links: latency and bandwidth factors
  * by message size (a hop is two links), full duplex. */
-static const size_t P_BYTES[JT_DBCAST_PROBE_SIZES] = {8, 2048, 8192, 16384, 65536};
-static const double P_LAT[JT_DBCAST_PROBE_SIZES] = {4.8e-6, 3.2e-6, 4.4e-6, 7.0e-6, 23.3e-6};
-static const double P_BW[JT_DBCAST_PROBE_SIZES] = {0.76e9, 0.76e9, 1.36e9, 0.87e9, 1.18e9};
+static const size_t P_BYTES[JT_DBCAST_PROBE_SIZES] = {8,    128,  512,   1024, 2048,
+                                                     4096, 8192, 16384, 65536};
+static const double P_LAT[JT_DBCAST_PROBE_SIZES] = {4.8e-6, 4.8e-6, 3.9e-6,  3.9e-6, 3.2e-6,
+                                                    3.8e-6, 4.4e-6, 7.0e-6, 23.3e-6};
+static const double P_BW[JT_DBCAST_PROBE_SIZES] = {1.36e9, 1.02e9, 0.42e9, 0.43e9, 0.76e9,
+                                                   0.97e9, 1.36e9, 0.87e9, 1.18e9};
 static const double O = 2e-8;
 
 static jt_dbcast_probe synth(double duplex)
@@ -42,19 +45,25 @@ int main(void)
     jt_dbcast_model_fit(&p, &m);
     CHECKF(m.fitted == 1 && m.npieces == JT_DBCAST_PROBE_SIZES, "fit: %d pieces", m.npieces);
     CHECKF(close_to(m.overhead, O), "fit: overhead %g", m.overhead);
-    for (int k = 1; k < JT_DBCAST_PROBE_SIZES; k++) {
+    for (int k = 0; k < JT_DBCAST_PROBE_SIZES; k++) { /* the tiny size: the best rate */
         CHECKF(close_to(m.piece_bandwidth[k], P_BW[k]), "fit: bandwidth of piece %d %g", k,
                m.piece_bandwidth[k]);
         CHECKF(close_to(m.piece_latency[k], P_LAT[k]), "fit: latency of piece %d %g", k,
                m.piece_latency[k]);
     }
-    CHECKF(m.piece_bytes[0] == 0 && m.piece_bytes[4] == 65536, "fit: piece bounds");
-    CHECKF(m.duplex == 0 && close_to(m.bandwidth, P_BW[4]) && close_to(m.latency, P_LAT[4]),
+    const int L = JT_DBCAST_PROBE_SIZES - 1;
+    CHECKF(m.piece_bytes[0] == 0 && m.piece_bytes[L] == 65536, "fit: piece bounds");
+    CHECKF(m.duplex == 0 && close_to(m.bandwidth, P_BW[L]) && close_to(m.latency, P_LAT[L]),
            "fit: duplex %g, last piece", m.duplex);
     CHECKF(jt_dbcast_model_check(&m, &why) == 0, "fitted model refused: %s", why);
-    /* lookups: a size takes the piece of the largest probe size at or below it */
-    CHECKF(jt_dbcast_model_bandwidth(&m, 12000) == m.piece_bandwidth[2] &&
-           jt_dbcast_model_bandwidth(&m, 1 << 20) == m.piece_bandwidth[4] &&
+    /* lookups: a size takes the piece of the nearest probe size in ratio (the tiny one:
+     * below the next) */
+    CHECKF(jt_dbcast_model_bandwidth(&m, 12000) == m.piece_bandwidth[7] &&
+           jt_dbcast_model_bandwidth(&m, 11000) == m.piece_bandwidth[6] &&
+           jt_dbcast_model_bandwidth(&m, 8192) == m.piece_bandwidth[6] &&
+           jt_dbcast_model_bandwidth(&m, 300) == m.piece_bandwidth[2] &&
+           jt_dbcast_model_bandwidth(&m, 200) == m.piece_bandwidth[1] &&
+           jt_dbcast_model_bandwidth(&m, 1 << 20) == m.piece_bandwidth[L] &&
            jt_dbcast_model_latency(&m, 100) == m.piece_latency[0], "piece lookup");
     jt_dbcast_probe ps = synth(1.0);
     jt_dbcast_model shared = m;
