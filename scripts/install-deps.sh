@@ -34,6 +34,8 @@ pkgs=(
   "slurmctld:command -v slurmctld"
   "slurmd:command -v slurmd"
   "slurm-client:command -v sbatch"
+  # renders the report as a person sees it (tests/py/test_report_browser.py)
+  "chromium:command -v chromium"
 )
 
 missing=()
