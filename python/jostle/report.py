@@ -16,7 +16,7 @@ from typing import NamedTuple
 import jinja2
 
 from . import __version__, advise, figures, units
-from .figures.pingpong import mpi_transport, short_mpi
+from .figures.pingpong import EXCLUDE_NOTE, mpi_transport, short_mpi
 from .results import IncompleteRunWarning, load
 
 
@@ -85,15 +85,32 @@ def _warnings(runs, missing) -> list:
     return items
 
 
+def _mpis(runs, key) -> tuple:
+    """The MPI libraries of the runs on machine KEY, and how each says it moves data."""
+    libs = {}
+    for r in runs:
+        if _machine_key(r) == key:
+            libs.setdefault((r.meta.get("mpi") or {}).get("library"), (short_mpi(r), mpi_transport(r)))
+    names = "; ".join(lib for lib in libs if lib)
+    transports = "; ".join(f"{name}: {t}" if len(libs) > 1 else t
+                           for name, t in libs.values() if t)
+    return names, transports + (EXCLUDE_NOTE if "^" in transports else "")
+
+
+def _machine_key(run) -> tuple:
+    return (run.hosts or ["?"])[0], json.dumps(run.meta.get("machine") or {}, sort_keys=True)
+
+
 def _machines(runs) -> list:
     seen, out = set(), []
     for r in runs:
         m = r.meta.get("machine") or {}
         host = (r.hosts or ["?"])[0]
-        key = (host, json.dumps(m, sort_keys=True))
+        key = _machine_key(r)
         if key in seen:
             continue
         seen.add(key)
+        mpi, transport = _mpis(runs, key)
         mem = m.get("memory_bytes")
         cores, pus = m.get("cores"), m.get("pus")
         smt = (None if not (cores and pus) else "off (one thread per core)" if pus == cores
@@ -108,8 +125,7 @@ def _machines(runs) -> list:
                  ("OS", m.get("os")), ("kernel", m.get("kernel")),
                  ("memory", f"{mem / 2**30:.1f} GiB" if isinstance(mem, (int, float)) else mem),
                  ("topology", m.get("topology")),
-                 ("MPI", (r.meta.get("mpi") or {}).get("library")),
-                 ("MPI transport", mpi_transport(r)),
+                 ("MPI", mpi), ("MPI transport", transport),
                  ("compiler", (r.meta.get("compiler") or {}).get("id")),
                  ("jostle-bench", f"{r.meta.get('version', '?')} ({r.meta.get('git', '?')})")]
         keys = ["name", "kind", "pci", "numa", "link_gbps"]

@@ -96,3 +96,23 @@ def test_summary_opens_on_the_ping_pong_headline(campaign_dir, tmp_path):
     lat = pp[0].points[(pp[0].points.metric == "latency") & (pp[0].points["size"] > 0)]
     first = lat.sort_values("size").iloc[0]
     assert f"{int(first['size'])} B one-way latency: {first['median']:.3g} µs" in summary
+
+
+def test_machine_section_names_every_librarys_transport(tmp_path, data):
+    """Two runs on one machine with two MPI libraries: both, each with how it moves data."""
+    import json
+    d = tmp_path / "c"
+    d.mkdir()
+    for name, mpi in (("a", {"library": "Open MPI v4.1.4, package: Debian OpenMPI",
+                             "transport": {"pml": "^ucx", "btl": "self,vader"}}),
+                      ("b", {"library": "MPICH Version:\t4.0.2",
+                             "library_full": "MPICH Version:\t4.0.2\nMPICH Device:\tch4:ofi\n"})):
+        lines = (data / "pingpong_intra.jsonl").read_text().splitlines()
+        meta = json.loads(lines[0])
+        meta["mpi"].update(mpi)
+        (d / f"{name}.jsonl").write_text("\n".join([json.dumps(meta), *lines[1:]]) + "\n")
+    html = report.write([d], tmp_path / "r.html", figures_dir=tmp_path / "f").read_text()
+    machine = html[html.index('id="machine"'):]
+    assert machine.count("MPI transport") == 1
+    assert "Open MPI 4.1.4: pml ^ucx; btl self,vader; MPICH 4.0.2: device ch4:ofi" in machine
+    assert "every component but x" in machine

@@ -69,8 +69,10 @@ def mpi_transport(run) -> str:
     parts = [f"device {dev.group(1)}"] if dev else []
     parts += [f"{k.removeprefix('MPIR_CVAR_').lower()} {v}"
               for k, v in (mpi.get("transport") or {}).items() if v]
-    text = "; ".join(parts)
-    return text + (" (^x: every component but x)" if "^" in text else "")
+    return "; ".join(parts)
+
+
+EXCLUDE_NOTE = " (^x: every component but x)"
 
 
 def locality(run) -> str:
