@@ -78,7 +78,7 @@ typedef struct {
     double piece_bandwidth[JT_DBCAST_MODEL_PIECES];
     int fitted;            /* set by the probe: 1 fitted at init, 0 given */
     size_t inline_bytes;   /* payloads up to this size travel in the header message, whose
-                              80 + 8 x hops bytes the cost then counts (jt_dbcast_init sets
+                              bytes the cost then counts, jt_dbcast_hdr_est (jt_dbcast_init sets
                               it from cfg.inline_bytes; default 8192) */
 } jt_dbcast_model;
 

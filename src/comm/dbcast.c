@@ -208,7 +208,7 @@ jt_dbcast_ctx *jt_dbcast_init(MPI_Comm comm, const jt_dbcast_cfg *cfgp)
     MPICHECK(ctx, MPI_Comm_dup(comm, &ctx->comm));
     MPI_Comm_rank(ctx->comm, &ctx->rank);
     MPI_Comm_size(ctx->comm, &ctx->size);
-    ctx->hdr_cap = jt_dbcast_hdr_size((uint32_t)ctx->size) + MAX_INLINE;
+    ctx->hdr_cap = jt_dbcast_hdr_max((uint32_t)ctx->size) + MAX_INLINE;
     ctx->hdr_buf = jt_dbcast_xmalloc(ctx, ctx->hdr_cap);
     ctx->model.fitted = 0;
     if (cfg.probe)

@@ -1,37 +1,54 @@
-/* jt_dbcast header encoding; see dbcast_header.h and docs/dbcast.md. */
+/* jt_dbcast header encoding (version 3, compact); see dbcast_header.h and docs/dbcast.md. */
 #include "comm/dbcast_header.h"
 
 #include "jostle/dbcast.h"
 
-static void put32(unsigned char *p, uint32_t v)
+#define RUN 1u
+
+/* ---- varints: LEB128, 7 bits a byte, low first ---- */
+
+/* Writes v at p (if p) and returns its length. */
+static size_t put_uv(unsigned char *p, uint64_t v)
 {
-    for (int i = 0; i < 4; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-static void put64(unsigned char *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-static uint32_t get32(const unsigned char *p)
-{
-    uint32_t v = 0;
-    for (int i = 0; i < 4; i++)
-        v |= (uint32_t)p[i] << (8 * i);
-    return v;
-}
-static uint64_t get64(const unsigned char *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v |= (uint64_t)p[i] << (8 * i);
-    return v;
+    size_t n = 0;
+    do {
+        unsigned char b = (unsigned char)(v & 0x7f);
+        v >>= 7;
+        if (p)
+            p[n] = (unsigned char)(b | (v ? 0x80 : 0));
+        n++;
+    } while (v);
+    return n;
 }
 
-size_t jt_dbcast_hdr_size(uint32_t nhops)
+/* Reads a varint from in[*pos..len) into *v; rejects running out (ELENGTH), an overlong
+ * form (a last byte of 0 after the first) and a value over max (EFIELD). */
+static int get_uv(const unsigned char *in, size_t len, size_t *pos, uint64_t max, uint64_t *v)
 {
-    return JT_DBCAST_HDR_FIXED + (size_t)nhops * JT_DBCAST_HOP_BYTES;
+    uint64_t x = 0;
+    for (unsigned shift = 0;; shift += 7) {
+        if (*pos >= len)
+            return JT_DBCAST_HDR_ELENGTH;
+        unsigned char b = in[(*pos)++];
+        if (shift == 63 && (b & 0x7e))
+            return JT_DBCAST_HDR_EFIELD; /* over 64 bits */
+        x |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            if (b == 0 && shift)
+                return JT_DBCAST_HDR_EFIELD; /* overlong */
+            break;
+        }
+        if (shift == 63)
+            return JT_DBCAST_HDR_EFIELD;
+    }
+    if (x > max)
+        return JT_DBCAST_HDR_EFIELD;
+    *v = x;
+    return JT_DBCAST_HDR_OK;
 }
+
+static uint32_t zig(uint32_t d) { return (d << 1) ^ (uint32_t)-(int32_t)(d >> 31); }
+static uint32_t unzig(uint32_t z) { return (z >> 1) ^ (uint32_t)-(int32_t)(z & 1); }
 
 static int check_fields(const jt_dbcast_hdr *h)
 {
@@ -53,7 +70,7 @@ static int check_fields(const jt_dbcast_hdr *h)
         if (h->nseg != 0 || h->streams != 1)
             return JT_DBCAST_HDR_EFIELD;
     } else {
-        /* segments: nseg = ceil(range / seg_bytes), each at most JT-wide int-sized */
+        /* segments: nseg = ceil(range / seg_bytes), each at most an int's worth */
         if (h->total_bytes == 0 || h->seg_bytes == 0 || h->seg_bytes > ((uint64_t)1 << 30))
             return JT_DBCAST_HDR_EFIELD;
         uint64_t n = (h->range_bytes + h->seg_bytes - 1) / h->seg_bytes;
@@ -63,84 +80,163 @@ static int check_fields(const jt_dbcast_hdr *h)
     return JT_DBCAST_HDR_OK;
 }
 
+/* Writes the header (p NULL: only counts) and returns its length. */
+static size_t emit(const jt_dbcast_hdr *h, const jt_dbcast_hop *hops, unsigned char *p)
+{
+    size_t n = 7;
+    if (p) {
+        p[0] = 'J', p[1] = 'T', p[2] = 'D', p[3] = 'B';
+        p[4] = (unsigned char)JT_DBCAST_VERSION;
+        p[5] = h->routing;
+        p[6] = h->flags;
+    }
+#define PUT(v) (n += put_uv(p ? p + n : NULL, (uint64_t)(v)))
+    PUT((uint32_t)h->origin);
+    PUT((uint32_t)h->tag);
+    PUT(h->seq);
+    PUT(h->total_bytes);
+    PUT(h->nhops);
+    if (!(h->flags & JT_DBCAST_HDR_INLINE)) {
+        PUT((uint32_t)h->stream_tag);
+        PUT(h->bcast_id);
+        PUT(h->seg_bytes);
+        PUT(h->streams);
+        if (h->streams > 1) {
+            PUT(h->range_off);
+            PUT(h->range_bytes);
+        }
+    }
+    uint32_t prank = (uint32_t)h->origin, pseq = h->seq;
+    for (uint32_t i = 0; i < h->nhops;) {
+        uint32_t len = 1, r = (uint32_t)hops[i].rank, s = hops[i].seq;
+        while (i + len < h->nhops && (uint32_t)hops[i + len].rank == (uint32_t)hops[i + len - 1].rank + 1u &&
+               hops[i + len].seq == s)
+            len++;
+        PUT((uint64_t)zig(r - prank) << 1 | (len > 1 ? RUN : 0));
+        if (len > 1)
+            PUT(len - 2);
+        PUT(zig(s - pseq));
+        prank = r + (len - 1);
+        pseq = s;
+        i += len;
+    }
+#undef PUT
+    return n;
+}
+
+size_t jt_dbcast_hdr_size(const jt_dbcast_hdr *h, const jt_dbcast_hop *hops)
+{
+    return emit(h, hops, NULL);
+}
+
+size_t jt_dbcast_hdr_max(uint32_t nhops)
+{
+    return JT_DBCAST_HDR_MAX_FIXED + (size_t)nhops * JT_DBCAST_HOP_MAX_BYTES;
+}
+
+size_t jt_dbcast_hdr_est(uint32_t below)
+{
+    return 16 + 2 * (size_t)below;
+}
+
 long jt_dbcast_hdr_encode(const jt_dbcast_hdr *h, const jt_dbcast_hop *hops, void *out, size_t cap)
 {
     int rc = check_fields(h);
     if (rc)
         return rc;
-    size_t need = jt_dbcast_hdr_size(h->nhops);
+    size_t need = emit(h, hops, NULL);
     if (cap < need)
         return JT_DBCAST_HDR_ECAP;
-    unsigned char *p = out;
-    put32(p + 0, JT_DBCAST_MAGIC);
-    p[4] = (unsigned char)(JT_DBCAST_VERSION & 0xff);
-    p[5] = (unsigned char)(JT_DBCAST_VERSION >> 8);
-    p[6] = h->routing;
-    p[7] = h->flags;
-    put32(p + 8, (uint32_t)h->origin);
-    put32(p + 12, (uint32_t)h->tag);
-    put32(p + 16, h->seq);
-    put32(p + 20, (uint32_t)h->stream_tag);
-    put64(p + 24, h->bcast_id);
-    put64(p + 32, h->total_bytes);
-    put64(p + 40, h->seg_bytes);
-    put32(p + 48, h->nseg);
-    put32(p + 52, h->nhops);
-    put64(p + 56, h->range_off);
-    put64(p + 64, h->range_bytes);
-    put32(p + 72, h->streams);
-    put32(p + 76, 0);
-    for (uint32_t i = 0; i < h->nhops; i++) {
-        put32(p + JT_DBCAST_HDR_FIXED + 8 * (size_t)i, (uint32_t)hops[i].rank);
-        put32(p + JT_DBCAST_HDR_FIXED + 8 * (size_t)i + 4, hops[i].seq);
-    }
+    emit(h, hops, out);
     return (long)need;
+}
+
+/* Walks the hop list from *pos (hops: where to put them, or NULL to validate only). */
+static int walk_hops(const unsigned char *p, size_t len, size_t *pos, const jt_dbcast_hdr *h,
+                     jt_dbcast_hop *hops)
+{
+    uint32_t prank = (uint32_t)h->origin, pseq = h->seq;
+    for (uint32_t i = 0; i < h->nhops;) {
+        uint64_t t, run = 0, z;
+        int rc = get_uv(p, len, pos, ((uint64_t)UINT32_MAX << 1) | RUN, &t);
+        if (!rc && (t & RUN))
+            rc = get_uv(p, len, pos, UINT32_MAX, &run);
+        if (!rc)
+            rc = get_uv(p, len, pos, UINT32_MAX, &z);
+        if (rc)
+            return rc;
+        uint64_t n = (t & RUN) ? run + 2 : 1;
+        if (n > h->nhops - i)
+            return JT_DBCAST_HDR_ELENGTH; /* more hops than nhops */
+        uint32_t r = prank + unzig((uint32_t)(t >> 1)), s = pseq + unzig((uint32_t)z);
+        for (uint32_t k = 0; hops && k < n; k++)
+            hops[i + k] = (jt_dbcast_hop){(int32_t)(r + k), s};
+        prank = r + (uint32_t)(n - 1);
+        pseq = s;
+        i += (uint32_t)n;
+    }
+    return JT_DBCAST_HDR_OK;
 }
 
 int jt_dbcast_hdr_decode(const void *in, size_t len, jt_dbcast_hdr *h)
 {
     const unsigned char *p = in;
-    if (len < JT_DBCAST_HDR_FIXED)
+    if (len < JT_DBCAST_HDR_MIN)
         return JT_DBCAST_HDR_ESHORT;
-    if (get32(p) != JT_DBCAST_MAGIC)
+    if (p[0] != 'J' || p[1] != 'T' || p[2] != 'D' || p[3] != 'B')
         return JT_DBCAST_HDR_EMAGIC;
-    if ((unsigned)(p[4] | (p[5] << 8)) != JT_DBCAST_VERSION)
+    if (p[4] != JT_DBCAST_VERSION)
         return JT_DBCAST_HDR_EVERSION;
-    h->routing = p[6];
-    h->flags = p[7];
-    h->origin = (int32_t)get32(p + 8);
-    h->tag = (int32_t)get32(p + 12);
-    h->seq = get32(p + 16);
-    h->stream_tag = (int32_t)get32(p + 20);
-    h->bcast_id = get64(p + 24);
-    h->total_bytes = get64(p + 32);
-    h->seg_bytes = get64(p + 40);
-    h->nseg = get32(p + 48);
-    h->nhops = get32(p + 52);
-    h->range_off = get64(p + 56);
-    h->range_bytes = get64(p + 64);
-    h->streams = get32(p + 72);
-    if (get32(p + 76) != 0)
-        return JT_DBCAST_HDR_EFIELD;
-    if (h->nhops > (len - JT_DBCAST_HDR_FIXED) / JT_DBCAST_HOP_BYTES)
-        return JT_DBCAST_HDR_ELENGTH;
-    size_t hl = jt_dbcast_hdr_size(h->nhops);
-    if (h->flags & JT_DBCAST_HDR_INLINE) {
-        if (h->total_bytes != (uint64_t)(len - hl))
-            return JT_DBCAST_HDR_ELENGTH;
-    } else if (len != hl) {
-        return JT_DBCAST_HDR_ELENGTH;
+    h->routing = p[5];
+    h->flags = p[6];
+    if (h->flags & ~JT_DBCAST_HDR_INLINE)
+        return JT_DBCAST_HDR_EFIELD; /* before reading fields whose presence it decides */
+    int inl = (h->flags & JT_DBCAST_HDR_INLINE) != 0;
+    size_t pos = 7;
+    uint64_t v[11] = {0};
+    static const uint64_t max[11] = {INT32_MAX, INT32_MAX, UINT32_MAX, UINT64_MAX, UINT32_MAX,
+                                     INT32_MAX, UINT64_MAX, (uint64_t)1 << 30,
+                                     JT_DBCAST_MAX_STREAMS, UINT64_MAX, UINT64_MAX};
+    int nf = inl ? 5 : 9;
+    for (int i = 0; i < nf; i++) {
+        int rc = get_uv(p, len, &pos, max[i], &v[i]);
+        if (rc)
+            return rc;
+        if (i == 8 && v[8] > 1)
+            nf = 11; /* two streams: the range follows */
     }
+    h->origin = (int32_t)v[0];
+    h->tag = (int32_t)v[1];
+    h->seq = (uint32_t)v[2];
+    h->total_bytes = v[3];
+    h->nhops = (uint32_t)v[4];
+    h->stream_tag = (int32_t)v[5];
+    h->bcast_id = v[6];
+    h->seg_bytes = v[7];
+    h->streams = inl ? 1 : (uint32_t)v[8];
+    h->range_off = nf == 11 ? v[9] : 0;
+    h->range_bytes = nf == 11 ? v[10] : h->total_bytes;
+    h->nseg = 0;
+    if (!inl && h->seg_bytes) {
+        uint64_t n = h->range_bytes / h->seg_bytes + (h->range_bytes % h->seg_bytes != 0);
+        if (n > UINT32_MAX)
+            return JT_DBCAST_HDR_EFIELD;
+        h->nseg = (uint32_t)n;
+    }
+    h->hops_off = (uint32_t)pos;
+    int rc = walk_hops(p, len, &pos, h, NULL);
+    if (rc)
+        return rc;
+    h->hdr_bytes = (uint32_t)pos;
+    if (inl ? h->total_bytes != (uint64_t)(len - pos) : len != pos)
+        return JT_DBCAST_HDR_ELENGTH;
     return check_fields(h);
 }
 
-void jt_dbcast_hdr_hops(const void *in, uint32_t nhops, jt_dbcast_hop *hops)
+void jt_dbcast_hdr_hops(const void *in, const jt_dbcast_hdr *h, jt_dbcast_hop *hops)
 {
-    const unsigned char *p = (const unsigned char *)in + JT_DBCAST_HDR_FIXED;
-    for (uint32_t i = 0; i < nhops; i++) {
-        hops[i].rank = (int32_t)get32(p + 8 * (size_t)i);
-        hops[i].seq = get32(p + 8 * (size_t)i + 4);
-    }
+    size_t pos = h->hops_off;
+    walk_hops(in, h->hdr_bytes, &pos, h, hops);
 }
 
 const char *jt_dbcast_hdr_strerror(int code)

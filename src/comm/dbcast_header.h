@@ -1,21 +1,24 @@
 /*
- * jt_dbcast message header: encode/decode, pure functions, fixed little-endian layout
- * (independent of the host's byte order and struct padding).
+ * jt_dbcast message header: encode/decode, pure functions, byte-exact wire format
+ * (independent of the host's byte order and struct padding). Version 3, compact:
  *
- * Layout (offsets in bytes), then nhops entries of 8 bytes, then (JT_DBCAST_HDR_INLINE)
- * the payload:
- *   0 u32 magic 'JTDB'        4 u16 version       6 u8 routing     7 u8 flags
- *   8 i32 origin root        12 i32 user tag     16 u32 seq (receiver's number for this
- *                                                       broadcast among those of origin)
- *  20 i32 stream tag (MPI tag of the data segments on this link)
- *  24 u64 bcast id           32 u64 total bytes  40 u64 segment bytes
- *  48 u32 segment count (of this stream's range)              52 u32 nhops
- *  56 u64 range offset       64 u64 range bytes: the part of the broadcast this stream
- *                                   carries (all of it but for the two-tree's two halves)
- *  72 u32 streams: how many streams carry the broadcast to the receiver (1 or 2)
- *  76 u32 reserved (0)
- *  80 nhops x { i32 rank, u32 seq }: the sub-list the receiver must forward to.
- * Version 2 (version 1 had no range: 56 fixed bytes).
+ *   0 u32 magic 'JTDB'   4 u8 version (3)   5 u8 routing   6 u8 flags (INLINE)
+ *   7 varints (LEB128, unsigned, canonical: no overlong form, no overflow):
+ *       origin, user tag, seq (the receiver's number for this broadcast among those of
+ *       origin), total bytes, nhops
+ *     only without INLINE (a segmented stream):
+ *       stream tag, bcast id, segment bytes, streams (1 or 2),
+ *       and with 2 streams: range offset, range bytes (else the range is all the data)
+ *   then the hop list, runs of hops: for the first hop of a run
+ *       varint (zigzag(rank - previous rank) << 1 | RUN), [varint (run length - 2) if RUN],
+ *       varint zigzag(seq - previous seq)
+ *     (differences modulo 2^32; "previous" starts at origin and at seq); the run's other
+ *     hops each have rank + 1 and the same seq as the one before.
+ *   then (INLINE) the payload: exactly total bytes.
+ * The segment count is derived: ceil(range bytes / segment bytes).
+ * Size: at most JT_DBCAST_HDR_MAX_FIXED + JT_DBCAST_HOP_MAX_BYTES x nhops bytes; typically
+ * 12-16 B + about 2 B per hop, 3 B for a run of consecutive ranks with equal seqs.
+ * Versions 1 and 2 were fixed layouts (56 and 80 B + 8 B per hop).
  */
 #ifndef JT_COMM_DBCAST_HEADER_H
 #define JT_COMM_DBCAST_HEADER_H
@@ -24,10 +27,11 @@
 #include <stdint.h>
 
 #define JT_DBCAST_MAGIC 0x4244544Au /* "JTDB" in little-endian bytes */
-#define JT_DBCAST_VERSION 2u
-#define JT_DBCAST_HDR_FIXED 80u
+#define JT_DBCAST_VERSION 3u
+#define JT_DBCAST_HDR_MIN 12u       /* magic, version, routing, flags, 5 one-byte varints */
+#define JT_DBCAST_HDR_MAX_FIXED 78u /* 7 + 5 varints (37 B at most) + 6 (41 B at most) */
+#define JT_DBCAST_HOP_MAX_BYTES 10u /* a hop: 5 + 5 B at most; a run's length is paid by its 2+ hops */
 #define JT_DBCAST_MAX_STREAMS 2u
-#define JT_DBCAST_HOP_BYTES 8u
 #define JT_DBCAST_HDR_INLINE 0x01u  /* payload follows the header in the same message */
 
 typedef struct {
@@ -36,15 +40,17 @@ typedef struct {
     int32_t origin;
     int32_t tag;
     uint32_t seq;
-    int32_t stream_tag;
-    uint64_t bcast_id;
+    int32_t stream_tag;   /* 0 on the wire for inline messages */
+    uint64_t bcast_id;    /* not carried by inline messages (decoded as 0) */
     uint64_t total_bytes;
-    uint64_t seg_bytes;
+    uint64_t seg_bytes;   /* 0 for inline messages */
     uint32_t nseg;        /* segments of this stream: ceil(range_bytes / seg_bytes) */
     uint32_t nhops;
     uint64_t range_off;   /* this stream's bytes: [range_off, range_off + range_bytes) */
     uint64_t range_bytes;
     uint32_t streams;     /* 1..JT_DBCAST_MAX_STREAMS streams carry the broadcast */
+    uint32_t hops_off;    /* set by decode: where the hop list starts */
+    uint32_t hdr_bytes;   /* set by decode: header bytes (the inline payload follows) */
 } jt_dbcast_hdr;
 
 typedef struct {
@@ -58,23 +64,29 @@ enum {
     JT_DBCAST_HDR_EMAGIC = -2,
     JT_DBCAST_HDR_EVERSION = -3,
     JT_DBCAST_HDR_ELENGTH = -4,   /* length disagrees with nhops / inline payload */
-    JT_DBCAST_HDR_EFIELD = -5,    /* inconsistent field (routing, segments, flags) */
+    JT_DBCAST_HDR_EFIELD = -5,    /* inconsistent field (routing, segments, flags, varint) */
     JT_DBCAST_HDR_ECAP = -6       /* output buffer too small (encode) */
 };
 
-/* Bytes of an encoded header with nhops entries (without any inline payload). */
-size_t jt_dbcast_hdr_size(uint32_t nhops);
+/* Exact bytes of the encoded header of h with hops[0..h->nhops-1] (no inline payload). */
+size_t jt_dbcast_hdr_size(const jt_dbcast_hdr *h, const jt_dbcast_hop *hops);
+/* Hard bound on any header with nhops hops (receive buffers). */
+size_t jt_dbcast_hdr_max(uint32_t nhops);
+/* What the cost model assumes for an inline header with `below` hops: a short fixed part
+ * and 2 B a hop (small rank and seq differences; runs take less). */
+size_t jt_dbcast_hdr_est(uint32_t below);
 
 /* Encodes h and hops[0..h->nhops-1] into out (cap bytes). The inline payload, if any,
- * is not copied (the caller appends it at out + jt_dbcast_hdr_size(nhops)). Returns the
- * header size or a negative JT_DBCAST_HDR_E* code. */
+ * is not copied (the caller appends it at out + the returned size). Returns the header
+ * size or a negative JT_DBCAST_HDR_E* code. */
 long jt_dbcast_hdr_encode(const jt_dbcast_hdr *h, const jt_dbcast_hop *hops, void *out, size_t cap);
 
-/* Decodes and validates the message in[0..len-1] (header, and the inline payload if
- * flagged: len must then be exactly header + total_bytes). hops may be NULL (read them
- * later with jt_dbcast_hdr_hops). Returns JT_DBCAST_HDR_OK or a negative code. */
+/* Decodes and validates the message in[0..len-1] (header, hop list, and the inline
+ * payload if flagged: len must then be exactly header + total_bytes); sets h->hdr_bytes
+ * and h->hops_off. Returns JT_DBCAST_HDR_OK or a negative code. */
 int jt_dbcast_hdr_decode(const void *in, size_t len, jt_dbcast_hdr *h);
-void jt_dbcast_hdr_hops(const void *in, uint32_t nhops, jt_dbcast_hop *hops);
+/* The hops of a message that jt_dbcast_hdr_decode accepted into h. */
+void jt_dbcast_hdr_hops(const void *in, const jt_dbcast_hdr *h, jt_dbcast_hop *hops);
 
 const char *jt_dbcast_hdr_strerror(int code);
 

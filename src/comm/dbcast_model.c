@@ -138,12 +138,12 @@ static double pipeline(const jt_dbcast_model *m, double stages, double per, int 
 }
 
 /* The bytes of one message carrying `bytes` to a receiver with `below` hops below it: an
- * inline payload travels with its header, 80 + 8 x below bytes (at 256 nodes, a binomial
- * root's first header lists 127 hops: 1096 B, more than an 8 B payload; with SMPI's factors
- * it even changes the message's piece). */
+ * inline payload travels with its header, about 16 + 2 x below bytes (jt_dbcast_hdr_est:
+ * version 3's varint deltas; with version 2's 80 + 8 B a hop, a binomial root's first
+ * header at 256 nodes was 1096 B, more than a 256 B payload, and changed its piece). */
 static size_t wire(const jt_dbcast_model *m, size_t bytes, long below)
 {
-    return bytes <= m->inline_bytes ? bytes + jt_dbcast_hdr_size((uint32_t)below) : bytes;
+    return bytes <= m->inline_bytes ? bytes + jt_dbcast_hdr_est((uint32_t)below) : bytes;
 }
 
 /* Binomial: ceil(log2(n+1)) rounds of whole messages. One path the last recipient's data

@@ -149,7 +149,7 @@ static void stream_start(jt_dbcast_ctx *ctx, jt_dbcast_inb *in, jt_dbcast_part *
     p->in = in;
     p->from = from;
     p->hops = jt_dbcast_xmalloc(ctx, (size_t)h->nhops * sizeof *p->hops);
-    jt_dbcast_hdr_hops(msg, h->nhops, p->hops);
+    jt_dbcast_hdr_hops(msg, h, p->hops);
     for (uint32_t i = 0; i < h->nhops; i++) {
         int rk = p->hops[i].rank;
         if (rk < 0 || rk >= ctx->size || rk == ctx->rank || rk == h->origin)
@@ -252,7 +252,7 @@ void jt_dbcast_header_arrived(jt_dbcast_ctx *ctx, unsigned char *msg, size_t len
     int inl = (h.flags & JT_DBCAST_HDR_INLINE) != 0;
     if (inl) {
         in->internal = msg; /* keep the message: the payload is in it */
-        in->data = msg + jt_dbcast_hdr_size(h.nhops);
+        in->data = msg + h.hdr_bytes;
     } else {
         if (r && h.total_bytes <= r->bytes) {
             in->data = r->buf;

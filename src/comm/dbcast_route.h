@@ -53,7 +53,7 @@ int jt_dbcast_route_arrival(jt_dbcast_routing r, int n, int *out);
 
 /* Largest segment ever used (keeps every MPI count an int). */
 #define JT_DBCAST_MAX_SEGMENT ((size_t)1 << 30)
-#define JT_DBCAST_MIN_AUTO_SEGMENT ((size_t)8 << 10)
+#define JT_DBCAST_MIN_AUTO_SEGMENT ((size_t)2 << 10)
 #define JT_DBCAST_MAX_AUTO_SEGMENT ((size_t)1 << 20)
 /* Default of cfg.inline_bytes and of the model's inline_bytes. */
 #define JT_DBCAST_DEFAULT_INLINE ((size_t)8192)

@@ -26,7 +26,7 @@ void jt_dbcast_send_header(jt_dbcast_ctx *ctx, const jt_dbcast_hdr *base,
     h.seq = me->seq;
     h.nhops = (uint32_t)kid->sub_len;
     h.stream_tag = (h.flags & JT_DBCAST_HDR_INLINE) ? 0 : q->tag[c];
-    size_t hl = jt_dbcast_hdr_size(h.nhops);
+    size_t hl = jt_dbcast_hdr_size(&h, hops + kid->sub_off);
     size_t pl = (h.flags & JT_DBCAST_HDR_INLINE) ? (size_t)h.total_bytes : 0;
     unsigned char *msg = jt_dbcast_xmalloc(ctx, hl + pl);
     long rc = jt_dbcast_hdr_encode(&h, hops + kid->sub_off, msg, hl);

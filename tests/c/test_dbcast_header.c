@@ -33,6 +33,7 @@ static jt_dbcast_hdr random_hdr(int inl, uint32_t nhops)
     if (inl) {
         h.total_bytes = rnd() % 5000;
         h.range_bytes = h.total_bytes;
+        h.bcast_id = 0; /* not carried inline */
     } else {
         h.total_bytes = 1 + rnd() % ((uint64_t)1 << 40);
         h.range_bytes = h.total_bytes;
@@ -63,7 +64,8 @@ static int same_hdr(const jt_dbcast_hdr *a, const jt_dbcast_hdr *b)
 /* Encodes h (+ hops, + inline payload) into a fresh buffer; returns its length. */
 static size_t build(const jt_dbcast_hdr *h, const jt_dbcast_hop *hops, unsigned char **out)
 {
-    size_t hl = jt_dbcast_hdr_size(h->nhops);
+    size_t hl = jt_dbcast_hdr_size(h, hops);
+    CHECKF(hl <= jt_dbcast_hdr_max(h->nhops), "header of %zu bytes over the bound for %u hops", hl, h->nhops);
     size_t pl = (h->flags & JT_DBCAST_HDR_INLINE) ? (size_t)h->total_bytes : 0;
     unsigned char *buf = malloc(hl + pl + 16);
     long rc = jt_dbcast_hdr_encode(h, hops, buf, hl + pl + 16);
@@ -82,9 +84,20 @@ int main(void)
         uint32_t nh = it < 1000 ? (uint32_t)(it % 70) : (uint32_t)(rnd() % 5000);
         jt_dbcast_hdr h = random_hdr(inl, nh);
         jt_dbcast_hop *hops = malloc((nh ? nh : 1) * sizeof *hops);
+        int kind = it % 4; /* random; consecutive ranks, one seq (runs); small steps; mixed */
         for (uint32_t i = 0; i < nh; i++) {
-            hops[i].rank = (int32_t)(rnd() & 0x7fffffff);
-            hops[i].seq = (uint32_t)rnd();
+            uint32_t pr = i ? (uint32_t)hops[i - 1].rank : (uint32_t)h.origin;
+            uint32_t ps = i ? hops[i - 1].seq : h.seq;
+            if (kind == 0 || (kind == 3 && rnd() % 8 == 0)) {
+                hops[i].rank = (int32_t)(rnd() & (rnd() % 2 ? 0xffffffffu : 0x7fffffffu));
+                hops[i].seq = (uint32_t)rnd();
+            } else if (kind == 1 || (kind == 3 && rnd() % 2)) {
+                hops[i].rank = (int32_t)(pr + 1);
+                hops[i].seq = ps;
+            } else {
+                hops[i].rank = (int32_t)(pr + (uint32_t)(rnd() % 129) - 64);
+                hops[i].seq = ps + (uint32_t)(rnd() % 5) - 2;
+            }
         }
         unsigned char *msg;
         size_t len = build(&h, hops, &msg);
@@ -93,7 +106,9 @@ int main(void)
         CHECKF(rc == JT_DBCAST_HDR_OK, "iteration %d: decode failed: %s", it, jt_dbcast_hdr_strerror(rc));
         CHECKF(same_hdr(&h, &d), "iteration %d: fields differ after a round trip", it);
         jt_dbcast_hop *back = malloc((nh ? nh : 1) * sizeof *back);
-        jt_dbcast_hdr_hops(msg, d.nhops, back);
+        CHECKF(d.hdr_bytes == len - ((h.flags & JT_DBCAST_HDR_INLINE) ? h.total_bytes : 0),
+              "iteration %d: header length %u", it, d.hdr_bytes);
+        jt_dbcast_hdr_hops(msg, &d, back);
         for (uint32_t i = 0; i < nh; i++)
             CHECKF(back[i].rank == hops[i].rank && back[i].seq == hops[i].seq, "iteration %d: hop %u differs", it, i);
         /* every shorter prefix is rejected (never read past len) */
@@ -122,72 +137,165 @@ int main(void)
         free(msg);
     }
 
-    /* 2. byte layout is fixed little-endian, whatever the host */
+    /* 2. byte layout (version 3), whatever the host */
     {
         jt_dbcast_hdr h;
         memset(&h, 0, sizeof h);
         h.routing = JT_ROUTE_BINOMIAL;
-        h.origin = 0x01020304;
-        h.tag = 5;
-        h.seq = 6;
-        h.stream_tag = 7;
-        h.bcast_id = 0x1122334455667788ull;
-        h.total_bytes = 100;
-        h.seg_bytes = 100;
-        h.nseg = 1;
-        h.nhops = 1;
-        h.range_off = 0x10;
-        h.range_bytes = 80;
-        h.streams = 2;
-        jt_dbcast_hop hop = {9, 10};
-        unsigned char b[88];
-        CHECKF(jt_dbcast_hdr_encode(&h, &hop, b, sizeof b) == 88, "layout: size");
-        CHECKF(memcmp(b, "JTDB", 4) == 0, "layout: magic bytes");
-        CHECKF(b[4] == JT_DBCAST_VERSION && b[5] == 0, "layout: version");
-        CHECKF(b[6] == JT_ROUTE_BINOMIAL && b[7] == 0, "layout: routing/flags");
-        CHECKF(b[8] == 4 && b[9] == 3 && b[10] == 2 && b[11] == 1, "layout: origin little-endian");
-        CHECKF(b[24] == 0x88 && b[31] == 0x11, "layout: bcast id little-endian");
-        CHECKF(b[48] == 1 && b[52] == 1 && b[80] == 9 && b[84] == 10, "layout: nseg, nhops, hop");
-        CHECKF(b[56] == 0x10 && b[64] == 80 && b[72] == 2 && b[76] == 0, "layout: range, streams");
+        h.flags = JT_DBCAST_HDR_INLINE;
+        h.origin = 3, h.tag = 5, h.seq = 6, h.total_bytes = 2, h.range_bytes = 2;
+        h.streams = 1, h.nhops = 5;
+        jt_dbcast_hop hp[5] = {{4, 6}, {5, 6}, {6, 6}, {9, 7}, {8, 7}};
+        static const unsigned char want[] = {'J', 'T', 'D', 'B', JT_DBCAST_VERSION, JT_ROUTE_BINOMIAL,
+                                             JT_DBCAST_HDR_INLINE, 3, 5, 6, 2, 5,
+                                             5, 1, 0,  /* 4..6 seq 6: rank +1, a run of 3, seq +0 */
+                                             12, 2,    /* 9 seq 7: rank +3, seq +1 */
+                                             2, 0};    /* 8 seq 7: rank -1, seq +0 */
+        unsigned char b[64];
+        CHECKF(jt_dbcast_hdr_size(&h, hp) == sizeof want, "layout: size %zu", jt_dbcast_hdr_size(&h, hp));
+        CHECKF(jt_dbcast_hdr_encode(&h, hp, b, sizeof b) == (long)sizeof want, "layout: encode size");
+        CHECKF(memcmp(b, want, sizeof want) == 0, "layout: inline bytes");
+        jt_dbcast_hdr s;
+        memset(&s, 0, sizeof s);
+        s.routing = JT_ROUTE_TWO_TREE, s.origin = 300, s.total_bytes = 100, s.stream_tag = 7;
+        s.bcast_id = 0x1122334455667788ull, s.seg_bytes = 40, s.streams = 2;
+        s.range_off = 0x10, s.range_bytes = 80, s.nseg = 2;
+        long n = jt_dbcast_hdr_encode(&s, NULL, b, sizeof b);
+        CHECKF(n == 27, "layout: segmented header of %ld bytes", n);
+        CHECKF(b[6] == 0 && b[7] == 0xac && b[8] == 0x02 && b[9] == 0 && b[10] == 0 && b[11] == 100 &&
+                   b[12] == 0 && b[13] == 7 && b[14] == 0x88 && b[22] == 0x11 && b[23] == 40 &&
+                   b[24] == 2 && b[25] == 0x10 && b[26] == 80,
+               "layout: segmented fields");
+        /* the compact list: 255 consecutive ranks with one seq is one run */
+        jt_dbcast_hop all[255];
+        for (int i = 0; i < 255; i++)
+            all[i] = (jt_dbcast_hop){i + 1, 40};
+        jt_dbcast_hdr f = h;
+        f.origin = 0, f.seq = 40, f.nhops = 255, f.total_bytes = f.range_bytes = 8;
+        CHECKF(jt_dbcast_hdr_size(&f, all) == 17, "255 consecutive hops: %zu bytes", jt_dbcast_hdr_size(&f, all));
+        f.nhops = 0;
+        CHECKF(jt_dbcast_hdr_size(&f, all) == JT_DBCAST_HDR_MIN, "no hop: %zu bytes", jt_dbcast_hdr_size(&f, all));
+        for (int i = 0; i < 255; i++)
+            all[i].seq = (uint32_t)(40 + i % 3); /* no runs: 2 B a hop */
+        f.nhops = 255;
+        CHECKF(jt_dbcast_hdr_size(&f, all) == 12 + 2 * 255 + 1, "255 small steps: %zu bytes", jt_dbcast_hdr_size(&f, all));
+        /* the bound is reached: ranks far apart, seqs far apart */
+        for (int i = 0; i < 255; i++)
+            all[i] = (jt_dbcast_hop){i % 2 ? INT32_MIN : 0, i % 2 ? 0 : 0x80000000u}; /* steps of 2^31 */
+        f.origin = INT32_MAX, f.tag = INT32_MAX, f.seq = 0, f.total_bytes = f.range_bytes = 5000;
+        CHECKF(jt_dbcast_hdr_size(&f, all) <= jt_dbcast_hdr_max(255) && jt_dbcast_hdr_size(&f, all) >= 10 * 255,
+               "worst hops: %zu bytes", jt_dbcast_hdr_size(&f, all));
+        s.range_off = (uint64_t)1 << 63, s.range_bytes = (uint64_t)1 << 61, s.total_bytes = UINT64_MAX;
+        s.origin = s.tag = s.stream_tag = INT32_MAX, s.seq = UINT32_MAX, s.bcast_id = UINT64_MAX;
+        s.seg_bytes = (uint64_t)1 << 30, s.nseg = 1u << 31;
+        size_t big = jt_dbcast_hdr_size(&s, NULL);
+        CHECKF(big <= JT_DBCAST_HDR_MAX_FIXED && big > 64, "largest fixed part: %zu", big);
+        unsigned char b2[128];
+        CHECKF(jt_dbcast_hdr_encode(&s, NULL, b2, big - 1) == JT_DBCAST_HDR_ECAP &&
+                   jt_dbcast_hdr_encode(&s, NULL, b2, big) == (long)big &&
+                   jt_dbcast_hdr_decode(b2, big, &s) == JT_DBCAST_HDR_OK && s.nseg == 1u << 31,
+               "largest fields");
     }
 
-    /* 3. malformed messages */
+    /* 3. malformed messages, on a segmented header whose varints are one byte each:
+     *  0 magic, 4 version, 5 routing, 6 flags, 7 origin 1, 8 tag 2, 9 seq 3, 10 total 100,
+     * 11 nhops 3, 12 stream tag 7, 13 id 9, 14 segment 40, 15 streams 1,
+     * 16 hop: rank +1 with a run, 17 run of 3, 18 seq +0 */
     {
-        jt_dbcast_hdr h = random_hdr(0, 3);
-        h.streams = 1, h.range_off = 0, h.range_bytes = h.total_bytes;
-        h.nseg = (uint32_t)((h.range_bytes + h.seg_bytes - 1) / h.seg_bytes);
-        jt_dbcast_hop hops[3] = {{1, 0}, {2, 0}, {3, 0}};
+        jt_dbcast_hdr h;
+        memset(&h, 0, sizeof h);
+        h.routing = JT_ROUTE_PIPELINE_CHAIN, h.origin = 1, h.tag = 2, h.seq = 3;
+        h.total_bytes = 100, h.range_bytes = 100, h.nhops = 3, h.stream_tag = 7, h.bcast_id = 9;
+        h.seg_bytes = 40, h.nseg = 3, h.streams = 1;
+        jt_dbcast_hop hops[3] = {{2, 3}, {3, 3}, {4, 3}};
         unsigned char *msg;
         size_t len = build(&h, hops, &msg);
+        static const unsigned char want[] = {5, 1, 0};
+        CHECKF(len == 19 && msg[11] == 3 && msg[15] == 1 && memcmp(msg + 16, want, 3) == 0, "base message");
         jt_dbcast_hdr d;
-        unsigned char *bad = malloc(len);
+        unsigned char bad[64];
 
 #define MUTATE(off, val, expect, what)                                                   \
     do {                                                                                 \
         memcpy(bad, msg, len);                                                           \
         bad[(off)] = (unsigned char)(val);                                               \
         int rc_ = jt_dbcast_hdr_decode(bad, len, &d);                                    \
-        CHECKF(rc_ == (expect), "%s: got %d (%s)", what, rc_, jt_dbcast_hdr_strerror(rc_)); \
+        CHECKF((int)(expect) == ANY ? rc_ != JT_DBCAST_HDR_OK : rc_ == (expect), "%s: got %d (%s)", \
+               what, rc_, jt_dbcast_hdr_strerror(rc_));                                  \
     } while (0)
+/* replaces `cut` bytes at off by the n bytes of ins */
+#define SPLICE(off, cut, ins, n, expect, what)                                           \
+    do {                                                                                 \
+        memcpy(bad, msg, (off));                                                         \
+        memcpy(bad + (off), (ins), (n));                                                 \
+        memcpy(bad + (off) + (n), msg + (off) + (cut), len - (off) - (cut));             \
+        int rc_ = jt_dbcast_hdr_decode(bad, len - (cut) + (n), &d);                      \
+        CHECKF((int)(expect) == ANY ? rc_ != JT_DBCAST_HDR_OK : rc_ == (expect), "%s: got %d (%s)", \
+               what, rc_, jt_dbcast_hdr_strerror(rc_));                                  \
+    } while (0)
+        const int ANY = 1; /* any error */
 
+        CHECKF(jt_dbcast_hdr_decode(msg, len, &d) == JT_DBCAST_HDR_OK && d.nseg == 3, "base decodes");
         MUTATE(0, 'X', JT_DBCAST_HDR_EMAGIC, "bad magic");
+        MUTATE(4, 2, JT_DBCAST_HDR_EVERSION, "version 2");
         MUTATE(4, JT_DBCAST_VERSION + 1, JT_DBCAST_HDR_EVERSION, "future version");
-        MUTATE(6, 0, JT_DBCAST_HDR_EFIELD, "routing AUTO on the wire");
-        MUTATE(6, JT_ROUTE_COUNT_, JT_DBCAST_HDR_EFIELD, "unknown routing");
-        MUTATE(7, 0x80, JT_DBCAST_HDR_EFIELD, "unknown flag");
-        MUTATE(11, 0x80, JT_DBCAST_HDR_EFIELD, "negative origin");
-        MUTATE(15, 0x80, JT_DBCAST_HDR_EFIELD, "negative tag");
-        MUTATE(48, bad[48] ^ 1, JT_DBCAST_HDR_EFIELD, "segment count disagrees with sizes");
-        MUTATE(52, 4, JT_DBCAST_HDR_ELENGTH, "more hops than bytes");
-        MUTATE(55, 0xff, JT_DBCAST_HDR_ELENGTH, "huge hop count (overflow)");
-        MUTATE(52, 2, JT_DBCAST_HDR_ELENGTH, "fewer hops than bytes");
-        MUTATE(7, JT_DBCAST_HDR_INLINE, JT_DBCAST_HDR_ELENGTH, "inline flag without payload");
-        MUTATE(72, 0, JT_DBCAST_HDR_EFIELD, "no stream");
-        MUTATE(72, 3, JT_DBCAST_HDR_EFIELD, "three streams");
-        MUTATE(77, 1, JT_DBCAST_HDR_EFIELD, "reserved field set");
-        MUTATE(56, 1, JT_DBCAST_HDR_EFIELD, "one stream that is not the whole data");
-        MUTATE(71, 0x80, JT_DBCAST_HDR_EFIELD, "range past the data");
-        free(bad);
+        MUTATE(5, 0, JT_DBCAST_HDR_EFIELD, "routing AUTO on the wire");
+        MUTATE(5, JT_ROUTE_COUNT_, JT_DBCAST_HDR_EFIELD, "unknown routing");
+        MUTATE(6, 0x80, JT_DBCAST_HDR_EFIELD, "unknown flag");
+        MUTATE(6, JT_DBCAST_HDR_INLINE, ANY, "inline flag on a segmented header");
+        MUTATE(11, 4, JT_DBCAST_HDR_ELENGTH, "more hops than listed");
+        MUTATE(11, 2, JT_DBCAST_HDR_ELENGTH, "a run past the hop count");
+        MUTATE(11, 0x83, ANY, "hop count running on");
+        MUTATE(14, 0, JT_DBCAST_HDR_EFIELD, "segment of 0 bytes");
+        MUTATE(15, 0, JT_DBCAST_HDR_EFIELD, "no stream");
+        MUTATE(15, 3, JT_DBCAST_HDR_EFIELD, "three streams");
+        MUTATE(15, 2, ANY, "two streams without a range");
+        MUTATE(17, 5, JT_DBCAST_HDR_ELENGTH, "a run of 7 in 3 hops");
+        MUTATE(18, 0x80, JT_DBCAST_HDR_ELENGTH, "last varint running past the end");
+        static const unsigned char neg[] = {0x80, 0x80, 0x80, 0x80, 0x08}; /* 2^31 */
+        SPLICE(7, 1, neg, 5, JT_DBCAST_HDR_EFIELD, "negative origin");
+        SPLICE(8, 1, neg, 5, JT_DBCAST_HDR_EFIELD, "negative tag");
+        SPLICE(12, 1, neg, 5, JT_DBCAST_HDR_EFIELD, "negative stream tag");
+        static const unsigned char seq33[] = {0x80, 0x80, 0x80, 0x80, 0x10}; /* 2^32 */
+        SPLICE(9, 1, seq33, 5, JT_DBCAST_HDR_EFIELD, "seq over 32 bits");
+        SPLICE(11, 1, seq33, 5, JT_DBCAST_HDR_EFIELD, "hop count over 32 bits");
+        SPLICE(18, 1, seq33, 5, JT_DBCAST_HDR_EFIELD, "seq step over 32 bits");
+        static const unsigned char rk34[] = {0x80, 0x80, 0x80, 0x80, 0x20}; /* 2^33 */
+        SPLICE(16, 1, rk34, 5, JT_DBCAST_HDR_EFIELD, "rank step over 32 bits");
+        static const unsigned char over1[] = {0x81, 0x00};
+        SPLICE(7, 1, over1, 2, JT_DBCAST_HDR_EFIELD, "overlong varint");
+        static const unsigned char seg31[] = {0x81, 0x80, 0x80, 0x80, 0x04}; /* 2^30 + 1 */
+        SPLICE(14, 1, seg31, 5, JT_DBCAST_HDR_EFIELD, "segment over 1 GiB");
+        static const unsigned char big[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
+        SPLICE(10, 1, big, 10, JT_DBCAST_HDR_EFIELD, "2^64 - 1 bytes in 40 B segments: 2^59 segments");
+        static const unsigned char big2[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02};
+        SPLICE(10, 1, big2, 10, JT_DBCAST_HDR_EFIELD, "total over 64 bits");
+        static const unsigned char big3[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x81, 0x01};
+        SPLICE(10, 1, big3, 11, JT_DBCAST_HDR_EFIELD, "11-byte varint");
+        static const unsigned char rng[] = {2, 90, 20}; /* two streams, [90, 110) of 100 */
+        SPLICE(15, 1, rng, 3, JT_DBCAST_HDR_EFIELD, "range past the data");
+        static const unsigned char rng0[] = {2, 100, 0};
+        SPLICE(15, 1, rng0, 3, JT_DBCAST_HDR_EFIELD, "empty half");
+        static const unsigned char rngok[] = {2, 60, 40};
+        SPLICE(15, 1, rngok, 3, JT_DBCAST_HDR_OK, "second half");
+        CHECKF(d.streams == 2 && d.range_off == 60 && d.range_bytes == 40 && d.nseg == 1, "second half fields");
+        static const unsigned char one[] = {1};
+        SPLICE(len, 0, one, 1, JT_DBCAST_HDR_ELENGTH, "trailing byte");
+        static const unsigned char hop0[] = {0};
+        SPLICE(11, 1, hop0, 1, JT_DBCAST_HDR_ELENGTH, "no hops but a list");
+        free(msg);
+
+        /* inline: the payload is exactly total bytes */
+        jt_dbcast_hdr hl;
+        memset(&hl, 0, sizeof hl);
+        hl.routing = JT_ROUTE_FLAT, hl.flags = JT_DBCAST_HDR_INLINE, hl.total_bytes = 4;
+        hl.range_bytes = 4, hl.streams = 1;
+        len = build(&hl, NULL, &msg);
+        CHECKF(len == 12 + 4 && jt_dbcast_hdr_decode(msg, len, &d) == JT_DBCAST_HDR_OK && d.hdr_bytes == 12,
+               "inline base");
+        MUTATE(10, 5, JT_DBCAST_HDR_ELENGTH, "inline payload shorter than total");
+        MUTATE(10, 3, JT_DBCAST_HDR_ELENGTH, "inline payload longer than total");
+        MUTATE(11, 1, ANY, "inline with a hop that is not there");
         free(msg);
 
         /* one of two streams: the range lies in the data and is not empty; never inline */
@@ -205,10 +313,6 @@ int main(void)
         jt_dbcast_hdr h3 = random_hdr(1, 0);
         h3.streams = 2;
         CHECKF(jt_dbcast_hdr_encode(&h3, NULL, b2, sizeof b2) == JT_DBCAST_HDR_EFIELD, "inline second stream encoded");
-        msg = NULL;
-        bad = NULL;
-        free(bad);
-        free(msg);
 
         /* inline with a segment count is inconsistent */
         jt_dbcast_hdr hi = random_hdr(1, 0);
@@ -229,7 +333,7 @@ int main(void)
         /* too small an output buffer */
         jt_dbcast_hdr hc = random_hdr(0, 4);
         jt_dbcast_hop h4[4] = {{1, 1}, {2, 2}, {3, 3}, {4, 4}};
-        CHECKF(jt_dbcast_hdr_encode(&hc, h4, buf, jt_dbcast_hdr_size(4) - 1) == JT_DBCAST_HDR_ECAP, "capacity not checked");
+        CHECKF(jt_dbcast_hdr_encode(&hc, h4, buf, jt_dbcast_hdr_size(&hc, h4) - 1) == JT_DBCAST_HDR_ECAP, "capacity not checked");
         CHECKF(jt_dbcast_hdr_decode(buf, 3, &d) == JT_DBCAST_HDR_ESHORT, "3-byte message accepted");
         for (int c = JT_DBCAST_HDR_ECAP; c <= 0; c++)
             CHECKF(strcmp(jt_dbcast_hdr_strerror(c), "unknown header error") != 0, "no message for code %d", c);

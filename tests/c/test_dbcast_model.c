@@ -130,6 +130,14 @@ int main(void)
     jt_dbcast_routing small = jt_dbcast_route_choose(8, 255, 0, &m, NULL);
     CHECKF(small == JT_ROUTE_BINOMIAL || small == JT_ROUTE_FLAT, "8 B to 255: %s",
            jt_dbcast_route_name(small));
+    /* 64 KiB to 255: the pipeline fill (8 levels) dominates, smaller segments than the best
+     * rate's 8 KiB (measured under SMPI: 2 KiB 224 us, 4 KiB 241 us, 8 KiB 271 us) */
+    size_t s64 = 0;
+    CHECKF(jt_dbcast_route_choose(65536, 255, 0, &m, &s64) == JT_ROUTE_TWO_TREE && s64 < 8192,
+           "64 KiB to 255: %s, %zu B segments", jt_dbcast_route_name(jt_dbcast_route_choose(65536, 255, 0, &m, NULL)), s64);
+    CHECKF(jt_dbcast_route_cost(JT_ROUTE_TWO_TREE, 65536, 255, 2048, &m) <
+               jt_dbcast_route_cost(JT_ROUTE_TWO_TREE, 65536, 255, 8192, &m),
+           "64 KiB to 255: 2 KiB segments not cheaper than 8 KiB");
     CHECKF(jt_dbcast_route_cost(JT_ROUTE_TWO_TREE, 1 << 20, 255, 8192, &m) <
            0.75 * jt_dbcast_route_cost(JT_ROUTE_PIPELINE_TREE, 1 << 20, 255, 8192, &m),
            "two-tree not well below the binary tree at full duplex");

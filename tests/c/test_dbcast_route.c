@@ -264,7 +264,7 @@ int main(void)
     CHECKF(jt_dbcast_route_choose(4096, 63, 0, &m, NULL) == JT_ROUTE_BINOMIAL, "4 KiB to 63: binomial");
     CHECKF(jt_dbcast_route_is_pipelined(jt_dbcast_route_choose((size_t)64 << 20, 7, 0, &m, &seg)),
           "64 MiB to 7: pipelined");
-    CHECKF(seg >= JT_DBCAST_MIN_AUTO_SEGMENT && seg <= JT_DBCAST_MAX_AUTO_SEGMENT && seg % 4096 == 0,
+    CHECKF(seg >= JT_DBCAST_MIN_AUTO_SEGMENT && seg <= JT_DBCAST_MAX_AUTO_SEGMENT && seg % 2048 == 0,
           "auto segment %zu", seg);
     CHECKF(jt_dbcast_route_choose((size_t)1 << 20, 1023, 0, &m, NULL) == JT_ROUTE_TWO_TREE,
           "1 MiB to 1023: two-tree");
