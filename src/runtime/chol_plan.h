@@ -55,6 +55,7 @@ typedef struct jt_chol_plan {
      * the host's speed over the kernel's own rate (--kernel-rates, measured natively). */
     double cost_scale[4];
     int single;          /* tiles of float (the s-prefixed kernels), else double (default) */
+    struct jt_chol_trace *trace; /* during a simulated run with JT_CHOL_TRACE set, else NULL */
 } jt_chol_plan;
 
 /* Bytes of one tile. */
