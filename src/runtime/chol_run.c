@@ -53,6 +53,7 @@ typedef struct loop {
     int nqueue, seq;
     pending *out;   /* ordered: posted sends not yet complete */
     int nout;
+    int *first;     /* ordered: jt_chol_split_sends' slices of one tile */
 } loop;
 
 static void trace_task(jt_chol_plan *p, int kind, int task)
@@ -100,10 +101,11 @@ static int finished(loop *L, int task)
     if (f->nrecip == 0)
         return 0;
     if (L->how.ordered) {
-        int copies = L->how.routing == JT_ROUTE_FLAT;
-        for (int i = 0; i < (copies ? f->nrecip : 1); i++)
-            L->queue[L->nqueue++] =
-                (queued){f->need[i], L->seq++, t->final, i, copies ? 1 : f->nrecip};
+        int ns = jt_chol_split_sends(f->nrecip, L->how.routing != JT_ROUTE_FLAT, L->first);
+        for (int i = 0; i < ns; i++) {
+            int a = L->first[i], b = i + 1 < ns ? L->first[i + 1] : f->nrecip;
+            L->queue[L->nqueue++] = (queued){f->need[a], L->seq++, t->final, a, b - a};
+        }
         return 0;
     }
     pending *h = &L->held[L->nheld++];
@@ -170,7 +172,8 @@ int jt_chol_run(jt_chol_plan *p, jt_sched *s, jt_dbcast_ctx *db, jt_chol_send ho
     loop L = {p, s, db, how, malloc(nt * sizeof(int)), malloc(RECV_WINDOW * sizeof(pending)), 0,
               malloc((size_t)(p->ntiles + 1) * sizeof(pending)), 0,
               malloc((size_t)(p->nmsgs + 1) * sizeof(queued)), 0, 0,
-              malloc(ORDERED_INFLIGHT * sizeof(pending)), 0};
+              malloc(ORDERED_INFLIGHT * sizeof(pending)), 0,
+              malloc((size_t)(p->g.P + p->g.Q + 1) * sizeof(int))};
     int rc = JT_DBCAST_ENOMEM;
     if (CHOL_SIM) {
         char mode[64];
@@ -179,7 +182,7 @@ int jt_chol_run(jt_chol_plan *p, jt_sched *s, jt_dbcast_ctx *db, jt_chol_send ho
                                               : jt_dbcast_route_name(how.routing));
         p->trace = jt_chol_trace_open(p->rank, mode);
     }
-    if (!L.done || !L.recv || !L.held || !L.queue || !L.out)
+    if (!L.done || !L.recv || !L.held || !L.queue || !L.out || !L.first)
         goto out;
     rc = JT_DBCAST_OK;
     /* Every count is set before the first push: a worker may finish a task and release
@@ -233,7 +236,7 @@ int jt_chol_run(jt_chol_plan *p, jt_sched *s, jt_dbcast_ctx *db, jt_chol_send ho
 out:
     jt_chol_trace_close(p->trace);
     p->trace = NULL;
-    free(L.done), free(L.recv), free(L.held), free(L.queue), free(L.out);
+    free(L.done), free(L.recv), free(L.held), free(L.queue), free(L.out), free(L.first);
     return rc;
 }
 
