@@ -52,7 +52,8 @@ static const char *const matrix_names[] = {"spd", "nonspd", NULL};
 static const char *const datatype_names[] = {"double", "float", NULL};
 /* The modes, in the order points are run: flat posts every copy of a tile at once (StarPU-MPI,
  * a linear broadcast), flat-ordered sends one copy at a time per rank, most urgent first,
- * dbcast one jt_dbcast call per tile with --routing (trees, pipelines). */
+ * dbcast a copy to the most urgent recipient and one jt_dbcast call to the others with
+ * --routing (trees, pipelines), one send at a time per rank. */
 enum { MODE_FLAT, MODE_FLAT_ORDERED, MODE_DBCAST, NMODES };
 static const char *const mode_names[] = {"flat", "flat-ordered", "dbcast", NULL};
 

@@ -158,3 +158,19 @@ void jt_chol_grid_auto(int size, int *P, int *Q)
     *P = p;
     *Q = size / p;
 }
+
+int jt_chol_split_sends(int n, int tree, int *first)
+{
+    if (n <= 0)
+        return 0;
+    if (!tree) { /* one copy each */
+        for (int i = 0; i < n; i++)
+            first[i] = i;
+        return n;
+    }
+    first[0] = 0; /* the most urgent alone, then one tree for the others */
+    if (n == 1)
+        return 1;
+    first[1] = 1;
+    return 2;
+}

@@ -48,6 +48,14 @@ int jt_chol_recipients(const jt_chol_grid *g, int m, int k, int *out);
  * jt_chol_priority among its tasks reading the tile) most urgent first, ties to the lower
  * rank; need is permuted alongside.  Pure. */
 void jt_chol_order_by_need(int *ranks, int *need, int n);
+
+/* How an ordered root sends one final tile to its n recipients (in order of need): as
+ * slices of that list, one send each, slice i starting at first[i] (room for n) and ending
+ * where the next starts (the last at n); returns how many.  tree 0 (flat): one copy per
+ * recipient.  tree 1: the most urgent recipient by a copy of its own, the others by one
+ * tree: a tree's first-reached node heads its largest subtree, and the most urgent
+ * recipient is about to run, and send, what is critical next (docs/cholesky.md).  Pure. */
+int jt_chol_split_sends(int n, int tree, int *first);
 /* jt_chol_recipients in order of need (the first task of each recipient reading L(m,k)
  * that comes earliest on the critical path first); need[i] (may be NULL) their urgency. */
 int jt_chol_recipients_by_need(const jt_chol_grid *g, int m, int k, int *out, int *need);

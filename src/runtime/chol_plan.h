@@ -55,6 +55,7 @@ typedef struct jt_chol_plan {
      * the host's speed over the kernel's own rate (--kernel-rates, measured natively). */
     double cost_scale[4];
     int single;          /* tiles of float (the s-prefixed kernels), else double (default) */
+    struct jt_chol_trace *trace; /* during a simulated run with JT_CHOL_TRACE set, else NULL */
 } jt_chol_plan;
 
 /* Bytes of one tile. */
@@ -70,8 +71,9 @@ typedef struct jt_chol_send {
      * ordered 0: posted as soon as the tile is final (FLAT: every copy at once, as
      * StarPU-MPI does).  ordered 1: a rank posts one send at a time as a root, the most
      * urgent first (the highest need of its first recipient, jt_chol_order_by_need; ties to
-     * the first queued); with FLAT each copy is a send of its own (flat-ordered), else the
-     * whole broadcast (dbcast: its tree forwards while the root serves its next send). */
+     * the first queued); the sends of a tile are jt_chol_split_sends': with FLAT each copy
+     * (flat-ordered), else a copy to the most urgent recipient and one broadcast to the
+     * others (dbcast: its tree forwards while the root serves its next send). */
     int ordered;
     jt_dbcast_routing routing;
 } jt_chol_send;

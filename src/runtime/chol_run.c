@@ -1,7 +1,9 @@
 /* Execution of a local view (chol_plan.h): the communication loop and the tile kernels. */
 #include "runtime/chol_plan.h"
 #include "runtime/chol_kernels.h"
+#include "runtime/chol_trace.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #if defined(JT_SMPI) || defined(SMPI_H)
@@ -51,7 +53,14 @@ typedef struct loop {
     int nqueue, seq;
     pending *out;   /* ordered: posted sends not yet complete */
     int nout;
+    int *first;     /* ordered: jt_chol_split_sends' slices of one tile */
 } loop;
+
+static void trace_task(jt_chol_plan *p, int kind, int task)
+{
+    const jt_chol_task *t = &p->tasks[task].t;
+    jt_chol_trace_ev(p->trace, kind, (int)t->kind, t->m, t->n, t->k);
+}
 
 static void release(jt_chol_plan *p, jt_sched *s, int task)
 {
@@ -73,6 +82,7 @@ void jt_chol_finish(void *arg, jt_sched *s, int task)
 {
     jt_chol_plan *p = arg;
     const jt_chol_ltask *t = &p->tasks[task];
+    trace_task(p, JT_TR_END, task);
     if (t->next >= 0)
         release(p, s, t->next);
     if (t->final >= 0)
@@ -91,14 +101,16 @@ static int finished(loop *L, int task)
     if (f->nrecip == 0)
         return 0;
     if (L->how.ordered) {
-        int copies = L->how.routing == JT_ROUTE_FLAT;
-        for (int i = 0; i < (copies ? f->nrecip : 1); i++)
-            L->queue[L->nqueue++] =
-                (queued){f->need[i], L->seq++, t->final, i, copies ? 1 : f->nrecip};
+        int ns = jt_chol_split_sends(f->nrecip, L->how.routing != JT_ROUTE_FLAT, L->first);
+        for (int i = 0; i < ns; i++) {
+            int a = L->first[i], b = i + 1 < ns ? L->first[i + 1] : f->nrecip;
+            L->queue[L->nqueue++] = (queued){f->need[a], L->seq++, t->final, a, b - a};
+        }
         return 0;
     }
     pending *h = &L->held[L->nheld++];
     h->tile = t->final;
+    jt_chol_trace_ev(L->p->trace, JT_TR_POST, t->final, f->recip[0], f->nrecip, 0);
     return jt_dbcast_send_routed(L->db, f->a, jt_chol_tile_bytes(L->p), t->final, f->recip, f->nrecip,
                                  L->how.routing, &h->req);
 }
@@ -118,6 +130,7 @@ static int post_ordered(loop *L)
         pending *o = &L->out[L->nout++];
         o->tile = c.tile;
         const jt_chol_tile *f = &L->p->tiles[c.tile];
+        jt_chol_trace_ev(L->p->trace, JT_TR_POST, c.tile, f->recip[c.first], c.count, 0);
         int rc = jt_dbcast_send_routed(L->db, f->a, jt_chol_tile_bytes(L->p), c.tile,
                                        f->recip + c.first, c.count, L->how.routing, &o->req);
         if (rc != JT_DBCAST_OK)
@@ -135,6 +148,11 @@ static int sweep(loop *L, pending *v, int *n, int arrival, int *events)
                                    : jt_dbcast_test(L->db, &v[i].req, &flag, NULL);
         if (rc != JT_DBCAST_OK)
             return rc;
+        if (flag)
+            jt_chol_trace_ev(L->p->trace, arrival ? JT_TR_ARRIVED
+                                          : L->p->tiles[v[i].tile].where == JT_TILE_OWNED ? JT_TR_SENT
+                                                                                          : JT_TR_FWDONE,
+                             v[i].tile, 0, 0, 0);
         if (flag && arrival) {
             tile_ready(L->p, L->s, v[i].tile);
             L->held[L->nheld++] = v[i];
@@ -154,9 +172,17 @@ int jt_chol_run(jt_chol_plan *p, jt_sched *s, jt_dbcast_ctx *db, jt_chol_send ho
     loop L = {p, s, db, how, malloc(nt * sizeof(int)), malloc(RECV_WINDOW * sizeof(pending)), 0,
               malloc((size_t)(p->ntiles + 1) * sizeof(pending)), 0,
               malloc((size_t)(p->nmsgs + 1) * sizeof(queued)), 0, 0,
-              malloc(ORDERED_INFLIGHT * sizeof(pending)), 0};
+              malloc(ORDERED_INFLIGHT * sizeof(pending)), 0,
+              malloc((size_t)(p->g.P + p->g.Q + 1) * sizeof(int))};
     int rc = JT_DBCAST_ENOMEM;
-    if (!L.done || !L.recv || !L.held || !L.queue || !L.out)
+    if (CHOL_SIM) {
+        char mode[64];
+        snprintf(mode, sizeof mode, "%s%s", how.routing == JT_ROUTE_FLAT ? "flat" : "dbcast-",
+                 how.routing == JT_ROUTE_FLAT ? (how.ordered ? "-ordered" : "")
+                                              : jt_dbcast_route_name(how.routing));
+        p->trace = jt_chol_trace_open(p->rank, mode);
+    }
+    if (!L.done || !L.recv || !L.held || !L.queue || !L.out || !L.first)
         goto out;
     rc = JT_DBCAST_OK;
     /* Every count is set before the first push: a worker may finish a task and release
@@ -167,10 +193,12 @@ int jt_chol_run(jt_chol_plan *p, jt_sched *s, jt_dbcast_ctx *db, jt_chol_send ho
         if (p->tasks[i].ndeps == 0)
             jt_sched_push(s, i, p->tasks[i].prio);
     int ndone = 0, next_recv = 0;
-    double wait = WAIT_MIN;
+    double wait = WAIT_MIN, busy = 0, slept = 0;
+    long iters = 0;
     while (rc == JT_DBCAST_OK && (ndone < p->ntasks || next_recv < p->nrecv || L.nrecv ||
                                   L.nheld || L.nqueue || L.nout)) {
         int events = 0;
+        double tw0 = p->trace ? MPI_Wtime() : 0;
         while (L.nrecv < RECV_WINDOW && next_recv < p->nrecv && rc == JT_DBCAST_OK) {
             pending *r = &L.recv[L.nrecv++];
             r->tile = p->recv_order[next_recv++];
@@ -193,23 +221,30 @@ int jt_chol_run(jt_chol_plan *p, jt_sched *s, jt_dbcast_ctx *db, jt_chol_send ho
             rc = sweep(&L, L.held, &L.nheld, 0, &events);
         if (rc == JT_DBCAST_OK)
             rc = sweep(&L, L.out, &L.nout, 0, &events);
+        double tw1 = p->trace ? MPI_Wtime() : 0;
+        busy += tw1 - tw0, iters++;
         if (events) {
             wait = WAIT_MIN;
         } else {
             int sending = L.nheld || L.nout;
             jt_sched_wait(s, sending && wait > WAIT_SEND ? WAIT_SEND : wait);
+            slept += p->trace ? MPI_Wtime() - tw1 : 0;
             wait = wait * 2 < WAIT_MAX ? wait * 2 : WAIT_MAX;
         }
     }
+    jt_chol_trace_ev(p->trace, JT_TR_LOOP, (int)(busy * 1e6), (int)(slept * 1e6), (int)iters, 0);
 out:
-    free(L.done), free(L.recv), free(L.held), free(L.queue), free(L.out);
+    jt_chol_trace_close(p->trace);
+    p->trace = NULL;
+    free(L.done), free(L.recv), free(L.held), free(L.queue), free(L.out), free(L.first);
     return rc;
 }
 
 double jt_chol_cost(void *arg, int task)
 {
-    const jt_chol_plan *p = arg;
+    jt_chol_plan *p = arg;
     jt_chol_kind k = p->tasks[task].t.kind;
+    trace_task(p, JT_TR_START, task); /* simulated: called as the task starts */
     return jt_chol_task_flops(k, p->g.nb) * p->cost_scale[k];
 }
 

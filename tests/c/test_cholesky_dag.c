@@ -85,6 +85,16 @@ int main(void)
            nd[1] == 7 && nd[2] == 7 && nd[3] == 2 && nd[4] == 1,
            "order_by_need: %d %d %d %d %d", rk[0], rk[1], rk[2], rk[3], rk[4]);
 
+    /* The sends of an ordered root: flat, one copy each; a tree, the most urgent recipient
+     * alone (it forwards nothing) then one tree for the others. */
+    int first[6] = {-1, -1, -1, -1, -1, -1};
+    CHECK(jt_chol_split_sends(0, 1, first) == 0 && jt_chol_split_sends(0, 0, first) == 0);
+    CHECK(jt_chol_split_sends(1, 1, first) == 1 && first[0] == 0);
+    CHECK(jt_chol_split_sends(2, 1, first) == 2 && first[0] == 0 && first[1] == 1);
+    CHECK(jt_chol_split_sends(30, 1, first) == 2 && first[0] == 0 && first[1] == 1);
+    CHECK(jt_chol_split_sends(4, 0, first) == 4 && first[0] == 0 && first[1] == 1 &&
+          first[2] == 2 && first[3] == 3);
+
     /* The local views agree with the DAG: every task runs once, every send has its receive. */
     int tasks = 0, bc[4] = {0}, s1[4] = {0}, recv[4] = {0};
     for (int r = 0; r < 4; r++) {

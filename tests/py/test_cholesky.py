@@ -232,3 +232,5 @@ def test_cli_plan_and_bad_grid(tmp_path):
             "--bench", sys.executable)
     assert p.returncode == 0, p.stderr
     assert p.stdout.count("smpirun -np") == 2 and "--routing binomial" in p.stdout
+    # SMPI's growing test sleeps would stall the polling loop (docs/cholesky.md): off.
+    assert p.stdout.count("--cfg=smpi/grow-injected-times:no") == 2

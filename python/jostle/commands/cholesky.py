@@ -183,6 +183,14 @@ def kernel_rates(args, tile) -> str:
     return ",".join(f"{k.lower()}={g[k]:.4g}" for k in KERNELS)
 
 
+# SMPI's MPI_Test and MPI_Iprobe sleep n × their cost, n one more after every failed test of
+# any rank and 1 again after any success (smpi/grow-injected-times, on by default): a runtime
+# that polls a window of receives while it waits then stalls for up to milliseconds per turn,
+# and its node's next task waits for it (measured: a 2.68 ms GEMM seen to take 3.16 ms on
+# average in flat mode, 8 nodes; docs/cholesky.md).  Off, each test costs --poll-cost.
+SIM_CFG = ("smpi/grow-injected-times:no",)
+
+
 def simulate(args):
     if args.starpu:
         raise UsageError("--starpu is not allowed with --simulate: StarPU-MPI runs on real ranks")
@@ -192,4 +200,5 @@ def simulate(args):
     extra = []
     if args.kernel_rates:
         extra = ["--kernel-rates", kernel_rates(args, args.tile or SIM_TILE)]
-    return simgrid.run_sweep(args, "cholesky", nodes, bench_args(args, True) + extra, 2.0)
+    vargs = bench_args(args, True) + extra
+    return simgrid.run_sweep(args, "cholesky", nodes, vargs, 2.0, variants=[("", vargs, SIM_CFG)])
