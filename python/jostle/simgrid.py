@@ -193,7 +193,7 @@ def _check_platform(path: Path, speed: float, cores: int, bw: float, lat: float)
                          f"plans ({want}); use another --campaign, or move the file away")
 
 
-def add_options(parser, speed_default: str, speed_help: str):
+def add_options(parser, speed_default: str, speed_help: str, poll_default: float = 1e-7):
     """The options every simulated command shares (what run_sweep reads); returns the group,
     for a command's own simulation options."""
     from .commands._common import positive_float
@@ -211,8 +211,9 @@ def add_options(parser, speed_default: str, speed_help: str):
     s.add_argument("--speed", default=none, metavar="F",
                    help=f"{speed_help} (default {speed_default})")
     s.add_argument("--poll-cost", type=positive_float, default=none, metavar="S",
-                   help="simulated seconds per MPI_Iprobe/MPI_Test (default 1e-7)")
-    parser.set_defaults(sim_defaults={**SIM_DEFAULTS, "speed": speed_default})
+                   help=f"simulated seconds per MPI_Iprobe/MPI_Test (default {poll_default:g})")
+    parser.set_defaults(sim_defaults={**SIM_DEFAULTS, "speed": speed_default,
+                                      "poll_cost": poll_default})
     return s
 
 
