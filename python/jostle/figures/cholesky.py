@@ -11,6 +11,7 @@ tables(runs) gives the report its section: per run, both modes, the gain and the
 """
 
 import matplotlib.pyplot as plt
+from matplotlib.ticker import NullFormatter
 
 from ..results import frame
 from . import Figure
@@ -112,6 +113,8 @@ def build(runs) -> list:
         ax2.legend(loc="upper left", fontsize=8)
         for ax in (ax1, ax2):
             ax.set_xscale("log", base=2)
+            ax.set_xticks(x, [str(int(v)) for v in x])   # 4, 8, 16 nodes, not 2², 2³, 2⁴
+            ax.xaxis.set_minor_formatter(NullFormatter())
             ax.set_xlabel("simulated nodes (one rank each)")
             ax.grid(True, alpha=0.3)
         plat = pts[0]["platform"]
