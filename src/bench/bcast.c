@@ -138,8 +138,8 @@ static void parse_routes(state *s, const char *spec)
             r[n++] = (int)x;
         } else {
             jt_usage_error("--routing: '%s' is not a routing; expected flat, binomial, chain, "
-                           "pipeline-chain, pipeline-tree, two-tree, knomial-4, knomial-8, knomial-16, auto, "
-                           "mpi_bcast or all", t);
+                           "pipeline-chain, pipeline-tree, two-tree, knomial-4, knomial-8, "
+                           "knomial-16, auto, mpi_bcast or all", t);
         }
         for (int q = 0; q < n; q++) {
             int dup = 0;
