@@ -37,6 +37,9 @@ typedef enum {
     JT_ROUTE_TWO_TREE,        /* two pipelined binary trees, each carrying half the segments;
                                  a node interior in one is a leaf in the other (Sanders,
                                  Speck, Traff 2009): every node sends the message once */
+    JT_ROUTE_KNOMIAL4,        /* k-nomial trees of whole messages, radix 4, 8, 16: */
+    JT_ROUTE_KNOMIAL8,        /*   ceil(log_k(n+1)) rounds of up to k-1 children each, a */
+    JT_ROUTE_KNOMIAL16,       /*   round's sends at once (appended: the wire carries values) */
     JT_ROUTE_COUNT_
 } jt_dbcast_routing;
 
@@ -184,7 +187,8 @@ void jt_dbcast_get_model(const jt_dbcast_ctx *ctx, jt_dbcast_model *model);
 void jt_dbcast_get_stats(jt_dbcast_ctx *ctx, jt_dbcast_stats *stats);
 const char *jt_dbcast_strerror(int err);
 
-/* "auto", "flat", "binomial", "chain", "pipeline-chain", "pipeline-tree", "two-tree" */
+/* "auto", "flat", "binomial", "chain", "pipeline-chain", "pipeline-tree", "two-tree",
+ * "knomial-4", "knomial-8", "knomial-16" */
 const char *jt_dbcast_route_name(jt_dbcast_routing r);
 int jt_dbcast_route_parse(const char *name, jt_dbcast_routing *out); /* 0 ok, -1 unknown */
 

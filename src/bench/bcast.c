@@ -47,7 +47,8 @@ static const char *const progress_names[] = {"auto", "thread", "poll", NULL};
 
 static const jt_opt_spec options[] = {
     {"routing", "LIST", "all", "routings, comma-separated: flat, binomial, chain, pipeline-chain, "
-                               "pipeline-tree, auto, mpi_bcast (MPI_Bcast on a prebuilt "
+                               "pipeline-tree, two-tree, knomial-4, knomial-8, knomial-16, auto, "
+                               "mpi_bcast (MPI_Bcast on a prebuilt "
                                "communicator), or all"},
     {"recipients", "LIST", "all", "numbers k of recipients, comma-separated, 1 to P-1, or all "
                                   "(P-1); ranks spread evenly over 1..P-1"},
@@ -137,7 +138,8 @@ static void parse_routes(state *s, const char *spec)
             r[n++] = (int)x;
         } else {
             jt_usage_error("--routing: '%s' is not a routing; expected flat, binomial, chain, "
-                           "pipeline-chain, pipeline-tree, two-tree, auto, mpi_bcast or all", t);
+                           "pipeline-chain, pipeline-tree, two-tree, knomial-4, knomial-8, "
+                           "knomial-16, auto, mpi_bcast or all", t);
         }
         for (int q = 0; q < n; q++) {
             int dup = 0;

@@ -124,7 +124,8 @@ jt_dbcast_ctx *jt_dbcast_init(MPI_Comm comm, const jt_dbcast_cfg *cfgp)
     if ((int)cfg.routing < 0 || cfg.routing >= JT_ROUTE_COUNT_) {
         jt_dbcast_complain(NULL, cfg.quiet, JT_DBCAST_EINVAL, fn,
                            "unknown routing %d (expected auto, flat, binomial, chain, "
-                           "pipeline-chain, pipeline-tree, two-tree)", (int)cfg.routing);
+                           "pipeline-chain, pipeline-tree, two-tree, knomial-4, knomial-8, "
+                           "knomial-16)", (int)cfg.routing);
         return NULL;
     }
     if (cfg.segment_bytes > JT_DBCAST_MAX_SEGMENT) {

@@ -159,6 +159,25 @@ static double binomial(const jt_dbcast_model *m, size_t bytes, int n)
     return t;
 }
 
+/* K-nomial: ceil(log_k(n+1)) rounds of up to k-1 whole messages posted together, which
+ * share the caller's link as flat's do: a round costs one latency plus each message's
+ * injection. The root's rounds are one path to the last recipient (a round-1 child's
+ * slice has as many rounds left as the root after round 1), as for the binomial tree. */
+static double knomial(const jt_dbcast_model *m, int k, size_t bytes, int n)
+{
+    double t = 0;
+    for (int N = n + 1; N > 1;) { /* the rounds of route_knomial.c */
+        int b = (N + k - 1) / k;
+        t += jt_dbcast_model_latency(m, wire(m, bytes, b - 1));
+        for (int j = 1; j < k && j * b < N; j++) {
+            int end = (j + 1) * b < N ? (j + 1) * b : N;
+            t += m->overhead + xfer(m, wire(m, bytes, end - j * b - 1));
+        }
+        N = b;
+    }
+    return t;
+}
+
 double jt_dbcast_route_cost(jt_dbcast_routing r, size_t bytes, int n, size_t seg,
                             const jt_dbcast_model *m)
 {
@@ -174,6 +193,10 @@ double jt_dbcast_route_cost(jt_dbcast_routing r, size_t bytes, int n, size_t seg
     }
     case JT_ROUTE_BINOMIAL:
         return binomial(m, bytes, n) + (d - 1) * F;
+    case JT_ROUTE_KNOMIAL4:
+    case JT_ROUTE_KNOMIAL8:
+    case JT_ROUTE_KNOMIAL16:
+        return knomial(m, jt_dbcast_route_radix(r), bytes, n) + (d - 1) * F;
     case JT_ROUTE_CHAIN:
         return n * hop(m, wire(m, bytes, n / 2)) + (n - 1) * F;
     case JT_ROUTE_PIPELINE_CHAIN:
@@ -254,7 +277,8 @@ jt_dbcast_routing jt_dbcast_route_choose(size_t bytes, int n, size_t seg_cfg,
     }
     static const jt_dbcast_routing cand[] = {JT_ROUTE_FLAT, JT_ROUTE_BINOMIAL,
                                              JT_ROUTE_PIPELINE_CHAIN, JT_ROUTE_PIPELINE_TREE,
-                                             JT_ROUTE_TWO_TREE};
+                                             JT_ROUTE_TWO_TREE, JT_ROUTE_KNOMIAL4,
+                                             JT_ROUTE_KNOMIAL8, JT_ROUTE_KNOMIAL16};
     jt_dbcast_routing best = JT_ROUTE_FLAT;
     size_t best_seg = jt_dbcast_route_segment(JT_ROUTE_FLAT, bytes, n, 0, m);
     if (n > 0) { /* one recipient too: segments may beat one message (SMPI's factors) */

@@ -1,6 +1,7 @@
 /*
  * jt_dbcast routing: the dispatcher. One routing is one file (route_flat.c,
- * route_binomial.c, route_chain.c, route_tree.c, route_twotree.c); this file maps a
+ * route_binomial.c, route_chain.c, route_tree.c, route_twotree.c,
+ * route_knomial.c); this file maps a
  * routing to its functions and holds what every routing shares: depth, names, the order in
  * which a tree reaches its list, the root's lists. The cost model and the automatic choice
  * are in dbcast_model.c. Pure; see dbcast_route.h, docs/dbcast.md.
@@ -26,6 +27,17 @@ int jt_route_floor_log2(long long x) /* x >= 1 */
     return d;
 }
 
+int jt_dbcast_route_radix(jt_dbcast_routing r)
+{
+    switch (r) {
+    case JT_ROUTE_BINOMIAL: return 2;
+    case JT_ROUTE_KNOMIAL4: return 4;
+    case JT_ROUTE_KNOMIAL8: return 8;
+    case JT_ROUTE_KNOMIAL16: return 16;
+    default: return 0;
+    }
+}
+
 int jt_dbcast_route_is_pipelined(jt_dbcast_routing r)
 {
     return r == JT_ROUTE_PIPELINE_CHAIN || r == JT_ROUTE_PIPELINE_TREE || r == JT_ROUTE_TWO_TREE;
@@ -42,6 +54,12 @@ int jt_dbcast_route_max_children(jt_dbcast_routing r, int n)
     case JT_ROUTE_PIPELINE_TREE:
     case JT_ROUTE_TWO_TREE: return n < 2 ? n : 2;
     case JT_ROUTE_BINOMIAL: return jt_route_ceil_log2((long long)n + 1);
+    case JT_ROUTE_KNOMIAL4:
+    case JT_ROUTE_KNOMIAL8:
+    case JT_ROUTE_KNOMIAL16: {
+        int k = jt_dbcast_route_radix(r), c = (k - 1) * jt_route_knomial_rounds(k, n);
+        return c < n ? c : n;
+    }
     default: return 0;
     }
 }
@@ -57,6 +75,9 @@ int jt_dbcast_route_children(jt_dbcast_routing r, int n, jt_dbcast_route_child *
     case JT_ROUTE_BINOMIAL: return jt_route_binomial_children(n, out);
     case JT_ROUTE_PIPELINE_TREE: return jt_route_tree_children(n, out);
     case JT_ROUTE_TWO_TREE: return jt_route_twotree_children(n, out);
+    case JT_ROUTE_KNOMIAL4:
+    case JT_ROUTE_KNOMIAL8:
+    case JT_ROUTE_KNOMIAL16: return jt_route_knomial_children(jt_dbcast_route_radix(r), n, out);
     default: return -1;
     }
 }
@@ -73,6 +94,9 @@ int jt_dbcast_route_depth(jt_dbcast_routing r, int n)
     case JT_ROUTE_PIPELINE_TREE: return jt_route_floor_log2((long long)n + 1);
     /* the root's hop to each tree's top, then a complete binary tree of n nodes */
     case JT_ROUTE_TWO_TREE: return 1 + jt_route_floor_log2((long long)n);
+    case JT_ROUTE_KNOMIAL4:
+    case JT_ROUTE_KNOMIAL8:
+    case JT_ROUTE_KNOMIAL16: return jt_route_knomial_depth(jt_dbcast_route_radix(r), n);
     default: return -1;
     }
 }
@@ -102,7 +126,8 @@ int jt_dbcast_route_layout(jt_dbcast_routing r, int n, int *pos)
 }
 
 static const char *const route_names[JT_ROUTE_COUNT_] = {
-    "auto", "flat", "binomial", "chain", "pipeline-chain", "pipeline-tree", "two-tree"};
+    "auto", "flat", "binomial", "chain", "pipeline-chain", "pipeline-tree", "two-tree",
+    "knomial-4", "knomial-8", "knomial-16"};
 
 const char *jt_dbcast_route_name(jt_dbcast_routing r)
 {

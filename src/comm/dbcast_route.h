@@ -31,6 +31,8 @@ int jt_dbcast_route_children(jt_dbcast_routing r, int n, jt_dbcast_route_child *
 int jt_dbcast_route_depth(jt_dbcast_routing r, int n);
 
 int jt_dbcast_route_is_pipelined(jt_dbcast_routing r);
+/* The radix of a k-nomial routing (binomial 2, knomial-K K), else 0. */
+int jt_dbcast_route_radix(jt_dbcast_routing r);
 
 /* The root's side. A routing sends the data in jt_dbcast_route_streams(r) streams: 1, or 2
  * for the two-tree, each carrying a part of the bytes (stream j: segments

@@ -77,8 +77,10 @@ void jt_dbcast_sendq_init(jt_dbcast_ctx *ctx, jt_dbcast_sendq *q, const jt_dbcas
     }
     q->next = 0;
     q->inflight = 0;
+    int radix = jt_dbcast_route_radix((jt_dbcast_routing)h->routing); /* k-nomial: a round */
     q->window = h->routing == JT_ROUTE_FLAT ? nkids
-              : jt_dbcast_route_is_pipelined((jt_dbcast_routing)h->routing) ? 2 * nkids : 1;
+              : jt_dbcast_route_is_pipelined((jt_dbcast_routing)h->routing) ? 2 * nkids
+              : radix > 2 ? radix - 1 : 1;
 }
 
 void jt_dbcast_sendq_free(jt_dbcast_sendq *q)

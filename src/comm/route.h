@@ -21,6 +21,10 @@ int jt_route_binomial_children(int n, jt_dbcast_route_child *out);  /* route_bin
 int jt_route_chain_children(int n, jt_dbcast_route_child *out);     /* route_chain.c */
 int jt_route_tree_children(int n, jt_dbcast_route_child *out);      /* route_tree.c */
 int jt_route_twotree_children(int n, jt_dbcast_route_child *out);   /* route_twotree.c */
+/* route_knomial.c: radix k >= 2; ceil(log_k(n+1)) rounds of up to k-1 children */
+int jt_route_knomial_children(int k, int n, jt_dbcast_route_child *out);
+int jt_route_knomial_rounds(int k, int n);
+int jt_route_knomial_depth(int k, int n);
 /* route_twotree.c: the root's two lists (see jt_dbcast_route_layout). */
 int jt_route_twotree_layout(int n, int *pos);
 

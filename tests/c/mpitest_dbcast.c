@@ -132,7 +132,8 @@ static void wait_all(jt_dbcast_ctx *ctx, jt_dbcast_req **reqs, int n, int *rcs,
 
 static const jt_dbcast_routing ROUTES[] = {JT_ROUTE_FLAT, JT_ROUTE_BINOMIAL, JT_ROUTE_CHAIN,
                                            JT_ROUTE_PIPELINE_CHAIN, JT_ROUTE_PIPELINE_TREE,
-                                           JT_ROUTE_TWO_TREE, JT_ROUTE_AUTO};
+                                           JT_ROUTE_TWO_TREE, JT_ROUTE_KNOMIAL4, JT_ROUTE_KNOMIAL8,
+                                           JT_ROUTE_KNOMIAL16, JT_ROUTE_AUTO};
 #define NROUTES ((int)(sizeof ROUTES / sizeof ROUTES[0]))
 
 /* ------------------------------------------------------------------ tests */
@@ -484,7 +485,7 @@ static void t_badinput(MPI_Comm comm)
     CHECK(jt_dbcast_send(ctx, b, 16, -5, &other, 1, &r) == JT_DBCAST_EINVAL, "badinput: negative tag");
     CHECK(jt_dbcast_send(ctx, NULL, 16, 1, &other, 1, &r) == JT_DBCAST_EINVAL, "badinput: NULL buffer");
     CHECK(jt_dbcast_send(ctx, b, 16, 1, &other, -1, &r) == JT_DBCAST_EINVAL, "badinput: negative count");
-    CHECK(jt_dbcast_send_routed(ctx, b, 16, 1, &other, 1, (jt_dbcast_routing)9, &r) == JT_DBCAST_EINVAL,
+    CHECK(jt_dbcast_send_routed(ctx, b, 16, 1, &other, 1, JT_ROUTE_COUNT_, &r) == JT_DBCAST_EINVAL,
           "badinput: unknown routing per message");
     CHECK(jt_dbcast_recv(ctx, b, 16, far, 1, &r) == JT_DBCAST_EINVAL, "badinput: source out of range");
     CHECK(jt_dbcast_recv(ctx, b, 16, me, 1, &r) == JT_DBCAST_EINVAL, "badinput: receive from self");

@@ -72,6 +72,42 @@ static int ilog2_ceil(int x)
     return d;
 }
 
+static int ilogk_ceil(int k, long long x) /* smallest d with k^d >= x */
+{
+    int d = 0;
+    for (long long p = 1; p < x; p *= k)
+        d++;
+    return d;
+}
+
+/* K-nomial specifics at the root: rounds of at most k-1 children, found from the shape alone
+ * (a round starts where a subtree grows again or the child index falls back); the rounds'
+ * number, the largest subtree first in each round, every child count. */
+static void check_knomial(jt_dbcast_routing r, int n)
+{
+    int k = jt_dbcast_route_radix(r), cap = jt_dbcast_route_max_children(r, n);
+    jt_dbcast_route_child *kids = malloc((size_t)(cap > 0 ? cap : 1) * sizeof *kids);
+    int c = jt_dbcast_route_children(r, n, kids), rounds = 0, in_round = 0;
+    for (int i = 0; i < c; i++) {
+        int fresh = i == 0 || kids[i].child < kids[i - 1].child;
+        if (fresh)
+            rounds++, in_round = 0;
+        in_round++;
+        CHECKF(in_round <= k - 1, "%s n=%d: %d children in round %d", jt_dbcast_route_name(r), n,
+               in_round, rounds);
+        if (!fresh)
+            CHECKF(kids[i].sub_len <= kids[i - 1].sub_len, "%s n=%d: child %d's subtree larger "
+                   "than its predecessor's in a round", jt_dbcast_route_name(r), n, i);
+        else if (i > 0)
+            CHECKF(kids[i].sub_len < kids[0].sub_len || kids[0].sub_len == 0,
+                   "%s n=%d: round %d's subtree not smaller", jt_dbcast_route_name(r), n, rounds);
+    }
+    CHECKF(rounds == ilogk_ceil(k, (long long)n + 1), "%s n=%d: %d rounds, expected %d",
+           jt_dbcast_route_name(r), n, rounds, ilogk_ceil(k, (long long)n + 1));
+    CHECKF(c >= rounds && c <= (k - 1) * rounds, "%s n=%d: %d children", jt_dbcast_route_name(r), n, c);
+    free(kids);
+}
+
 static void check_tree(jt_dbcast_routing r, int n)
 {
     int *list = calloc((size_t)n + 1, sizeof *list);
@@ -117,6 +153,7 @@ static void check_tree(jt_dbcast_routing r, int n)
                : r == JT_ROUTE_FLAT ? 1
                : (r == JT_ROUTE_CHAIN || r == JT_ROUTE_PIPELINE_CHAIN) ? n
                : r == JT_ROUTE_TWO_TREE ? 1 + (int)floor(log2((double)n)) /* top, then complete */
+               : jt_dbcast_route_radix(r) > 2 ? ilogk_ceil(jt_dbcast_route_radix(r), n + 1)
                : (int)floor(log2((double)n + 1.0)); /* binomial and binary trees */
     CHECKF(expect == closed, "%s n=%d: route_depth %d, closed form %d", jt_dbcast_route_name(r), n,
           expect, closed);
@@ -126,6 +163,8 @@ static void check_tree(jt_dbcast_routing r, int n)
         CHECKF(w.max_fanout <= 1, "chain n=%d: fan-out %d", n, w.max_fanout);
     if (r == JT_ROUTE_FLAT)
         CHECKF(w.max_fanout == n, "flat n=%d: root fan-out %d", n, w.max_fanout);
+    if (jt_dbcast_route_radix(r) > 2)
+        check_knomial(r, n);
     if (r == JT_ROUTE_BINOMIAL && n > 0) {
         /* the root of a binomial tree of N nodes has ceil(log2 N) children; the first
          * child gets the largest subtree (it is on the critical path) */
@@ -211,7 +250,8 @@ int main(void)
 {
     const jt_dbcast_routing all[] = {JT_ROUTE_FLAT, JT_ROUTE_BINOMIAL, JT_ROUTE_CHAIN,
                                      JT_ROUTE_PIPELINE_CHAIN, JT_ROUTE_PIPELINE_TREE,
-                                     JT_ROUTE_TWO_TREE};
+                                     JT_ROUTE_TWO_TREE, JT_ROUTE_KNOMIAL4, JT_ROUTE_KNOMIAL8,
+                                     JT_ROUTE_KNOMIAL16};
     for (size_t a = 0; a < sizeof all / sizeof all[0]; a++) {
         for (int n = 0; n <= 300; n++)
             check_tree(all[a], n);
@@ -231,6 +271,18 @@ int main(void)
         CHECKF(k[0].child == 3 && k[0].sub_off == 4 && k[0].sub_len == 3, "binomial 7: first child");
         CHECKF(k[1].child == 1 && k[1].sub_off == 2 && k[1].sub_len == 1, "binomial 7: second child");
         CHECKF(k[2].child == 0 && k[2].sub_len == 0, "binomial 7: third child");
+        jt_dbcast_route_child q[8];
+        c = jt_dbcast_route_children(JT_ROUTE_KNOMIAL4, 15, q); /* 16 nodes: 4 blocks of 4, then 1s */
+        CHECKF(c == 6 && q[0].child == 3 && q[0].sub_off == 4 && q[0].sub_len == 3 && q[1].child == 7 &&
+               q[1].sub_len == 3 && q[2].child == 11 && q[2].sub_off == 12 && q[2].sub_len == 3 &&
+               q[3].child == 0 && q[4].child == 1 && q[5].child == 2 && q[5].sub_len == 0,
+               "knomial-4 15: shape");
+        c = jt_dbcast_route_children(JT_ROUTE_KNOMIAL4, 5, q); /* 6 nodes: blocks of 2, then 1 */
+        CHECKF(c == 3 && q[0].child == 1 && q[0].sub_len == 1 && q[1].child == 3 && q[1].sub_len == 1 &&
+               q[2].child == 0 && q[2].sub_len == 0, "knomial-4 5: shape");
+        /* 256 nodes: 15 children heading 16 each, then 15 leaves */
+        CHECKF(jt_dbcast_route_max_children(JT_ROUTE_KNOMIAL16, 255) == 30, "knomial-16 255: bound");
+        CHECKF(jt_dbcast_route_depth(JT_ROUTE_KNOMIAL16, 255) == 2, "knomial-16 255: depth 2");
         c = jt_dbcast_route_children(JT_ROUTE_PIPELINE_TREE, 6, k);
         CHECKF(c == 2 && k[0].child == 0 && k[0].sub_len == 2 && k[1].child == 3 && k[1].sub_len == 2,
               "pipeline-tree 6: shape");
@@ -260,8 +312,8 @@ int main(void)
     size_t seg = 0;
     CHECKF(jt_dbcast_route_choose(1 << 20, 1, 0, &m, &seg) == JT_ROUTE_FLAT, "one recipient: flat");
     CHECKF(jt_dbcast_route_choose(8, 3, 0, &m, NULL) == JT_ROUTE_FLAT, "8 B to 3: flat");
-    CHECKF(jt_dbcast_route_choose(8, 255, 0, &m, NULL) == JT_ROUTE_BINOMIAL, "8 B to 255: binomial");
-    CHECKF(jt_dbcast_route_choose(4096, 63, 0, &m, NULL) == JT_ROUTE_BINOMIAL, "4 KiB to 63: binomial");
+    CHECKF(jt_dbcast_route_radix(jt_dbcast_route_choose(8, 255, 0, &m, NULL)) > 0, "8 B to 255: a k-nomial tree");
+    CHECKF(jt_dbcast_route_radix(jt_dbcast_route_choose(4096, 63, 0, &m, NULL)) > 0, "4 KiB to 63: a k-nomial tree");
     CHECKF(jt_dbcast_route_is_pipelined(jt_dbcast_route_choose((size_t)64 << 20, 7, 0, &m, &seg)),
           "64 MiB to 7: pipelined");
     CHECKF(seg >= JT_DBCAST_MIN_AUTO_SEGMENT && seg <= JT_DBCAST_MAX_AUTO_SEGMENT && seg % 2048 == 0,

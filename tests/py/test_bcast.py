@@ -17,7 +17,8 @@ from mpijobs import run_bench
 ROOT = Path(__file__).resolve().parents[2]
 SIM_EXE = ROOT / "build/simgrid/jostle-bench"
 QUICK = ["--min-reps", "5", "--max-time", "0.02", "--warmup", "1"]
-ROUTINGS = {"flat", "binomial", "chain", "pipeline-chain", "pipeline-tree", "two-tree", "auto", "mpi_bcast"}
+ROUTINGS = {"flat", "binomial", "chain", "pipeline-chain", "pipeline-tree", "two-tree",
+            "knomial-4", "knomial-8", "knomial-16", "auto", "mpi_bcast"}
 
 
 def bcast(tmp_path, *args, np=4, name="b.jsonl"):
