@@ -9,41 +9,30 @@
 
 int jt_chol_kernels_available(void) { return 1; }
 
-static int kernel_s(jt_chol_kind kind, int nb, float *c, const float *a, const float *b)
-{
-    switch (kind) {
-    case JT_CHOL_POTRF: return (int)LAPACKE_spotrf(LAPACK_COL_MAJOR, 'L', nb, c, nb);
-    case JT_CHOL_TRSM:
-        cblas_strsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, nb, nb, 1.0f,
-                    a, nb, c, nb);
-        return 0;
-    case JT_CHOL_SYRK:
-        cblas_ssyrk(CblasColMajor, CblasLower, CblasNoTrans, nb, nb, -1.0f, a, nb, 1.0f, c, nb);
-        return 0;
-    default:
-        cblas_sgemm(CblasColMajor, CblasNoTrans, CblasTrans, nb, nb, nb, -1.0f, a, nb, b, nb,
-                    1.0f, c, nb);
-        return 0;
+/* The four tile kernels in one precision: P is BLAS's prefix (s or d), T its type. One
+ * definition for both, so that the single- and double-precision factorizations cannot drift. */
+#define CHOL_KERNELS(P, T)                                                                      \
+    static int kernel_##P(jt_chol_kind kind, int nb, T *c, const T *a, const T *b)            \
+    {                                                                                          \
+        switch (kind) {                                                                        \
+        case JT_CHOL_POTRF: return (int)LAPACKE_##P##potrf(LAPACK_COL_MAJOR, 'L', nb, c, nb); \
+        case JT_CHOL_TRSM:                                                                     \
+            cblas_##P##trsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit,  \
+                            nb, nb, (T)1, a, nb, c, nb);                                       \
+            return 0;                                                                          \
+        case JT_CHOL_SYRK:                                                                     \
+            cblas_##P##syrk(CblasColMajor, CblasLower, CblasNoTrans, nb, nb, (T)-1, a, nb,     \
+                            (T)1, c, nb);                                                      \
+            return 0;                                                                          \
+        default:                                                                               \
+            cblas_##P##gemm(CblasColMajor, CblasNoTrans, CblasTrans, nb, nb, nb, (T)-1, a, nb, \
+                            b, nb, (T)1, c, nb);                                               \
+            return 0;                                                                          \
+        }                                                                                      \
     }
-}
-
-static int kernel_d(jt_chol_kind kind, int nb, double *c, const double *a, const double *b)
-{
-    switch (kind) {
-    case JT_CHOL_POTRF: return (int)LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', nb, c, nb);
-    case JT_CHOL_TRSM:
-        cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, nb, nb, 1.0,
-                    a, nb, c, nb);
-        return 0;
-    case JT_CHOL_SYRK:
-        cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, nb, nb, -1.0, a, nb, 1.0, c, nb);
-        return 0;
-    default:
-        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, nb, nb, nb, -1.0, a, nb, b, nb, 1.0,
-                    c, nb);
-        return 0;
-    }
-}
+CHOL_KERNELS(s, float)
+CHOL_KERNELS(d, double)
+#undef CHOL_KERNELS
 
 int jt_chol_kernel(jt_chol_kind kind, int nb, int single, void *c, const void *a, const void *b)
 {
