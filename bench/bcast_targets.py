@@ -20,7 +20,6 @@ script goes on: its points measured so far are kept, the missing ones are listed
 Exit status 0 when every target passes, 1 otherwise (or when a jostle launch failed)."""
 import argparse
 import json
-import math
 import os
 import subprocess
 import sys
@@ -38,6 +37,7 @@ except ImportError:
         os.execv(str(VENV_PY), [str(VENV_PY), *sys.argv])
     raise
 sys.path.insert(0, str(ROOT / "python"))
+from jostle.figures.bcast import bound_us  # noqa: E402
 from jostle.figures.pingpong import short_mpi  # noqa: E402
 from jostle.simgrid import SMPI_BCAST_ALL  # noqa: E402
 from jostle.sizes import human  # noqa: E402
@@ -169,7 +169,7 @@ def report_simulated(data, chose, plat, lost, results):
         print("SKIP  not measured (--nodes / --sizes leave it out)")
         return
     alpha, beta = plat[n]
-    bound = (size / beta + math.ceil(math.log2(n)) * alpha) * 1e6
+    bound = bound_us(size, n, alpha, beta)   # the figure's line, one formula
     auto = med["auto"]
     sr, st = best(med, lambda r: r.startswith("smpi:"))
     print(f"auto {auto:.1f} µs ({chose[n][size]}); bound m/β + ⌈log₂P⌉·α = {bound:.1f} µs "
