@@ -19,6 +19,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "Usage: jostle-bench BENCHMARK [options]   (under mpirun, mpiexec or srun)\n"
                "       jostle-bench --list | --version | --machine [--topology FILE.xml]\n"
+               "       jostle-bench --transport   (the MPI library's transport settings, JSON)\n"
                "       jostle-bench --parse-sizes SPEC   (the sizes as a JSON list)\n"
                "       jostle-bench --stats < NUMBERS    (their statistics, as a point line's "
                "keys)\n"
@@ -162,6 +163,8 @@ int main(int argc, char **argv)
         return stats(argc, argv);
     if (strcmp(argv[1], "--machine") == 0)
         return machine(argc, argv);
+    if (strcmp(argv[1], "--transport") == 0 && argc == 2)
+        return jt_transport_print();
     if (strcmp(argv[1], "--topo") == 0)
         return jt_query_topo(argc, argv);
     if (strcmp(argv[1], "--place") == 0)

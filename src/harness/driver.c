@@ -159,6 +159,7 @@ int jt_harness_main(const jt_bench *b, int argc, char **argv)
     }
     if (b->before_init)
         b->before_init(&ctx->opts);
+    jt_transport_begin();
     MPI_Init_thread(&argc, &argv, wanted, &ctx->thread_level);
     ctx->comm = MPI_COMM_WORLD;
     MPI_Comm_rank(ctx->comm, &ctx->rank);

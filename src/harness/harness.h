@@ -119,6 +119,9 @@ typedef struct jt_bench {
  * exit status. */
 int jt_harness_main(const jt_bench *b, int argc, char **argv);
 
+/* `jostle-bench --transport`: the MPI library's transport settings as JSON, without MPI_Init. */
+int jt_transport_print(void);
+
 struct jt_binding;
 struct jt_buffer;
 /* What a benchmark's setup obtained, for the metadata: the communicating thread (once) and

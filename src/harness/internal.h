@@ -19,6 +19,11 @@ void jt_resolve_placement(jt_ctx *ctx);
  * the meta line (meta.c).  Collective. */
 void jt_gather_meta(jt_ctx *ctx, const jt_bench *b, void *st, const char *cores);
 
+/* The transport's control variables (transport.c): _begin before MPI_Init spawns the query
+ * beside it on the launcher's rank 0; _json writes "transport": {...} (rank 0). */
+void jt_transport_begin(void);
+void jt_transport_json(jt_json *j);
+
 typedef struct jt_point_result {
     size_t reps;
     double elapsed;

@@ -23,47 +23,6 @@ const char *jt_thread_level_name(int l)
 
 /* The launch as jostle made it ($JOSTLE_LAUNCH_LINE) and, inside a SLURM job, the job's facts
  * from srun's environment: a figure then names the allocation it was measured in. */
-/* The control variables that choose the transport, as the library reports them through the
- * MPI tool interface: Open MPI's pml, btl and mtl include/exclude lists ("^ucx": all but ucx),
- * MPICH's netmod (its device is in the library string). Absent names are skipped; a library
- * or simulator without the interface writes an empty object. */
-static void transport_json(jt_json *j)
-{
-    jt_json_key(j, "transport");
-    jt_json_object(j);
-#if !defined(JT_SMPI)
-    static const char *const names[] = {"pml", "btl", "mtl", "MPIR_CVAR_CH4_NETMOD",
-                                        "MPIR_CVAR_NEMESIS_NETMOD"};
-    int provided, n = 0;
-    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
-        goto done;
-    MPI_T_cvar_get_num(&n);
-    for (int i = 0; i < n; i++) {
-        char name[128];
-        int nlen = sizeof name, verbosity, bind, scope, count, dlen = 0;
-        MPI_Datatype type;
-        MPI_T_enum e;
-        if (MPI_T_cvar_get_info(i, name, &nlen, &verbosity, &type, &e, NULL, &dlen, &bind,
-                                &scope) != MPI_SUCCESS || type != MPI_CHAR)
-            continue;
-        int wanted = 0;
-        for (size_t k = 0; k < sizeof names / sizeof *names; k++)
-            wanted |= strcmp(name, names[k]) == 0;
-        MPI_T_cvar_handle h;
-        if (!wanted || MPI_T_cvar_handle_alloc(i, NULL, &h, &count) != MPI_SUCCESS)
-            continue;
-        char *value = calloc((size_t)count + 1, 1); /* Open MPI's strings hold 2048 */
-        if (value && MPI_T_cvar_read(h, value) == MPI_SUCCESS)
-            jt_json_kstr(j, name, value);
-        free(value);
-        MPI_T_cvar_handle_free(&h);
-    }
-    MPI_T_finalize();
-done:
-#endif
-    jt_json_end(j);
-}
-
 static void launch_json(jt_json *j)
 {
     const char *line = getenv("JOSTLE_LAUNCH_LINE");
@@ -158,7 +117,7 @@ static void write_meta(jt_ctx *ctx, const jt_bench *b, void *st, char **hosts, c
     jt_json_kstr(&j, "version", mpiver);
     jt_json_kint(&j, "ranks", ctx->size);
     jt_json_kstr(&j, "thread_level", jt_thread_level_name(ctx->thread_level));
-    transport_json(&j);
+    jt_transport_json(&j);
     jt_json_end(&j);
 
     launch_json(&j);

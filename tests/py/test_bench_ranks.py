@@ -99,6 +99,26 @@ def test_complete_run_records(tmp_path, flavor, mode):
     assert any(l.startswith("# Size") for l in p.stdout.splitlines())
 
 
+@pytest.mark.parametrize("flavor", ["openmpi", "mpich"])
+def test_transport_queried_beside_mpi_init(tmp_path, flavor):
+    """The transport's control variables come from a child (`jostle-bench --transport`) spawned
+    before MPI_Init by the launcher's rank 0: what it reports is what the query says alone, in
+    the launch's environment (a setting made there reaches the record)."""
+    env = dict(ENV, OMPI_MCA_pml="ob1") if flavor == "openmpi" else dict(ENV)
+    alone = json.loads(subprocess.run([bench(flavor), "--transport"], env=env, check=True,
+                                      capture_output=True, text=True).stdout)
+    if flavor == "openmpi":
+        assert alone["pml"] == "ob1"
+    else:
+        assert "MPIR_CVAR_CH4_NETMOD" in alone
+    out = tmp_path / "r.jsonl"
+    cmd = launch(flavor, 2) + [bench(flavor), "pingpong", "--sizes", "1", "--min-reps", "10",
+                               "--max-time", "0.1", "--output", str(out)]
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert load_run(out).meta["mpi"]["transport"] == alone
+
+
 def test_cold_buffers_and_idle_rank(tmp_path):
     out = tmp_path / "c.jsonl"
     p = run("openmpi", "--sizes", "64", "--buffers", "cold", "--check", "--min-reps", "50", "--output",
