@@ -26,7 +26,12 @@ The ratio of a pair is the median over rounds of jostle/likwid within a round; t
 rounds of each side and their ratio are printed beside it (launches on a shared VM are
 bimodal: a round can land both sides in different modes).
 
-Usage: bench/kernel_parity.py [--build build/openmpi] [--rounds 5] [--bytes 384M] [--threads 1,2]
+Each side of a round is the median of --runs (3) timed seconds: jostle's compute phases of a
+second in one launch (--repeat), likwid-bench's runs of `-s 1`: the same exposure to the drift
+of a shared machine on both sides.
+
+Usage: bench/kernel_parity.py [--build build/openmpi] [--rounds 5] [--runs 3] [--bytes 384M]
+                              [--threads 1,2]
 """
 import argparse
 import json
@@ -45,26 +50,36 @@ PAIRS = [("copy", "normal", "copy_avx"), ("copy", "nt", "copy_mem_avx"),
          ("triad", "normal", "stream_avx_fma"), ("triad", "nt", "stream_mem_avx_fma")]
 
 
-def jostle(build, kernel, stores, threads, total):
-    """(STREAM-counted GB/s, traffic GB/s with write-allocate) of one compute phase."""
+def jostle(build, kernel, stores, threads, total, runs):
+    """(STREAM-counted GB/s, traffic GB/s with write-allocate): the median of `runs` compute
+    phases of at least a second each, in one launch."""
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "k.jsonl")
         subprocess.run(MPIRUN + [
             os.path.join(build, "jostle-bench"), "contention", "--phases", "compute",
             "--compute-on", "sender", "--compute-cores", str(threads), "--oversubscribe",
             "--kernel", kernel, "--stores", stores, "--array-bytes", str(total // threads),
-            "--phase-time", "1", "--min-reps", "10", "--quiet", "--output", out],
+            "--phase-time", "1", "--repeat", str(runs), "--quiet", "--output", out],
             check=True, capture_output=True, text=True)
         recs = [json.loads(line) for line in open(out)]
-    got = {r["metric"]: r["median"] for r in recs if r.get("type") == "point"}
-    return got["compute_throughput"], got["compute_traffic"]
+    got = {}  # metric -> one value per phase
+    for r in recs:
+        if r.get("type") == "point":
+            got.setdefault(r["metric"], []).append(r["median"])
+    return (statistics.median(got["compute_throughput"]),
+            statistics.median(got["compute_traffic"]))
 
 
-def likwid(test, threads, total):
-    out = subprocess.run(["likwid-bench", "-t", test, "-s", "1",
-                          "-w", f"S0:{total // 1000}kB:{threads}"],
-                         check=True, capture_output=True, text=True).stdout
-    return float(re.search(r"MByte/s:\s+([0-9.]+)", out).group(1)) / 1e3
+def likwid(test, threads, total, runs):
+    """GB/s: the median of `runs` likwid-bench runs of at least a second each (-s 1), the same
+    exposure to the machine's drift as jostle's phases."""
+    got = []
+    for _ in range(runs):
+        out = subprocess.run(["likwid-bench", "-t", test, "-s", "1",
+                              "-w", f"S0:{total // 1000}kB:{threads}"],
+                             check=True, capture_output=True, text=True).stdout
+        got.append(float(re.search(r"MByte/s:\s+([0-9.]+)", out).group(1)) / 1e3)
+    return statistics.median(got)
 
 
 def comm_cpu(build, seconds=6.0):
@@ -98,6 +113,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build", "openmpi"))
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--runs", type=int, default=3,
+                    help="timed seconds per side and round: jostle's phases, likwid-bench's runs")
     ap.add_argument("--bytes", default="384M", help="arrays in all, per side (M = 10^6)")
     ap.add_argument("--threads", default=f"1,{os.cpu_count()}")
     a = ap.parse_args()
@@ -116,11 +133,11 @@ def main():
             for t in threads:
                 kernel, stores, test = pair
                 if r % 2 == 0:
-                    j = jostle(a.build, kernel, stores, t, total)
-                    lk = likwid(test, t, total)
+                    j = jostle(a.build, kernel, stores, t, total, a.runs)
+                    lk = likwid(test, t, total, a.runs)
                 else:
-                    lk = likwid(test, t, total)
-                    j = jostle(a.build, kernel, stores, t, total)
+                    lk = likwid(test, t, total, a.runs)
+                    j = jostle(a.build, kernel, stores, t, total, a.runs)
                 res.setdefault((pair, t), []).append((j[0], j[1], lk))
         print(f"# round {r + 1} done, load average {' '.join(loadavg())}", file=sys.stderr)
 
