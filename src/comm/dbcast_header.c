@@ -1,9 +1,11 @@
-/* jt_dbcast header encoding (version 3, compact); see dbcast_header.h and docs/dbcast.md. */
+/* jt_dbcast header encoding (version 4, compact); see dbcast_header.h and docs/dbcast.md. */
 #include "comm/dbcast_header.h"
 
 #include "jostle/dbcast.h"
 
 #define RUN 1u
+/* Byte 3: the routing (< 0x80), and the INLINE flag in its top bit. */
+#define INLINE_BIT 0x80u
 
 /* ---- varints: LEB128, 7 bits a byte, low first ---- */
 
@@ -52,7 +54,7 @@ static uint32_t unzig(uint32_t z) { return (z >> 1) ^ (uint32_t)-(int32_t)(z & 1
 
 static int check_fields(const jt_dbcast_hdr *h)
 {
-    if (h->routing == JT_ROUTE_AUTO || h->routing >= JT_ROUTE_COUNT_)
+    if (h->routing == JT_ROUTE_AUTO || h->routing >= JT_ROUTE_COUNT_ || h->routing >= INLINE_BIT)
         return JT_DBCAST_HDR_EFIELD;
     if (h->flags & ~JT_DBCAST_HDR_INLINE)
         return JT_DBCAST_HDR_EFIELD;
@@ -83,20 +85,21 @@ static int check_fields(const jt_dbcast_hdr *h)
 /* Writes the header (p NULL: only counts) and returns its length. */
 static size_t emit(const jt_dbcast_hdr *h, const jt_dbcast_hop *hops, unsigned char *p)
 {
-    size_t n = 7;
+    size_t n = JT_DBCAST_HDR_FIXED;
+    int inl = (h->flags & JT_DBCAST_HDR_INLINE) != 0;
     if (p) {
-        p[0] = 'J', p[1] = 'T', p[2] = 'D', p[3] = 'B';
-        p[4] = (unsigned char)JT_DBCAST_VERSION;
-        p[5] = h->routing;
-        p[6] = h->flags;
+        p[0] = 'J', p[1] = 'T';
+        p[2] = (unsigned char)JT_DBCAST_VERSION;
+        p[3] = (unsigned char)(h->routing | (inl ? INLINE_BIT : 0));
     }
 #define PUT(v) (n += put_uv(p ? p + n : NULL, (uint64_t)(v)))
     PUT((uint32_t)h->origin);
     PUT((uint32_t)h->tag);
     PUT(h->seq);
-    PUT(h->total_bytes);
+    if (!inl) /* inline: the payload's length, what follows the header */
+        PUT(h->total_bytes);
     PUT(h->nhops);
-    if (!(h->flags & JT_DBCAST_HDR_INLINE)) {
+    if (!inl) {
         PUT((uint32_t)h->stream_tag);
         PUT(h->bcast_id);
         PUT(h->seg_bytes);
@@ -136,7 +139,7 @@ size_t jt_dbcast_hdr_max(uint32_t nhops)
 
 size_t jt_dbcast_hdr_est(uint32_t below)
 {
-    return 16 + 2 * (size_t)below;
+    return 12 + 2 * (size_t)below;
 }
 
 long jt_dbcast_hdr_encode(const jt_dbcast_hdr *h, const jt_dbcast_hop *hops, void *out, size_t cap)
@@ -183,22 +186,26 @@ int jt_dbcast_hdr_decode(const void *in, size_t len, jt_dbcast_hdr *h)
     const unsigned char *p = in;
     if (len < JT_DBCAST_HDR_MIN)
         return JT_DBCAST_HDR_ESHORT;
-    if (p[0] != 'J' || p[1] != 'T' || p[2] != 'D' || p[3] != 'B')
+    if (p[0] != 'J' || p[1] != 'T')
         return JT_DBCAST_HDR_EMAGIC;
-    if (p[4] != JT_DBCAST_VERSION)
+    if (p[2] != JT_DBCAST_VERSION)
         return JT_DBCAST_HDR_EVERSION;
-    h->routing = p[5];
-    h->flags = p[6];
-    if (h->flags & ~JT_DBCAST_HDR_INLINE)
-        return JT_DBCAST_HDR_EFIELD; /* before reading fields whose presence it decides */
-    int inl = (h->flags & JT_DBCAST_HDR_INLINE) != 0;
-    size_t pos = 7;
+    h->routing = (uint8_t)(p[3] & ~INLINE_BIT);
+    h->flags = (p[3] & INLINE_BIT) ? JT_DBCAST_HDR_INLINE : 0;
+    if (h->routing == JT_ROUTE_AUTO || h->routing >= JT_ROUTE_COUNT_)
+        return JT_DBCAST_HDR_EFIELD; /* before reading fields */
+    int inl = h->flags != 0;
+    size_t pos = JT_DBCAST_HDR_FIXED;
+    /* origin, tag, seq, total (not inline), nhops, then (not inline) stream tag, id,
+     * segment, streams, and with 2 streams the range */
     uint64_t v[11] = {0};
     static const uint64_t max[11] = {INT32_MAX, INT32_MAX, UINT32_MAX, UINT64_MAX, UINT32_MAX,
                                      INT32_MAX, UINT64_MAX, (uint64_t)1 << 30,
                                      JT_DBCAST_MAX_STREAMS, UINT64_MAX, UINT64_MAX};
     int nf = inl ? 5 : 9;
     for (int i = 0; i < nf; i++) {
+        if (inl && i == 3)
+            continue; /* no total: the payload's length */
         int rc = get_uv(p, len, &pos, max[i], &v[i]);
         if (rc)
             return rc;
@@ -208,27 +215,27 @@ int jt_dbcast_hdr_decode(const void *in, size_t len, jt_dbcast_hdr *h)
     h->origin = (int32_t)v[0];
     h->tag = (int32_t)v[1];
     h->seq = (uint32_t)v[2];
-    h->total_bytes = v[3];
     h->nhops = (uint32_t)v[4];
     h->stream_tag = (int32_t)v[5];
     h->bcast_id = v[6];
     h->seg_bytes = v[7];
     h->streams = inl ? 1 : (uint32_t)v[8];
+    h->nseg = 0;
+    h->hops_off = (uint32_t)pos;
+    int rc = walk_hops(p, len, &pos, h, NULL);
+    if (rc)
+        return rc;
+    h->hdr_bytes = (uint32_t)pos;
+    h->total_bytes = inl ? (uint64_t)(len - pos) : v[3];
     h->range_off = nf == 11 ? v[9] : 0;
     h->range_bytes = nf == 11 ? v[10] : h->total_bytes;
-    h->nseg = 0;
     if (!inl && h->seg_bytes) {
         uint64_t n = h->range_bytes / h->seg_bytes + (h->range_bytes % h->seg_bytes != 0);
         if (n > UINT32_MAX)
             return JT_DBCAST_HDR_EFIELD;
         h->nseg = (uint32_t)n;
     }
-    h->hops_off = (uint32_t)pos;
-    int rc = walk_hops(p, len, &pos, h, NULL);
-    if (rc)
-        return rc;
-    h->hdr_bytes = (uint32_t)pos;
-    if (inl ? h->total_bytes != (uint64_t)(len - pos) : len != pos)
+    if (!inl && len != pos)
         return JT_DBCAST_HDR_ELENGTH;
     return check_fields(h);
 }

@@ -1,11 +1,12 @@
 /*
  * jt_dbcast message header: encode/decode, pure functions, byte-exact wire format
- * (independent of the host's byte order and struct padding). Version 3, compact:
+ * (independent of the host's byte order and struct padding). Version 4, compact:
  *
- *   0 u32 magic 'JTDB'   4 u8 version (3)   5 u8 routing   6 u8 flags (INLINE)
- *   7 varints (LEB128, unsigned, canonical: no overlong form, no overflow):
+ *   0 'J' 'T'   2 u8 version (4)   3 u8 routing (< 0x80) | 0x80 if INLINE
+ *   4 varints (LEB128, unsigned, canonical: no overlong form, no overflow):
  *       origin, user tag, seq (the receiver's number for this broadcast among those of
- *       origin), total bytes, nhops
+ *       origin), total bytes (only without INLINE: inline, it is the payload's length,
+ *       all that follows the header), nhops
  *     only without INLINE (a segmented stream):
  *       stream tag, bcast id, segment bytes, streams (1 or 2),
  *       and with 2 streams: range offset, range bytes (else the range is all the data)
@@ -14,11 +15,13 @@
  *       varint zigzag(seq - previous seq)
  *     (differences modulo 2^32; "previous" starts at origin and at seq); the run's other
  *     hops each have rank + 1 and the same seq as the one before.
- *   then (INLINE) the payload: exactly total bytes.
+ *   then (INLINE) the payload.
  * The segment count is derived: ceil(range bytes / segment bytes).
  * Size: at most JT_DBCAST_HDR_MAX_FIXED + JT_DBCAST_HOP_MAX_BYTES x nhops bytes; typically
- * 12-16 B + about 2 B per hop, 3 B for a run of consecutive ranks with equal seqs.
- * Versions 1 and 2 were fixed layouts (56 and 80 B + 8 B per hop).
+ * 8-12 B inline (16-20 B segmented) + about 2 B per hop, 3 B for a run of consecutive ranks
+ * with equal seqs. Version 3 had a 7-byte fixed part ('JTDB', version, routing, flags) and
+ * carried the total of inline messages (12 B at least); versions 1 and 2 were fixed layouts
+ * (56 and 80 B + 8 B per hop).
  */
 #ifndef JT_COMM_DBCAST_HEADER_H
 #define JT_COMM_DBCAST_HEADER_H
@@ -26,10 +29,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define JT_DBCAST_MAGIC 0x4244544Au /* "JTDB" in little-endian bytes */
-#define JT_DBCAST_VERSION 3u
-#define JT_DBCAST_HDR_MIN 12u       /* magic, version, routing, flags, 5 one-byte varints */
-#define JT_DBCAST_HDR_MAX_FIXED 78u /* 7 + 5 varints (37 B at most) + 6 (41 B at most) */
+#define JT_DBCAST_VERSION 4u
+#define JT_DBCAST_HDR_FIXED 4u      /* 'J' 'T', version, routing | INLINE */
+#define JT_DBCAST_HDR_MIN 8u        /* the fixed part, 4 one-byte varints (inline, no total) */
+#define JT_DBCAST_HDR_MAX_FIXED 75u /* 4 + 5 varints (30 B at most) + 6 (41 B at most) */
 #define JT_DBCAST_HOP_MAX_BYTES 10u /* a hop: 5 + 5 B at most; a run's length is paid by its 2+ hops */
 #define JT_DBCAST_MAX_STREAMS 2u
 #define JT_DBCAST_HDR_INLINE 0x01u  /* payload follows the header in the same message */

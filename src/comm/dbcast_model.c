@@ -138,8 +138,8 @@ static double pipeline(const jt_dbcast_model *m, double stages, double per, int 
 }
 
 /* The bytes of one message carrying `bytes` to a receiver with `below` hops below it: an
- * inline payload travels with its header, about 16 + 2 x below bytes (jt_dbcast_hdr_est:
- * version 3's varint deltas; with version 2's 80 + 8 B a hop, a binomial root's first
+ * inline payload travels with its header, about 12 + 2 x below bytes (jt_dbcast_hdr_est:
+ * version 4's varint deltas; with version 2's 80 + 8 B a hop, a binomial root's first
  * header at 256 nodes was 1096 B, more than a 256 B payload, and changed its piece). */
 static size_t wire(const jt_dbcast_model *m, size_t bytes, long below)
 {
