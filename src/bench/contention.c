@@ -326,6 +326,8 @@ static void run(jt_ctx *ctx, void *st, size_t i, jt_series *ser, size_t n)
             jt_pool_stop(&s->pool);
         s->active = (long)i;
         s->since = jt_now();
+        if (phase != PH_COMPUTE) /* before the phase's warm-up, as pingpong's sizes */
+            jt_p2p_touch(&s->p2p, s->sizes[k]);
         if (s->ncompute > 0 && phase != PH_COMM)
             jt_pool_start(&s->pool);
     }

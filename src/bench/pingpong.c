@@ -35,6 +35,7 @@ typedef struct state {
     jt_buffer buf;
     jt_p2p p2p;
     jt_rma rma; /* put and get */
+    long touched; /* the point whose buffers were last set (jt_p2p_touch) */
     char heading[128];
 } state;
 
@@ -58,6 +59,7 @@ static const jt_metric stream_metrics[] = {
 static void *setup(jt_ctx *ctx)
 {
     state *s = calloc(1, sizeof *s);
+    s->touched = -1;
     const char *spec = jt_opt_str(&ctx->opts, "sizes");
     s->nsizes = jt_bench_sizes(ctx, "0:4M", &s->sizes);
     s->mode = (jt_p2p_mode)jt_opt_choice(&ctx->opts, "mode", jt_p2p_mode_names);
@@ -129,6 +131,10 @@ static void run(jt_ctx *ctx, void *st, size_t i, jt_series *ser, size_t n)
     state *s = st;
     (void)ctx;
     int rma = s->mode == JT_P2P_PUT || s->mode == JT_P2P_GET;
+    if (!rma && s->touched != (long)i) { /* a new size: its warm-up comes next */
+        jt_p2p_touch(&s->p2p, s->sizes[i]);
+        s->touched = (long)i;
+    }
     for (size_t k = 0; k < n; k++) {
         double dt = rma ? jt_rma_sample(&s->rma, s->sizes[i]) : jt_p2p_sample(&s->p2p, s->sizes[i]);
         if (s->p2p.me == 0)

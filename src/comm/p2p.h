@@ -71,6 +71,11 @@ int jt_p2p_window_for(jt_p2p_mode mode, jt_p2p_buffers buffers, int window, size
  * frame: slot k, or slot 0 where the state shares one buffer among the window. */
 unsigned char *jt_p2p_slot(jt_p2p *p, int dir, int k, size_t bytes);
 
+/* Before the first sample of a size: each buffer of the window is written over `bytes` by
+ * this rank (the send buffers 'a', the receive buffers 'b'), as OSU sets its buffers before
+ * each size; not with cold, which it would warm. */
+void jt_p2p_touch(jt_p2p *p, size_t bytes);
+
 /* One sample of `bytes` per message of a two-sided mode (pingpong, stream, bidir); returns
  * its duration in seconds on side 0 (0 elsewhere).  A payload that fails --check is fatal. */
 double jt_p2p_sample(jt_p2p *p, size_t bytes);
