@@ -1,5 +1,6 @@
 """Integration: jostle-bench with 2 real ranks (Open MPI and MPICH), tiny sizes, and the records
 it leaves: complete runs, bad input (exit 2, no file that looks complete), interruption."""
+import contextlib
 import json
 import os
 import signal
@@ -191,23 +192,57 @@ def test_interrupt_keeps_points_marked_incomplete(tmp_path, flavor):
     assert len(kept.points) >= 6
 
 
+def at_a_terminal():
+    """SIGINT as a shell at a terminal leaves it: a test run in the background (`cmd &` in a
+    script) inherits SIGINT ignored, and Python keeps an ignored SIGINT ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def tree(pid):
+    """PID and its descendants, from /proc (parents before children)."""
+    kids = {}
+    for q in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            ppid = int(Path(f"/proc/{q}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        kids.setdefault(ppid, []).append(int(q))
+    out, todo = [], [pid]
+    while todo:
+        out.append(todo.pop())
+        todo += kids.get(out[-1], [])
+    return out
+
+
+@contextlib.contextmanager
 def jostle_sweep(tmp_path, flavor, name):
-    """`jostle pingpong` in a session of its own, once 3 points of its long sweep are on disk."""
+    """`jostle pingpong` in a session of its own, once 3 points of its long sweep are on disk;
+    whatever of it still runs at the end (a failed test) is killed: the sweep lasts hours."""
     proc = subprocess.Popen([sys.executable, "-m", "jostle.cli", "pingpong", "--mpi", flavor,
                              "--sizes", "1:100000:1", "--min-reps", "50", "--output-dir",
                              str(tmp_path), "--name", name], env=ENV, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=at_a_terminal)
     partial = tmp_path / "adhoc" / f"{name}.jsonl.partial"
-    wait_for_points(partial, 3)
-    return proc, partial
+    try:
+        wait_for_points(partial, 3)
+        yield proc, partial
+    finally:
+        if proc.poll() is None:
+            for pid in tree(proc.pid):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            proc.communicate()
 
 
 @pytest.mark.parametrize("flavor", ["openmpi", "mpich"])
 def test_ctrl_c_to_jostles_group_leaves_an_interrupted_end_line(tmp_path, flavor):
     """Ctrl-C at a terminal signals jostle's process group; jostle forwards it to the run's."""
-    proc, partial = jostle_sweep(tmp_path, flavor, "c")
-    os.killpg(proc.pid, signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    with jostle_sweep(tmp_path, flavor, "c") as (proc, partial):
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "interrupted" in err
     end = json.loads(last_line_once_ended(partial))
     assert end["type"] == "end" and end["status"] == "interrupted" and end["points"] >= 3
@@ -217,9 +252,9 @@ def test_ctrl_c_to_jostles_group_leaves_an_interrupted_end_line(tmp_path, flavor
 def test_a_killed_writer_still_gets_an_end_line_from_jostle(tmp_path, flavor):
     """SIGKILL leaves rank 0 no chance to write: jostle, which launched it, writes the end line
     (status error, the points counted) once rank 0 is gone, and says the run failed."""
-    proc, partial = jostle_sweep(tmp_path, flavor, "k")
-    os.kill(writer_of(partial), signal.SIGKILL)
-    _, err = proc.communicate(timeout=60)
+    with jostle_sweep(tmp_path, flavor, "k") as (proc, partial):
+        os.kill(writer_of(partial), signal.SIGKILL)
+        _, err = proc.communicate(timeout=60)
     assert proc.returncode == 1 and "failed" in err
     lines = partial.read_text().splitlines()
     end = json.loads(lines[-1])
