@@ -40,6 +40,9 @@ typedef enum {
     JT_ROUTE_KNOMIAL4,        /* k-nomial trees of whole messages, radix 4, 8, 16: */
     JT_ROUTE_KNOMIAL8,        /*   ceil(log_k(n+1)) rounds of up to k-1 children each, a */
     JT_ROUTE_KNOMIAL16,       /*   round's sends at once (appended: the wire carries values) */
+    JT_ROUTE_SCATTER_ALLGATHER, /* binomial scatter of n+1 chunks, then recursive-doubling
+                                   allgather among the recipients, each message one range
+                                   sent when that range is complete at its sender */
     JT_ROUTE_COUNT_
 } jt_dbcast_routing;
 
@@ -188,7 +191,7 @@ void jt_dbcast_get_stats(jt_dbcast_ctx *ctx, jt_dbcast_stats *stats);
 const char *jt_dbcast_strerror(int err);
 
 /* "auto", "flat", "binomial", "chain", "pipeline-chain", "pipeline-tree", "two-tree",
- * "knomial-4", "knomial-8", "knomial-16" */
+ * "knomial-4", "knomial-8", "knomial-16", "scatter-allgather" */
 const char *jt_dbcast_route_name(jt_dbcast_routing r);
 int jt_dbcast_route_parse(const char *name, jt_dbcast_routing *out); /* 0 ok, -1 unknown */
 

@@ -47,7 +47,8 @@ static const char *const progress_names[] = {"auto", "thread", "poll", NULL};
 
 static const jt_opt_spec options[] = {
     {"routing", "LIST", "all", "routings, comma-separated: flat, binomial, chain, pipeline-chain, "
-                               "pipeline-tree, two-tree, knomial-4, knomial-8, knomial-16, auto, "
+                               "pipeline-tree, two-tree, knomial-4, knomial-8, knomial-16, "
+                               "scatter-allgather, auto, "
                                "mpi_bcast (MPI_Bcast on a prebuilt "
                                "communicator), or all"},
     {"recipients", "LIST", "all", "numbers k of recipients, comma-separated, 1 to P-1, or all "
@@ -139,7 +140,7 @@ static void parse_routes(state *s, const char *spec)
         } else {
             jt_usage_error("--routing: '%s' is not a routing; expected flat, binomial, chain, "
                            "pipeline-chain, pipeline-tree, two-tree, knomial-4, knomial-8, "
-                           "knomial-16, auto, mpi_bcast or all", t);
+                           "knomial-16, scatter-allgather, auto, mpi_bcast or all", t);
         }
         for (int q = 0; q < n; q++) {
             int dup = 0;

@@ -125,7 +125,7 @@ jt_dbcast_ctx *jt_dbcast_init(MPI_Comm comm, const jt_dbcast_cfg *cfgp)
         jt_dbcast_complain(NULL, cfg.quiet, JT_DBCAST_EINVAL, fn,
                            "unknown routing %d (expected auto, flat, binomial, chain, "
                            "pipeline-chain, pipeline-tree, two-tree, knomial-4, knomial-8, "
-                           "knomial-16)", (int)cfg.routing);
+                           "knomial-16, scatter-allgather)", (int)cfg.routing);
         return NULL;
     }
     if (cfg.segment_bytes > JT_DBCAST_MAX_SEGMENT) {

@@ -60,6 +60,18 @@ static int check_fields(const jt_dbcast_hdr *h)
         return JT_DBCAST_HDR_EFIELD;
     if (h->origin < 0 || h->tag < 0)
         return JT_DBCAST_HDR_EFIELD;
+    if (h->routing == JT_ROUTE_SCATTER_ALLGATHER) {
+        /* one inline range; a plan: a place among its nodes, fewer hops than nodes; none:
+         * no hop and some bytes */
+        if (!(h->flags & JT_DBCAST_HDR_INLINE) || h->streams != 1 || h->nseg != 0 ||
+            h->range_off > h->total_bytes || h->range_bytes > h->total_bytes - h->range_off)
+            return JT_DBCAST_HDR_EFIELD;
+        if (h->nodes ? (h->place < 1 || h->place >= h->nodes || h->nhops >= h->nodes ||
+                        h->nodes > (uint32_t)INT32_MAX)
+                     : (h->nhops != 0 || h->range_bytes == 0))
+            return JT_DBCAST_HDR_EFIELD;
+        return JT_DBCAST_HDR_OK;
+    }
     if (h->streams < 1 || h->streams > JT_DBCAST_MAX_STREAMS)
         return JT_DBCAST_HDR_EFIELD;
     /* the range lies in the data; one stream carries all of it; two halves are not empty */
@@ -93,13 +105,20 @@ static size_t emit(const jt_dbcast_hdr *h, const jt_dbcast_hop *hops, unsigned c
         p[3] = (unsigned char)(h->routing | (inl ? INLINE_BIT : 0));
     }
 #define PUT(v) (n += put_uv(p ? p + n : NULL, (uint64_t)(v)))
+    int sag = h->routing == JT_ROUTE_SCATTER_ALLGATHER;
     PUT((uint32_t)h->origin);
     PUT((uint32_t)h->tag);
     PUT(h->seq);
-    if (!inl) /* inline: the payload's length, what follows the header */
+    if (!inl || sag) /* inline: the payload's length, what follows the header */
         PUT(h->total_bytes);
     PUT(h->nhops);
-    if (!inl) {
+    if (sag) {
+        PUT(h->bcast_id);
+        PUT(h->range_off);
+        PUT(h->nodes);
+        if (h->nodes)
+            PUT(h->place);
+    } else if (!inl) {
         PUT((uint32_t)h->stream_tag);
         PUT(h->bcast_id);
         PUT(h->seg_bytes);
@@ -181,6 +200,54 @@ static int walk_hops(const unsigned char *p, size_t len, size_t *pos, const jt_d
     return JT_DBCAST_HDR_OK;
 }
 
+/* What every layout starts with (origin, tag, seq, then nhops after the total's place), and
+ * the hop list from *pos: validated, where it starts and where the header ends recorded. */
+static int take_common(const unsigned char *p, size_t len, size_t *pos, const uint64_t *v,
+                       jt_dbcast_hdr *h)
+{
+    h->origin = (int32_t)v[0];
+    h->tag = (int32_t)v[1];
+    h->seq = (uint32_t)v[2];
+    h->nhops = (uint32_t)v[4];
+    h->hops_off = (uint32_t)*pos;
+    int rc = walk_hops(p, len, pos, h, NULL);
+    h->hdr_bytes = (uint32_t)*pos;
+    return rc;
+}
+
+/* Scatter-allgather: origin, tag, seq, total, nhops, id, range offset, nodes, [place], hops,
+ * the payload (the range). */
+static int decode_sag(const unsigned char *p, size_t len, jt_dbcast_hdr *h)
+{
+    static const uint64_t max[9] = {INT32_MAX, INT32_MAX, UINT32_MAX, UINT64_MAX, UINT32_MAX,
+                                    UINT64_MAX, UINT64_MAX, INT32_MAX, INT32_MAX};
+    uint64_t v[9] = {0};
+    size_t pos = JT_DBCAST_HDR_FIXED;
+    if (!h->flags)
+        return JT_DBCAST_HDR_EFIELD;
+    for (int i = 0; i < 9; i++) {
+        if (i == 8 && v[7] == 0)
+            break; /* no plan: no place */
+        int rc = get_uv(p, len, &pos, max[i], &v[i]);
+        if (rc)
+            return rc;
+    }
+    h->total_bytes = v[3];
+    h->bcast_id = v[5];
+    h->range_off = v[6];
+    h->nodes = (uint32_t)v[7];
+    h->place = (uint32_t)v[8];
+    h->stream_tag = 0;
+    h->seg_bytes = 0;
+    h->nseg = 0;
+    h->streams = 1;
+    int rc = take_common(p, len, &pos, v, h);
+    if (rc)
+        return rc;
+    h->range_bytes = (uint64_t)(len - pos);
+    return check_fields(h);
+}
+
 int jt_dbcast_hdr_decode(const void *in, size_t len, jt_dbcast_hdr *h)
 {
     const unsigned char *p = in;
@@ -196,6 +263,10 @@ int jt_dbcast_hdr_decode(const void *in, size_t len, jt_dbcast_hdr *h)
         return JT_DBCAST_HDR_EFIELD; /* before reading fields */
     int inl = h->flags != 0;
     size_t pos = JT_DBCAST_HDR_FIXED;
+    h->nodes = 0;
+    h->place = 0;
+    if (h->routing == JT_ROUTE_SCATTER_ALLGATHER)
+        return decode_sag(p, len, h);
     /* origin, tag, seq, total (not inline), nhops, then (not inline) stream tag, id,
      * segment, streams, and with 2 streams the range */
     uint64_t v[11] = {0};
@@ -212,20 +283,14 @@ int jt_dbcast_hdr_decode(const void *in, size_t len, jt_dbcast_hdr *h)
         if (i == 8 && v[8] > 1)
             nf = 11; /* two streams: the range follows */
     }
-    h->origin = (int32_t)v[0];
-    h->tag = (int32_t)v[1];
-    h->seq = (uint32_t)v[2];
-    h->nhops = (uint32_t)v[4];
     h->stream_tag = (int32_t)v[5];
     h->bcast_id = v[6];
     h->seg_bytes = v[7];
     h->streams = inl ? 1 : (uint32_t)v[8];
     h->nseg = 0;
-    h->hops_off = (uint32_t)pos;
-    int rc = walk_hops(p, len, &pos, h, NULL);
+    int rc = take_common(p, len, &pos, v, h);
     if (rc)
         return rc;
-    h->hdr_bytes = (uint32_t)pos;
     h->total_bytes = inl ? (uint64_t)(len - pos) : v[3];
     h->range_off = nf == 11 ? v[9] : 0;
     h->range_bytes = nf == 11 ? v[10] : h->total_bytes;

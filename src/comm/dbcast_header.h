@@ -16,6 +16,9 @@
  *     (differences modulo 2^32; "previous" starts at origin and at seq); the run's other
  *     hops each have rank + 1 and the same seq as the one before.
  *   then (INLINE) the payload.
+ * Routing scatter-allgather has its own fields, always INLINE (each message one byte range):
+ *       origin, user tag, seq, total bytes, nhops, bcast id, range offset, nodes (0: no plan),
+ *       [place, if nodes], the hop list (the receiver's view), the payload (the range).
  * The segment count is derived: ceil(range bytes / segment bytes).
  * Size: at most JT_DBCAST_HDR_MAX_FIXED + JT_DBCAST_HOP_MAX_BYTES x nhops bytes; typically
  * 8-12 B inline (16-20 B segmented) + about 2 B per hop, 3 B for a run of consecutive ranks
@@ -52,6 +55,9 @@ typedef struct {
     uint64_t range_off;   /* this stream's bytes: [range_off, range_off + range_bytes) */
     uint64_t range_bytes;
     uint32_t streams;     /* 1..JT_DBCAST_MAX_STREAMS streams carry the broadcast */
+    uint32_t nodes;       /* scatter-allgather: the nodes (root + recipients) when the
+                             message carries the receiver's plan, else 0 */
+    uint32_t place;       /* scatter-allgather plan: the receiver's node number, 1..nodes-1 */
     uint32_t hops_off;    /* set by decode: where the hop list starts */
     uint32_t hdr_bytes;   /* set by decode: header bytes (the inline payload follows) */
 } jt_dbcast_hdr;

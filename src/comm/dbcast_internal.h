@@ -27,6 +27,8 @@
  *   dbcast_send.c      the root's send and the segment send queue that forwarders share
  *   dbcast_recv.c      incoming broadcasts: header, forwarding set-up, per-origin order,
  *                      matching with the application's receives
+ *   dbcast_sag.c       scatter-allgather: byte ranges joined from several senders, the sends
+ *                      each node posts when their range is complete
  *   dbcast_progress.c  the progress engine (MPI requests and what their completion does),
  *                      the progress thread, and test / wait in thread and poll modes
  *   dbcast_probe.c     the probe at init that fits the cost model to the platform
@@ -52,9 +54,26 @@
 #define MAX_INLINE ((size_t)1 << 20)
 
 /* What an outstanding MPI request of the engine is for. */
-enum { OP_HDR_SEND, OP_SEG_SEND_ROOT, OP_SEG_SEND_FWD, OP_SEG_RECV, OP_HDR_RECV, OP_BARRIER };
+enum { OP_HDR_SEND, OP_SEG_SEND_ROOT, OP_SEG_SEND_FWD, OP_SEG_RECV, OP_HDR_RECV, OP_BARRIER,
+       OP_SAG_SEND };
 
 typedef struct jt_dbcast_inb jt_dbcast_inb;
+
+/* A node's part in a scatter-allgather broadcast (dbcast_sag.c): its plan (place, view:
+ * the ranks of the nodes it sends to and those its scatter children will) and its sends,
+ * posted one at a time in order, each when its byte range is complete at this node. */
+typedef struct {
+    int nodes, place;
+    jt_dbcast_hop *hops;            /* the view's ranks and seqs (the root: its list) */
+    jt_route_span span[JT_ROUTE_SAG_MAX_SPANS];
+    int nspans;
+    jt_route_sag_send send[JT_ROUTE_SAG_MAX_SENDS];
+    int nsends, next, inflight;
+    const unsigned char *data;      /* the message (all of it, as far as it has arrived) */
+    jt_dbcast_hdr base;             /* origin, tag, total, id */
+    jt_dbcast_inb *in;              /* a recipient's broadcast, or */
+    jt_dbcast_req *req;             /* the root's request */
+} jt_dbcast_sag;
 
 /* The segment sends of one broadcast from one rank to its children, in the order
  * (segment 0: child 0, child 1, ...; segment 1: ...) with at most `window` in flight.
@@ -99,6 +118,7 @@ struct jt_dbcast_req {
     jt_dbcast_inb *inb;    /* receive: bound incoming broadcast */
     jt_dbcast_out out[JT_DBCAST_MAX_STREAMS]; /* root: its streams (two for the two-tree) */
     int nout;
+    jt_dbcast_sag *sag;    /* root of a scatter-allgather */
     jt_dbcast_status st;
     jt_dbcast_req *next;   /* posted-receive queue */
 };
@@ -134,6 +154,13 @@ struct jt_dbcast_inb {
     jt_dbcast_req *req;            /* bound receive (until it completes) */
     jt_dbcast_inb *next;           /* hold list or unexpected queue */
     jt_dbcast_inb *next_partial;   /* ctx->partial: streams still to come */
+    /* scatter-allgather: the byte ranges arrived (disjoint, sorted, merged: [cov[2i],
+     * cov[2i+1])), their total, and this node's plan once its scatter message came */
+    int is_sag;
+    uint64_t *cov;
+    int ncov, capcov;
+    uint64_t covered;
+    jt_dbcast_sag *sag;
 };
 
 typedef struct {
@@ -270,9 +297,30 @@ void jt_dbcast_header_recv_post(jt_dbcast_ctx *ctx);
 /* A header message (msg, owned from now on) arrived from rank from: forwards it, posts
  * the segment receives, and matches or holds the broadcast. */
 void jt_dbcast_header_arrived(jt_dbcast_ctx *ctx, unsigned char *msg, size_t len, int from);
+/* The hops of a message (decoded into h) from rank from, each checked (a rank of the
+ * communicator, not this one, not the origin: fatal otherwise); malloc'd. */
+jt_dbcast_hop *jt_dbcast_take_hops(jt_dbcast_ctx *ctx, const unsigned char *msg,
+                                   const jt_dbcast_hdr *h, int from);
 /* Advances an incoming broadcast after any event (delivers, completes, frees). */
 void jt_dbcast_inb_check(jt_dbcast_ctx *ctx, jt_dbcast_inb *in);
 void jt_dbcast_inb_free(jt_dbcast_ctx *ctx, jt_dbcast_inb *in);
+
+/* -------------------------------------------------------------- dbcast_sag.c */
+
+/* The broadcast (origin, id) of a scatter-allgather message, if one of its messages came. */
+jt_dbcast_inb *jt_dbcast_sag_find(jt_dbcast_ctx *ctx, const jt_dbcast_hdr *h);
+/* A message of in (header h, message msg, from rank from): its range into the data, its plan
+ * if it carries one, then the sends that became possible. */
+void jt_dbcast_sag_piece(jt_dbcast_ctx *ctx, jt_dbcast_inb *in, const unsigned char *msg,
+                         const jt_dbcast_hdr *h, int from);
+/* Every byte and the plan are in. */
+int jt_dbcast_sag_all(const jt_dbcast_inb *in);
+/* The root's side: plans and sends for recipients[0..n-1] (r's request, buf of bytes). */
+void jt_dbcast_sag_root(jt_dbcast_ctx *ctx, jt_dbcast_req *r, const void *buf, size_t bytes,
+                        int tag, const int *recipients, int n);
+/* A send of s completed. */
+void jt_dbcast_sag_sent(jt_dbcast_ctx *ctx, jt_dbcast_sag *s);
+void jt_dbcast_sag_free(jt_dbcast_sag *s);
 
 /* --------------------------------------------------------- dbcast_progress.c */
 

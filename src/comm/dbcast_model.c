@@ -126,15 +126,16 @@ static double hop(const jt_dbcast_model *m, size_t b) /* one message over one ho
 
 /* A pipeline of S segments of s bytes: the busiest node's link takes `per` per segment
  * (or per pair, two-tree) in steady state, for `stages` stages; `depth` hops fill it, each
- * costing a hop and `extra` more injections (a second child served after the first). */
+ * costing a hop and `extra` more injections: the other sends in flight that share the link
+ * with a segment (fill(), below). A child gets at most 2 segments per such a hop (2 sends in
+ * flight per child). */
 static double pipeline(const jt_dbcast_model *m, double stages, double per, int depth,
                        size_t s, double extra)
 {
-    double h = hop(m, s), window = h / 2.0; /* 2 sends in flight per child */
+    double h = hop(m, s) + extra * (m->overhead + xfer(m, s)), window = h / 2.0;
     if (per < window)
         per = window;
-    return (stages - 1.0) * per + depth * (h + extra * (m->overhead + xfer(m, s))) +
-           (depth - 1) * m->forward_delay;
+    return (stages - 1.0) * per + depth * h + (depth - 1) * m->forward_delay;
 }
 
 /* The bytes of one message carrying `bytes` to a receiver with `below` hops below it: an
@@ -178,6 +179,48 @@ static double knomial(const jt_dbcast_model *m, int k, size_t bytes, int n)
     return t;
 }
 
+/* Scatter-allgather: the root's messages one after the other (its scatter, halving, then
+ * its allgather sends, doubling: 2 log2 N - 1 of them for N = n + 1 a power of two) are one
+ * path to the last recipient, whose partners at each level send it as much as it sends them
+ * at the same time (a link with x in and x out: (1 + duplex) x). Each message is inline
+ * (its header: the receiver's view in a scatter message, none in the allgather's); a
+ * forwarder reacts (F) to each allgather step. */
+static double sag(const jt_dbcast_model *m, size_t bytes, int n)
+{
+    if (jt_route_sag_largest(bytes, n + 1) > JT_DBCAST_SAG_MAX_MSG)
+        return INFINITY;
+    jt_route_sag_send s[JT_ROUTE_SAG_MAX_SENDS];
+    jt_route_span sp[JT_ROUTE_SAG_MAX_SPANS];
+    int k = jt_route_sag_sends(n + 1, 0, s);
+    double t = 0;
+    for (int i = 0; i < k; i++) {
+        uint64_t off, len, hops = 0;
+        jt_route_sag_bytes(bytes, n + 1, s[i].c0, s[i].c1, &off, &len);
+        if (!len && !s[i].plan)
+            continue;
+        int ns = s[i].plan ? jt_route_sag_view(n + 1, s[i].dest, sp) : 0;
+        for (int j = 0; j < ns; j++)
+            hops += (uint64_t)sp[j].len;
+        size_t b = (size_t)len + jt_dbcast_hdr_est((uint32_t)hops);
+        t += hop(m, b);
+        if (!s[i].plan)
+            t += m->duplex * xfer(m, b) + m->forward_delay;
+    }
+    return t;
+}
+
+/* The sends of a node that share its link with a segment: a window of 2 per child (of the
+ * segments that node sends each child), so a segment arrives after its own injection and
+ * those of the others in flight: children x min(2, segments) - 1 more (a binary tree's node
+ * with 2 or more segments per tree: 3; with one: 1, its second child's; a chain's: 1).
+ * SMPI, two-tree at 16 and 64 KiB to 15-255 and 256 KiB-1 MiB, 2-8 KiB segments: model /
+ * SMPI 0.91-1.02 (before, with 1 for the trees, 0 for the chain and h/2: 1.0 for one
+ * segment a tree, 1.2-1.5 for more); chain, 1 MiB to 1 in 8 KiB: 1052 / 1057 us (was 778). */
+static double fill(int children, double segments)
+{
+    return children * (segments < 2.0 ? segments : 2.0) - 1.0;
+}
+
 double jt_dbcast_route_cost(jt_dbcast_routing r, size_t bytes, int n, size_t seg,
                             const jt_dbcast_model *m)
 {
@@ -199,6 +242,8 @@ double jt_dbcast_route_cost(jt_dbcast_routing r, size_t bytes, int n, size_t seg
         return knomial(m, jt_dbcast_route_radix(r), bytes, n) + (d - 1) * F;
     case JT_ROUTE_CHAIN:
         return n * hop(m, wire(m, bytes, n / 2)) + (n - 1) * F;
+    case JT_ROUTE_SCATTER_ALLGATHER:
+        return sag(m, bytes, n);
     case JT_ROUTE_PIPELINE_CHAIN:
     case JT_ROUTE_PIPELINE_TREE:
     case JT_ROUTE_TWO_TREE: {
@@ -212,12 +257,13 @@ double jt_dbcast_route_cost(jt_dbcast_routing r, size_t bytes, int n, size_t seg
         }
         double x = xfer(m, s);
         if (r == JT_ROUTE_PIPELINE_CHAIN) /* a forwarder: s in, s out */
-            return pipeline(m, S, o + (n > 1 ? 1.0 + dx : 1.0) * x, d, s, 0.0);
+            return pipeline(m, S, o + (n > 1 ? 1.0 + dx : 1.0) * x, d, s, fill(1, S));
         if (r == JT_ROUTE_PIPELINE_TREE) /* an interior node: s in, 2s out */
-            return pipeline(m, S, 2 * o + (n > 2 ? 2.0 + dx : 2.0) * x, d, s, 1.0);
+            return pipeline(m, S, 2 * o + (n > 2 ? 2.0 + dx : 2.0) * x, d, s, fill(2, S));
         /* two-tree: per pair of segments (one per tree), an interior node takes 2s in (one
          * from each parent) and sends 2s (its tree's, to two children) */
-        return pipeline(m, ceil(S / 2.0), 2 * o + (n > 1 ? 2.0 + 2.0 * dx : 2.0) * x, d, s, 1.0);
+        return pipeline(m, ceil(S / 2.0), 2 * o + (n > 1 ? 2.0 + 2.0 * dx : 2.0) * x, d, s,
+                        fill(2, ceil(S / 2.0)));
     }
     default:
         return INFINITY;
@@ -278,7 +324,8 @@ jt_dbcast_routing jt_dbcast_route_choose(size_t bytes, int n, size_t seg_cfg,
     static const jt_dbcast_routing cand[] = {JT_ROUTE_FLAT, JT_ROUTE_BINOMIAL,
                                              JT_ROUTE_PIPELINE_CHAIN, JT_ROUTE_PIPELINE_TREE,
                                              JT_ROUTE_TWO_TREE, JT_ROUTE_KNOMIAL4,
-                                             JT_ROUTE_KNOMIAL8, JT_ROUTE_KNOMIAL16};
+                                             JT_ROUTE_KNOMIAL8, JT_ROUTE_KNOMIAL16,
+                                             JT_ROUTE_SCATTER_ALLGATHER};
     jt_dbcast_routing best = JT_ROUTE_FLAT;
     size_t best_seg = jt_dbcast_route_segment(JT_ROUTE_FLAT, bytes, n, 0, m);
     if (n > 0) { /* one recipient too: segments may beat one message (SMPI's factors) */

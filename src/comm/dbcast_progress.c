@@ -80,6 +80,10 @@ static void handle_op(jt_dbcast_ctx *ctx, const jt_dbcast_op *op, const MPI_Stat
         jt_dbcast_inb_check(ctx, p->in);
         break;
     }
+    case OP_SAG_SEND:
+        free(op->freebuf);
+        jt_dbcast_sag_sent(ctx, op->owner);
+        break;
     case OP_SEG_RECV: {
         jt_dbcast_part *p = op->owner;
         p->arrived++;
@@ -240,6 +244,7 @@ static int finish_locked(jt_dbcast_ctx *ctx, jt_dbcast_req **reqp, int *flag,
         *status = r->st;
     for (int i = 0; i < r->nout; i++)
         jt_dbcast_sendq_free(&r->out[i].q);
+    jt_dbcast_sag_free(r->sag);
     free(r);
     ctx->live_reqs--;
     *reqp = NULL;

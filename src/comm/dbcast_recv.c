@@ -52,6 +52,8 @@ static void bind_recv(jt_dbcast_inb *in, jt_dbcast_req *r)
 void jt_dbcast_inb_free(jt_dbcast_ctx *ctx, jt_dbcast_inb *in)
 {
     free(in->internal);
+    free(in->cov);
+    jt_dbcast_sag_free(in->sag);
     for (int i = 0; i < in->nparts; i++) {
         jt_dbcast_part *p = &in->part[i];
         free(p->hops);
@@ -66,7 +68,8 @@ void jt_dbcast_inb_free(jt_dbcast_ctx *ctx, jt_dbcast_inb *in)
 /* Advance the state of an incoming broadcast after any event. */
 void jt_dbcast_inb_check(jt_dbcast_ctx *ctx, jt_dbcast_inb *in)
 {
-    int all = in->nparts == (int)in->h.streams && in->arrived == in->nseg;
+    int all = in->is_sag ? jt_dbcast_sag_all(in)
+                         : in->nparts == (int)in->h.streams && in->arrived == in->nseg;
     jt_dbcast_req *r = in->req;
     if (all && r && !in->delivered) {
         if (!r->error && !in->direct && in->h.total_bytes)
@@ -140,6 +143,20 @@ static void release_held(jt_dbcast_ctx *ctx, int origin)
 
 /* ------------------------------------------------------------ arrival */
 
+jt_dbcast_hop *jt_dbcast_take_hops(jt_dbcast_ctx *ctx, const unsigned char *msg,
+                                   const jt_dbcast_hdr *h, int from)
+{
+    jt_dbcast_hop *hops = jt_dbcast_xmalloc(ctx, (size_t)h->nhops * sizeof *hops);
+    jt_dbcast_hdr_hops(msg, h, hops);
+    for (uint32_t i = 0; i < h->nhops; i++) {
+        int rk = hops[i].rank;
+        if (rk < 0 || rk >= ctx->size || rk == ctx->rank || rk == h->origin)
+            jt_dbcast_fatal(ctx, "broadcast message from rank %d: hop %u is rank %d (bad)", from,
+                            (unsigned)i, rk);
+    }
+    return hops;
+}
+
 /* A stream of in arrived (header decoded in p->h, message msg): checks its hops, forwards
  * its header to this rank's children in its tree, posts its segment receives. */
 static void stream_start(jt_dbcast_ctx *ctx, jt_dbcast_inb *in, jt_dbcast_part *p,
@@ -148,14 +165,7 @@ static void stream_start(jt_dbcast_ctx *ctx, jt_dbcast_inb *in, jt_dbcast_part *
     const jt_dbcast_hdr *h = &p->h;
     p->in = in;
     p->from = from;
-    p->hops = jt_dbcast_xmalloc(ctx, (size_t)h->nhops * sizeof *p->hops);
-    jt_dbcast_hdr_hops(msg, h, p->hops);
-    for (uint32_t i = 0; i < h->nhops; i++) {
-        int rk = p->hops[i].rank;
-        if (rk < 0 || rk >= ctx->size || rk == ctx->rank || rk == h->origin)
-            jt_dbcast_fatal(ctx, "broadcast message from rank %d: hop %u is rank %d (bad)", from,
-                            (unsigned)i, rk);
-    }
+    p->hops = jt_dbcast_take_hops(ctx, msg, h, from);
     int nk = jt_dbcast_route_max_children((jt_dbcast_routing)h->routing, (int)h->nhops);
     p->kids = jt_dbcast_xmalloc(ctx, (size_t)nk * sizeof *p->kids);
     p->nkids = jt_dbcast_route_children((jt_dbcast_routing)h->routing, (int)h->nhops, p->kids);
@@ -232,7 +242,15 @@ void jt_dbcast_header_arrived(jt_dbcast_ctx *ctx, unsigned char *msg, size_t len
         jt_dbcast_fatal(ctx, "broadcast message from rank %d carries %u hops for %d ranks", from,
                         (unsigned)h.nhops, ctx->size);
     ctx->stats.headers_received++;
-    jt_dbcast_inb *in = h.streams > 1 ? take_partial(ctx, &h, from) : NULL;
+    int sag = h.routing == JT_ROUTE_SCATTER_ALLGATHER; /* ranges joined: dbcast_sag.c */
+    jt_dbcast_inb *in = h.streams > 1 ? take_partial(ctx, &h, from)
+                      : sag ? jt_dbcast_sag_find(ctx, &h) : NULL;
+    if (in && sag) {
+        jt_dbcast_sag_piece(ctx, in, msg, &h, from);
+        free(msg);
+        jt_dbcast_inb_check(ctx, in);
+        return;
+    }
     if (in) { /* the other half of a broadcast already here: same buffer, same receive */
         jt_dbcast_part *p = &in->part[in->nparts++];
         p->h = h;
@@ -249,7 +267,7 @@ void jt_dbcast_header_arrived(jt_dbcast_ctx *ctx, unsigned char *msg, size_t len
 
     int matchable = h.seq == ctx->expect_seq[h.origin];
     jt_dbcast_req *r = matchable ? take_posted(ctx, in) : NULL;
-    int inl = (h.flags & JT_DBCAST_HDR_INLINE) != 0;
+    int inl = (h.flags & JT_DBCAST_HDR_INLINE) != 0 && !sag;
     if (inl) {
         in->internal = msg; /* keep the message: the payload is in it */
         in->data = msg + h.hdr_bytes;
@@ -264,11 +282,14 @@ void jt_dbcast_header_arrived(jt_dbcast_ctx *ctx, unsigned char *msg, size_t len
     }
     if (r)
         bind_recv(in, r);
-    if (h.streams > 1) {
+    if (h.streams > 1 || sag) {
         in->next_partial = ctx->partial;
         ctx->partial = in;
     }
-    stream_start(ctx, in, &in->part[0], msg, from);
+    if (sag)
+        jt_dbcast_sag_piece(ctx, in, msg, &h, from);
+    else
+        stream_start(ctx, in, &in->part[0], msg, from);
     if (!inl)
         free(msg);
 

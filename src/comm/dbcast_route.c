@@ -1,7 +1,7 @@
 /*
  * jt_dbcast routing: the dispatcher. One routing is one file (route_flat.c,
  * route_binomial.c, route_chain.c, route_tree.c, route_twotree.c,
- * route_knomial.c); this file maps a
+ * route_knomial.c, route_scatter_allgather.c); this file maps a
  * routing to its functions and holds what every routing shares: depth, names, the order in
  * which a tree reaches its list, the root's lists. The cost model and the automatic choice
  * are in dbcast_model.c. Pure; see dbcast_route.h, docs/dbcast.md.
@@ -97,6 +97,10 @@ int jt_dbcast_route_depth(jt_dbcast_routing r, int n)
     case JT_ROUTE_KNOMIAL4:
     case JT_ROUTE_KNOMIAL8:
     case JT_ROUTE_KNOMIAL16: return jt_route_knomial_depth(jt_dbcast_route_radix(r), n);
+    case JT_ROUTE_SCATTER_ALLGATHER: { /* the root's messages, one after the other */
+        jt_route_sag_send s[JT_ROUTE_SAG_MAX_SENDS];
+        return jt_route_sag_sends(n + 1, 0, s);
+    }
     default: return -1;
     }
 }
@@ -122,12 +126,17 @@ int jt_dbcast_route_layout(jt_dbcast_routing r, int n, int *pos)
 {
     if (r == JT_ROUTE_TWO_TREE)
         return jt_route_twotree_layout(n, pos);
+    if (r == JT_ROUTE_SCATTER_ALLGATHER) { /* no tree: the list's order is the nodes' */
+        for (int i = 0; i < n; i++)
+            pos[i] = i;
+        return n < 0 ? -1 : n;
+    }
     return jt_dbcast_route_arrival(r, n, pos);
 }
 
 static const char *const route_names[JT_ROUTE_COUNT_] = {
     "auto", "flat", "binomial", "chain", "pipeline-chain", "pipeline-tree", "two-tree",
-    "knomial-4", "knomial-8", "knomial-16"};
+    "knomial-4", "knomial-8", "knomial-16", "scatter-allgather"};
 
 const char *jt_dbcast_route_name(jt_dbcast_routing r)
 {

@@ -57,6 +57,9 @@ int jt_dbcast_route_arrival(jt_dbcast_routing r, int n, int *out);
 #define JT_DBCAST_MAX_SEGMENT ((size_t)1 << 30)
 #define JT_DBCAST_MIN_AUTO_SEGMENT ((size_t)2 << 10)
 #define JT_DBCAST_MAX_AUTO_SEGMENT ((size_t)1 << 20)
+/* The largest message of scatter-allgather, which sends every range inline (what the
+ * header receive holds beside a header: MAX_INLINE); beyond, the root takes the two-tree. */
+#define JT_DBCAST_SAG_MAX_MSG ((size_t)1 << 20)
 /* Default of cfg.inline_bytes and of the model's inline_bytes. */
 #define JT_DBCAST_DEFAULT_INLINE ((size_t)8192)
 
@@ -97,8 +100,9 @@ size_t jt_dbcast_route_segment(jt_dbcast_routing r, size_t bytes, int n, size_t 
 double jt_dbcast_route_cost(jt_dbcast_routing r, size_t bytes, int n, size_t seg,
                             const jt_dbcast_model *m);
 
-/* The automatic choice: the routing among flat, binomial, pipeline-chain, pipeline-tree
- * and two-tree with the least modelled cost (ties: that order). n <= 0 gives flat.
+/* The automatic choice: the routing among flat, binomial, pipeline-chain, pipeline-tree,
+ * two-tree, the k-nomial trees and scatter-allgather with the least modelled cost (ties:
+ * that order). n <= 0 gives flat.
  * *seg_out (may be NULL) receives the segment size to use. */
 jt_dbcast_routing jt_dbcast_route_choose(size_t bytes, int n, size_t seg_cfg,
                                          const jt_dbcast_model *m, size_t *seg_out);

@@ -169,6 +169,12 @@ int jt_dbcast_send_routed(jt_dbcast_ctx *ctx, const void *buf, size_t bytes, int
         routing = jt_dbcast_route_choose(bytes, nrecipients, ctx->cfg.segment_bytes, &ctx->model, &seg);
     else
         seg = jt_dbcast_route_segment(routing, bytes, nrecipients, ctx->cfg.segment_bytes, &ctx->model);
+    /* scatter-allgather sends each range inline: up to what a header receive holds */
+    if (routing == JT_ROUTE_SCATTER_ALLGATHER &&
+        jt_route_sag_largest(bytes, nrecipients + 1) > JT_DBCAST_SAG_MAX_MSG) {
+        routing = JT_ROUTE_TWO_TREE;
+        seg = jt_dbcast_route_segment(routing, bytes, nrecipients, ctx->cfg.segment_bytes, &ctx->model);
+    }
     int inl = bytes <= ctx->cfg.inline_bytes;
     if (!inl && (bytes + seg - 1) / seg > UINT32_MAX) {
         pthread_mutex_unlock(&ctx->lock);
@@ -186,6 +192,12 @@ int jt_dbcast_send_routed(jt_dbcast_ctx *ctx, const void *buf, size_t bytes, int
     r->st.routing = routing;
 
     int n = nrecipients;
+    if (routing == JT_ROUTE_SCATTER_ALLGATHER) { /* dbcast_sag.c */
+        jt_dbcast_sag_root(ctx, r, buf, bytes, tag, recipients, n);
+        *reqp = r;
+        pthread_mutex_unlock(&ctx->lock);
+        return JT_DBCAST_OK;
+    }
     uint32_t nseg = inl ? 0 : (uint32_t)((bytes + seg - 1) / seg);
     /* Streams: two for the two-tree, each half the segments (one if there is one segment) */
     int ns = nseg >= 2 ? jt_dbcast_route_streams(routing) : 1;

@@ -133,7 +133,8 @@ static void wait_all(jt_dbcast_ctx *ctx, jt_dbcast_req **reqs, int n, int *rcs,
 static const jt_dbcast_routing ROUTES[] = {JT_ROUTE_FLAT, JT_ROUTE_BINOMIAL, JT_ROUTE_CHAIN,
                                            JT_ROUTE_PIPELINE_CHAIN, JT_ROUTE_PIPELINE_TREE,
                                            JT_ROUTE_TWO_TREE, JT_ROUTE_KNOMIAL4, JT_ROUTE_KNOMIAL8,
-                                           JT_ROUTE_KNOMIAL16, JT_ROUTE_AUTO};
+                                           JT_ROUTE_KNOMIAL16, JT_ROUTE_SCATTER_ALLGATHER,
+                                           JT_ROUTE_AUTO};
 #define NROUTES ((int)(sizeof ROUTES / sizeof ROUTES[0]))
 
 /* ------------------------------------------------------------------ tests */
@@ -419,12 +420,13 @@ static void t_quiescent(MPI_Comm comm, jt_dbcast_progress_mode mode, jt_dbcast_w
 
 static void t_truncate(jt_dbcast_ctx *ctx)
 {
-    /* chain through every rank; each receiver's buffer is too small, yet everyone
-     * downstream must still get the data forwarded */
-    const size_t sizes[] = {1000, 300000};
-    for (int si = 0; si < 2; si++) {
+    /* chain through every rank, then scatter-allgather (every rank forwards); each
+     * receiver's buffer is too small, yet everyone downstream must still get the data */
+    const size_t sizes[] = {1000, 300000, 1000, 300000};
+    for (int si = 0; si < 4; si++) {
         size_t n = sizes[si];
         int tag = 8000 + si;
+        jt_dbcast_routing how = si < 2 ? JT_ROUTE_CHAIN : JT_ROUTE_SCATTER_ALLGATHER;
         unsigned char *b = malloc(n);
         jt_dbcast_req *r;
         if (O.rank == 0) {
@@ -432,7 +434,7 @@ static void t_truncate(jt_dbcast_ctx *ctx)
             for (int i = 1; i < O.size; i++)
                 rec[i - 1] = i;
             fill(b, n, 0, tag, 0);
-            CHECK(jt_dbcast_send_routed(ctx, b, n, tag, rec, O.size - 1, JT_ROUTE_CHAIN, &r) == 0, "truncate: send");
+            CHECK(jt_dbcast_send_routed(ctx, b, n, tag, rec, O.size - 1, how, &r) == 0, "truncate: send");
             wait_all(ctx, &r, 1, NULL, NULL, "truncate send");
             free(rec);
         } else {

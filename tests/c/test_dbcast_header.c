@@ -22,7 +22,7 @@ static jt_dbcast_hdr random_hdr(int inl, uint32_t nhops)
 {
     jt_dbcast_hdr h;
     memset(&h, 0, sizeof h);
-    h.routing = (uint8_t)(1 + rnd() % (JT_ROUTE_COUNT_ - 1));
+    h.routing = (uint8_t)(1 + rnd() % (JT_ROUTE_SCATTER_ALLGATHER - 1)); /* its own: below */
     h.flags = inl ? JT_DBCAST_HDR_INLINE : 0;
     h.origin = (int32_t)(rnd() % 100000);
     h.tag = (int32_t)(rnd() & 0x7fffffff);
@@ -134,6 +134,75 @@ int main(void)
         free(back);
         free(hops);
         free(msg);
+    }
+
+    /* 1b. scatter-allgather: always inline, a range of the data, a plan (nodes, place, the
+     * view's hops) or none; round trips, every prefix of the header rejected, bad fields */
+    for (int it = 0; it < 500; it++) {
+        jt_dbcast_hdr h;
+        memset(&h, 0, sizeof h);
+        h.routing = JT_ROUTE_SCATTER_ALLGATHER;
+        h.flags = JT_DBCAST_HDR_INLINE;
+        h.origin = (int32_t)(rnd() % 100000);
+        h.tag = (int32_t)(rnd() & 0x7fffffff);
+        h.seq = (uint32_t)rnd();
+        h.bcast_id = rnd();
+        h.streams = 1;
+        h.total_bytes = 1 + rnd() % ((uint64_t)1 << 40);
+        h.range_off = rnd() % h.total_bytes;
+        h.range_bytes = 1 + rnd() % 3000;
+        if (h.range_bytes > h.total_bytes - h.range_off)
+            h.range_bytes = h.total_bytes - h.range_off;
+        if (it % 2) { /* a plan */
+            h.nodes = 2 + (uint32_t)(rnd() % 5000);
+            h.place = 1 + (uint32_t)(rnd() % (h.nodes - 1));
+            h.nhops = (uint32_t)(rnd() % h.nodes);
+            if (it % 4 == 1)
+                h.range_bytes = 0; /* a plan may come with no byte */
+        }
+        jt_dbcast_hop *hops = malloc((h.nhops ? h.nhops : 1) * sizeof *hops);
+        for (uint32_t i = 0; i < h.nhops; i++)
+            hops[i] = (jt_dbcast_hop){(int32_t)(it % 3 ? 1 + i : rnd() % 100000), h.seq + (uint32_t)(i % 2)};
+        size_t hl = jt_dbcast_hdr_size(&h, hops), len = hl + (size_t)h.range_bytes;
+        CHECKF(hl <= jt_dbcast_hdr_max(h.nhops), "sag %d: header of %zu bytes over the bound", it, hl);
+        unsigned char *msg = calloc(len + 1, 1);
+        CHECKF(jt_dbcast_hdr_encode(&h, hops, msg, len) == (long)hl, "sag %d: encode", it);
+        jt_dbcast_hdr d;
+        int rc = jt_dbcast_hdr_decode(msg, len, &d);
+        CHECKF(rc == JT_DBCAST_HDR_OK && same_hdr(&h, &d) && d.nodes == h.nodes && d.place == h.place &&
+               d.hdr_bytes == hl, "sag %d: round trip (%s)", it, jt_dbcast_hdr_strerror(rc));
+        jt_dbcast_hop *back = malloc((h.nhops ? h.nhops : 1) * sizeof *back);
+        jt_dbcast_hdr_hops(msg, &d, back);
+        for (uint32_t i = 0; i < h.nhops; i++)
+            CHECKF(back[i].rank == hops[i].rank && back[i].seq == hops[i].seq, "sag %d: hop %u", it, i);
+        for (size_t cut = 0; it < 100 && cut < hl; cut++)
+            CHECKF(jt_dbcast_hdr_decode(msg, cut, &d) != JT_DBCAST_HDR_OK, "sag %d: prefix %zu accepted", it, cut);
+        free(back), free(hops), free(msg);
+    }
+    {
+        jt_dbcast_hdr h, d;
+        memset(&h, 0, sizeof h);
+        h.routing = JT_ROUTE_SCATTER_ALLGATHER, h.flags = JT_DBCAST_HDR_INLINE, h.streams = 1;
+        h.total_bytes = 100, h.range_off = 10, h.range_bytes = 20;
+        unsigned char buf[128];
+        CHECKF(jt_dbcast_hdr_encode(&h, NULL, buf, sizeof buf) > 0, "sag: a plain range refused");
+        jt_dbcast_hdr b = h;
+        b.flags = 0;
+        CHECKF(jt_dbcast_hdr_encode(&b, NULL, buf, sizeof buf) == JT_DBCAST_HDR_EFIELD, "sag: not inline accepted");
+        b = h, b.range_bytes = 0;
+        CHECKF(jt_dbcast_hdr_encode(&b, NULL, buf, sizeof buf) == JT_DBCAST_HDR_EFIELD, "sag: empty range without a plan accepted");
+        b = h, b.range_off = 90;
+        CHECKF(jt_dbcast_hdr_encode(&b, NULL, buf, sizeof buf) == JT_DBCAST_HDR_EFIELD, "sag: range past the data accepted");
+        b = h, b.nodes = 4, b.place = 0;
+        CHECKF(jt_dbcast_hdr_encode(&b, NULL, buf, sizeof buf) == JT_DBCAST_HDR_EFIELD, "sag: place 0 (the root) accepted");
+        b = h, b.nodes = 4, b.place = 4;
+        CHECKF(jt_dbcast_hdr_encode(&b, NULL, buf, sizeof buf) == JT_DBCAST_HDR_EFIELD, "sag: place past the nodes accepted");
+        b = h, b.nodes = 4, b.place = 1, b.nhops = 4;
+        jt_dbcast_hop four[4] = {{1, 0}, {2, 0}, {3, 0}, {5, 0}};
+        CHECKF(jt_dbcast_hdr_encode(&b, four, buf, sizeof buf) == JT_DBCAST_HDR_EFIELD, "sag: as many hops as nodes accepted");
+        long n = jt_dbcast_hdr_encode(&h, NULL, buf, sizeof buf);
+        buf[3] = (unsigned char)JT_ROUTE_SCATTER_ALLGATHER; /* the INLINE bit off on the wire */
+        CHECKF(jt_dbcast_hdr_decode(buf, (size_t)n + 20, &d) == JT_DBCAST_HDR_EFIELD, "sag: decoded without INLINE");
     }
 
     /* 2. byte layout (version 4), whatever the host */

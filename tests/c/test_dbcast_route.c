@@ -246,6 +246,120 @@ static void check_twotree(int n)
     free(kids_of[0]), free(kids_of[1]), free(reached), free(pos);
 }
 
+/* Scatter-allgather among N nodes: every view holds its sends' destinations and its scatter
+ * children's views (partners consistent), spans are in range and distinct, every non-root
+ * node gets one plan, ranges are contiguous and non-empty, and a synchronous run (each round,
+ * every node posts its next send if its range is complete; delivered at the round's end)
+ * brings every chunk to every node exactly once, with no send left, in 2 log2 N - 1 rounds
+ * for N a power of two. */
+static void check_sag(int N)
+{
+    int *nv = calloc((size_t)N, sizeof *nv), *ns = calloc((size_t)N, sizeof *ns);
+    jt_route_span (*views)[JT_ROUTE_SAG_MAX_SPANS] = calloc((size_t)N, sizeof *views);
+    jt_route_sag_send (*sends)[JT_ROUTE_SAG_MAX_SENDS] = calloc((size_t)N, sizeof *sends);
+    char *in_view = calloc((size_t)N, 1), *have = calloc((size_t)N * (size_t)N, 1);
+    int *plans = calloc((size_t)N, sizeof *plans), *next = calloc((size_t)N, sizeof *next);
+    for (int v = 0; v < N; v++) {
+        nv[v] = jt_route_sag_view(N, v, views[v]);
+        ns[v] = jt_route_sag_sends(N, v, sends[v]);
+        CHECKF(nv[v] >= 0 && nv[v] <= JT_ROUTE_SAG_MAX_SPANS && ns[v] >= 0 &&
+               ns[v] <= JT_ROUTE_SAG_MAX_SENDS, "sag N=%d v=%d: %d spans, %d sends", N, v, nv[v], ns[v]);
+    }
+    int xa, xb;
+    jt_route_sag_held(N, 0, &xa, &xb);
+    CHECKF(xa == 0 && xb == N && nv[0] == (N > 1) && (N == 1 || (views[0][0].off == 1 &&
+           views[0][0].len == N - 1)), "sag N=%d: the root's view is not its list", N);
+    for (int v = 0; v < N; v++) {
+        memset(in_view, 0, (size_t)N);
+        int total = 0;
+        for (int i = 0; i < nv[v]; i++) {
+            jt_route_span sp = views[v][i];
+            CHECKF(sp.len > 0 && sp.off >= 1 && sp.off + sp.len <= N, "sag N=%d v=%d: span "
+                   "[%d,+%d) out of [1,N)", N, v, sp.off, sp.len);
+            for (int w = sp.off; w < sp.off + sp.len && w < N && w >= 0; w++) {
+                CHECKF(!in_view[w] && w != v, "sag N=%d v=%d: node %d twice or itself", N, v, w);
+                in_view[w] = 1;
+                total++;
+            }
+        }
+        CHECKF(total < N, "sag N=%d v=%d: view of %d", N, v, total);
+        for (int k = 0; k < ns[v]; k++) {
+            jt_route_sag_send x = sends[v][k];
+            CHECKF(x.dest > 0 && x.dest < N && x.dest != v && in_view[x.dest], "sag N=%d v=%d: "
+                   "send to %d, not in its view", N, v, x.dest);
+            CHECKF(x.c0 >= 0 && x.c0 < x.c1 && x.c1 <= N, "sag N=%d v=%d: chunks [%d,%d)", N, v,
+                   x.c0, x.c1);
+            if (!x.plan || x.dest <= 0 || x.dest >= N)
+                continue;
+            plans[x.dest]++;
+            for (int i = 0; i < nv[x.dest]; i++) /* the child's view, from the sender's */
+                for (int w = views[x.dest][i].off; w < views[x.dest][i].off + views[x.dest][i].len; w++)
+                    CHECKF(w >= 0 && w < N && in_view[w], "sag N=%d: node %d's plan names %d, "
+                           "not in its sender %d's view", N, x.dest, w, v);
+        }
+    }
+    for (int v = 1; v < N; v++)
+        CHECKF(plans[v] == 1, "sag N=%d: node %d gets %d plans", N, v, plans[v]);
+    /* the synchronous run: plans[v] now says whether v has its plan */
+    memset(plans, 0, (size_t)N * sizeof *plans);
+    plans[0] = 1;
+    memset(have, 1, (size_t)N);
+    int rounds = 0, progress = 1;
+    jt_route_sag_send *post = calloc((size_t)N, sizeof *post);
+    char *posted = calloc((size_t)N, 1);
+    while (progress) {
+        progress = 0;
+        for (int v = 0; v < N; v++) {
+            posted[v] = 0;
+            if (!plans[v] || next[v] >= ns[v])
+                continue;
+            jt_route_sag_send x = sends[v][next[v]];
+            int ready = 1;
+            for (int c = x.c0; c < x.c1; c++)
+                ready &= have[(size_t)v * N + c];
+            if (ready)
+                post[v] = x, posted[v] = 1, next[v]++, progress = 1;
+        }
+        for (int v = 0; v < N; v++) {
+            if (!posted[v])
+                continue;
+            for (int c = post[v].c0; c < post[v].c1; c++) {
+                CHECKF(!have[(size_t)post[v].dest * N + c], "sag N=%d: node %d gets chunk %d twice",
+                       N, post[v].dest, c);
+                have[(size_t)post[v].dest * N + c] = 1;
+            }
+            plans[post[v].dest] |= post[v].plan;
+        }
+        rounds += progress;
+    }
+    for (int v = 0; v < N; v++) {
+        CHECKF(next[v] == ns[v], "sag N=%d: node %d posted %d of its %d sends", N, v, next[v], ns[v]);
+        for (int c = 0; c < N; c++)
+            CHECKF(have[(size_t)v * N + c], "sag N=%d: node %d lacks chunk %d", N, v, c);
+    }
+    int lg = jt_route_ceil_log2(N);
+    if (N > 1 && (N & (N - 1)) == 0)
+        CHECKF(rounds == 2 * lg - 1, "sag N=%d: %d rounds, expected %d", N, rounds, 2 * lg - 1);
+    CHECKF(rounds <= (N > 1 ? 2 * lg + 1 : 0), "sag N=%d: %d rounds", N, rounds);
+    CHECKF(jt_dbcast_route_depth(JT_ROUTE_SCATTER_ALLGATHER, N - 1) == ns[0],
+           "sag N=%d: depth %d, the root has %d sends", N, jt_dbcast_route_depth(JT_ROUTE_SCATTER_ALLGATHER, N - 1), ns[0]);
+    /* bytes: chunks tile the message */
+    const uint64_t ms[] = {0, 1, (uint64_t)N - 1, (uint64_t)N, 16384, 1000003};
+    for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) {
+        uint64_t end = 0, off, len;
+        for (int c = 0; c < N; c++) {
+            jt_route_sag_bytes(ms[i], N, c, c + 1, &off, &len);
+            CHECKF(off == end, "sag N=%d m=%llu: chunk %d at %llu", N, (unsigned long long)ms[i], c,
+                   (unsigned long long)off);
+            end = off + len;
+        }
+        CHECKF(end == ms[i], "sag N=%d m=%llu: chunks end at %llu", N, (unsigned long long)ms[i],
+               (unsigned long long)end);
+    }
+    free(post), free(posted), free(nv), free(ns), free(views), free(sends), free(in_view);
+    free(have), free(plans), free(next);
+}
+
 int main(void)
 {
     const jt_dbcast_routing all[] = {JT_ROUTE_FLAT, JT_ROUTE_BINOMIAL, JT_ROUTE_CHAIN,
@@ -262,6 +376,9 @@ int main(void)
     }
     for (int n = 0; n <= 600; n++)
         check_twotree(n);
+    for (int N = 1; N <= 301; N++)
+        check_sag(N);
+    check_sag(511), check_sag(512), check_sag(513), check_sag(1024), check_sag(3000);
     check_twotree(4095), check_twotree(4096), check_twotree(10000);
     /* exact small shapes */
     {
@@ -329,11 +446,12 @@ int main(void)
             jt_dbcast_routing c = jt_dbcast_route_choose(sizes[i], ns[j], 0, &m, &s);
             CHECKF(c != JT_ROUTE_AUTO && c != JT_ROUTE_CHAIN, "choice %s", jt_dbcast_route_name(c));
             double best = jt_dbcast_route_cost(c, sizes[i], ns[j], s, &m);
-            for (size_t a = 0; a < sizeof all / sizeof all[0]; a++) {
-                size_t s2 = jt_dbcast_route_segment(all[a], sizes[i], ns[j], 0, &m);
-                double other = jt_dbcast_route_cost(all[a], sizes[i], ns[j], s2, &m);
+            for (size_t a = 0; a <= sizeof all / sizeof all[0]; a++) {
+                jt_dbcast_routing o = a < sizeof all / sizeof all[0] ? all[a] : JT_ROUTE_SCATTER_ALLGATHER;
+                size_t s2 = jt_dbcast_route_segment(o, sizes[i], ns[j], 0, &m);
+                double other = jt_dbcast_route_cost(o, sizes[i], ns[j], s2, &m);
                 CHECKF(best <= other * (1 + 1e-9), "%zu B to %d: chose %s (%g s) but %s costs %g s",
-                      sizes[i], ns[j], jt_dbcast_route_name(c), best, jt_dbcast_route_name(all[a]), other);
+                      sizes[i], ns[j], jt_dbcast_route_name(c), best, jt_dbcast_route_name(o), other);
             }
         }
     }

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SIM_EXE = ROOT / "build/simgrid/jostle-bench"
 QUICK = ["--min-reps", "5", "--max-time", "0.02", "--warmup", "1"]
 ROUTINGS = {"flat", "binomial", "chain", "pipeline-chain", "pipeline-tree", "two-tree",
-            "knomial-4", "knomial-8", "knomial-16", "auto", "mpi_bcast"}
+            "knomial-4", "knomial-8", "knomial-16", "scatter-allgather", "auto", "mpi_bcast"}
 
 
 def bcast(tmp_path, *args, np=4, name="b.jsonl"):

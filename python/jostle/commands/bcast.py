@@ -19,10 +19,10 @@ from . import _common as c
 
 ORDER = 30
 ROUTINGS = ("flat", "binomial", "chain", "pipeline-chain", "pipeline-tree", "two-tree", "knomial-4", "knomial-8",
-            "knomial-16", "auto", "mpi_bcast")
+            "knomial-16", "scatter-allgather", "auto", "mpi_bcast")
 DEFAULT_SIZES = "8,1K,64K,1M,16M"
 SIM_SIZES = "8,64K,1M"
-SIM_ROUTINGS = "flat,binomial,pipeline-chain,pipeline-tree,two-tree,knomial-4,knomial-8,knomial-16,auto,mpi_bcast"
+SIM_ROUTINGS = "flat,binomial,pipeline-chain,pipeline-tree,two-tree,knomial-4,knomial-8,knomial-16,scatter-allgather,auto,mpi_bcast"
 
 EXAMPLES = """examples:
   jostle bcast                                        4 ranks here, every routing, k = 3

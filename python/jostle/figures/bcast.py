@@ -28,16 +28,16 @@ from . import Figure
 from .pingpong import short_mpi
 
 ORDER = ("flat", "binomial", "chain", "pipeline-chain", "pipeline-tree", "two-tree", "knomial-4",
-         "knomial-8", "knomial-16", "auto", "mpi_bcast")
+         "knomial-8", "knomial-16", "scatter-allgather", "auto", "mpi_bcast")
 
 # A colour and a marker of its own per routing, the same in every figure; routings not listed
 # (a new one) take the spare ones in order of name. Grey is kept for the smpi:* baselines.
 STYLES = {"flat": ("tab:blue", "v"), "binomial": ("tab:orange", "^"), "chain": ("tab:green", "<"),
           "pipeline-chain": ("tab:purple", ">"), "pipeline-tree": ("tab:brown", "D"),
           "two-tree": ("tab:pink", "P"), "knomial-4": ("teal", "1"), "knomial-8": ("teal", "2"),
-          "knomial-16": ("teal", "3"),
+          "knomial-16": ("teal", "3"), "scatter-allgather": ("tab:olive", "X"),
           "auto": ("tab:red", "o"), "mpi_bcast": ("black", "s")}
-SPARE = (("tab:olive", "X"), ("tab:cyan", "*"), ("gold", "h"),
+SPARE = (("tab:cyan", "*"), ("gold", "h"),
          ("navy", "p"), ("lime", "d"))
 BOUND_LABEL = "bound m/β + ⌈log₂P⌉·α"
 
