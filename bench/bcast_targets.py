@@ -28,15 +28,10 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
-ROOT = Path(__file__).resolve().parents[1]
-VENV_PY = ROOT / ".venv" / "bin" / "python"
-try:   # jostle needs numpy, pandas, matplotlib: `python3 bench/…` uses the checkout's venv
-    import numpy  # noqa: F401
-except ImportError:
-    if VENV_PY.exists() and Path(sys.executable).resolve() != VENV_PY.resolve():
-        os.execv(str(VENV_PY), [str(VENV_PY), *sys.argv])
-    raise
-sys.path.insert(0, str(ROOT / "python"))
+import checkout_venv  # noqa: E402  (re-runs this script with the checkout's venv if needed)
+
+checkout_venv.use()
+ROOT = checkout_venv.ROOT
 from jostle.figures.bcast import bound_us  # noqa: E402
 from jostle.figures.pingpong import short_mpi  # noqa: E402
 from jostle.simgrid import SMPI_BCAST_ALL  # noqa: E402

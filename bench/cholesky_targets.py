@@ -24,8 +24,10 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "python"))
+import checkout_venv  # noqa: E402  (re-runs this script with the checkout's venv if needed)
+
+checkout_venv.use()
+ROOT = checkout_venv.ROOT
 from jostle import figures  # noqa: E402
 from jostle.figures import cholesky as chol_fig  # noqa: E402
 from jostle.results import load_run  # noqa: E402
