@@ -163,8 +163,11 @@ int main(int argc, char **argv)
         return stats(argc, argv);
     if (strcmp(argv[1], "--machine") == 0)
         return machine(argc, argv);
-    if (strcmp(argv[1], "--transport") == 0 && argc == 2)
+    if (strcmp(argv[1], "--transport") == 0) {
+        if (argc != 2)
+            jt_usage_error("--transport takes no argument, not '%s'", argv[2]);
         return jt_transport_print();
+    }
     if (strcmp(argv[1], "--topo") == 0)
         return jt_query_topo(argc, argv);
     if (strcmp(argv[1], "--place") == 0)

@@ -114,8 +114,12 @@ static char *child_answer(void)
     char *buf = malloc(cap);
     ssize_t got;
     while (buf && (got = read(from_child, buf + n, cap - n - 1)) > 0)
-        if ((n += (size_t)got) + 1 == cap)
-            buf = realloc(buf, cap *= 2);
+        if ((n += (size_t)got) + 1 == cap) {
+            char *more = realloc(buf, cap *= 2);
+            if (!more)
+                free(buf);
+            buf = more;
+        }
     close(from_child);
     from_child = -1;
     waitpid(child, NULL, 0); /* a whole line is a whole answer, however the child ended */
