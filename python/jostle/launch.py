@@ -5,6 +5,8 @@ each of its threads and buffers through hwloc and records what it obtained, and
 a launcher binding would fight with it (or silently confine it to one core).
 """
 
+import copy
+import functools
 import json
 import math
 import os
@@ -74,6 +76,7 @@ def find_bench(mpi: str = "auto", explicit: Optional[str] = None, env=os.environ
 
 
 def _query(bench: Path, *args) -> dict:
+    """jostle-bench's JSON answer to a query (a description, or a measurement: asked anew)."""
     try:
         out = subprocess.run([str(bench), *args], capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as e:
@@ -90,13 +93,29 @@ def _query(bench: Path, *args) -> dict:
                           f"{out.stdout.strip()[:200]!r}") from None
 
 
+@functools.lru_cache(maxsize=32)
+def _described(bench: str, stamp, env: tuple, args: tuple) -> dict:
+    return _query(Path(bench), *args)
+
+
+def _describe(bench: Path, *args) -> dict:
+    """A query whose answer is fixed for one build and environment (the version, the
+    machine), asked once per process: `jostle run` plans every step before running it, and
+    a step's plan asks what its run asks. A rebuilt bench, a rewritten topology file or
+    another environment (HWLOC_XMLFILE) asks again."""
+    stamp = tuple((lambda s: (s.st_ino, s.st_size, s.st_mtime_ns))(os.stat(f))
+                  if os.path.isfile(f) else None for f in (bench, *args))
+    env = tuple(sorted(os.environ.items()))
+    return copy.deepcopy(_described(str(bench), stamp, env, args))
+
+
 def bench_version(bench: Path) -> dict:
     """{"version", "git", "mpi_library", "mpi_flavor"} without an MPI launch."""
-    return _query(bench, "--version")
+    return _describe(bench, "--version")
 
 
 def bench_machine(bench: Path, topology: Optional[str] = None) -> dict:
-    return _query(bench, "--machine", *(["--topology", topology] if topology else []))
+    return _describe(bench, "--machine", *(["--topology", topology] if topology else []))
 
 
 # ---------------------------------------------------------------- the host

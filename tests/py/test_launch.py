@@ -124,6 +124,32 @@ def test_bench_version_and_machine_from_the_binary(fake_bench):
     assert launch.bench_machine(fake_bench)["cores"] == 24
 
 
+def test_version_and_machine_are_asked_once_per_build(tmp_path):
+    """`jostle run` plans every step, then runs it: the description is asked once; a
+    rebuilt bench or another environment is asked again, and a caller cannot spoil it."""
+    calls = tmp_path / "calls"
+    bench = tmp_path / "jostle-bench"
+
+    def build(cores):
+        bench.write_text(f"#!/bin/sh\necho x >> {calls}\n"
+                         f"echo '{{\"cores\": {cores}, \"extra\": \"'$JT_X'\"}}'\n")
+        bench.chmod(0o755)
+
+    build(4)
+    first = launch.bench_machine(bench)
+    first["cores"] = 99                              # the caller's copy, not the cache
+    assert launch.bench_machine(bench)["cores"] == 4
+    assert len(calls.read_text().split()) == 1
+    build(12)                                        # rebuilt: another size and mtime
+    assert launch.bench_machine(bench)["cores"] == 12
+    os.environ["JT_X"] = "y"
+    try:
+        assert launch.bench_machine(bench)["extra"] == "y"
+    finally:
+        del os.environ["JT_X"]
+    assert len(calls.read_text().split()) == 3
+
+
 def test_estimate_timeout_grows_with_the_sweep():
     small = launch.estimate_timeout([0, 1, 2])
     big = launch.estimate_timeout([1 << 30] * 10)
