@@ -13,10 +13,12 @@
 Simulated runs: `jostle bcast --simulate` into one campaign (a temporary directory unless
 --keep DIR; `jostle report DIR/targets` draws it), one sample per point (simulated time is
 deterministic), every routing of jt_dbcast in one launch per node count and each smpi:*
-algorithm in a launch of its own. A launch that runs past --timeout seconds of real time
-(SimGrid is slow on the polling algorithms at 256 nodes and large sizes) is stopped and the
-script goes on: its points measured so far are kept, the missing ones are listed, and a
-"best smpi:*" is over the algorithms measured at that point (the count is printed).
+algorithm in a launch of its own. A launch that runs past --timeout (jostle's routings: 30
+min) or --smpi-timeout (each smpi:* algorithm: 10 min) seconds of real time is stopped and
+the script goes on (at 256 nodes arrival_pattern_aware_wait, which polls, does not finish):
+its points measured so far are kept, the missing ones are listed, and a "best smpi:*" is
+over the algorithms measured at that point (the count is printed). The default grid takes
+about an hour of real time on a 2-core VM.
 Exit status 0 when every target passes, 1 otherwise (or when a jostle launch failed)."""
 import argparse
 import json
@@ -66,37 +68,41 @@ def points(path):
     return meta, pts
 
 
-def simulate(camp, nodes, sizes, timeout, bench):
-    """Runs the campaign node count by node count; a launch that fails or runs past TIMEOUT is
-    left out and the rest goes on (jostle resumes: what completed is not run again).
-    Returns ({run name: status} of the launches that did not finish, whether jostle's own
-    routings all finished)."""
+def simulate(camp, nodes, sizes, timeouts, bench):
+    """Runs the campaign node count by node count: jostle's routings in one launch, then the
+    smpi:* algorithms (a launch each), with timeouts[0] and timeouts[1] seconds of real time
+    per launch; a launch that fails or runs past it is left out and the rest goes on (jostle
+    resumes: what completed is not run again). Returns ({run name: status} of the launches
+    that did not finish, whether jostle's own routings all finished)."""
     lost, ok = {}, True
     for n in nodes:
-        routings = [OURS] + [f"smpi:{a}" for a in SMPI_BCAST_ALL]
-        while routings:
-            rc, err = jostle("--simulate", "--nodes", str(n), "--sizes", sizes,
-                             "--routing", ",".join(routings), "--min-reps", "1", "--warmup", "0",
-                             "--timeout", str(timeout), "--output-dir", str(camp.parent),
-                             "--campaign", camp.name, *(["--bench", bench] if bench else []))
-            if rc == 0:
-                break
-            new = {}
-            for side in camp.glob(f"bcast-sim-{n}*.launch.json"):
-                rec = json.loads(side.read_text())
-                status = rec.get("status")
-                if status == "ok" and not (camp / f"{rec['run']}.jsonl").exists():
-                    status = "no records: SimGrid stopped it (deadlock)"
-                if status not in ("ok", "running") and rec["run"] not in lost:
-                    new[rec["run"]] = status
-            if not new:   # not a launch of ours that failed: bad input, a missing build …
-                print(f"jostle bcast --simulate failed at {n} nodes (exit {rc}):\n{err.strip()}")
-                return lost, False
-            lost.update(new)
-            ok &= f"bcast-sim-{n}" not in new
-            name = {OURS: f"bcast-sim-{n}", **{r: f"bcast-sim-{n}-smpi-{r[5:]}" for r in routings
-                                              if r.startswith("smpi:")}}
-            routings = [r for r in routings if name[r] not in new]
+        groups = ((timeouts[0], [OURS]), (timeouts[1], [f"smpi:{a}" for a in SMPI_BCAST_ALL]))
+        for timeout, routings in groups:
+            while routings:
+                rc, err = jostle("--simulate", "--nodes", str(n), "--sizes", sizes,
+                                 "--routing", ",".join(routings), "--min-reps", "1",
+                                 "--warmup", "0", "--timeout", str(timeout),
+                                 "--output-dir", str(camp.parent), "--campaign", camp.name,
+                                 *(["--bench", bench] if bench else []))
+                if rc == 0:
+                    break
+                new = {}
+                for side in camp.glob(f"bcast-sim-{n}*.launch.json"):
+                    rec = json.loads(side.read_text())
+                    status = rec.get("status")
+                    if status == "ok" and not (camp / f"{rec['run']}.jsonl").exists():
+                        status = "no records: SimGrid stopped it (deadlock)"
+                    if status not in ("ok", "running") and rec["run"] not in lost:
+                        new[rec["run"]] = status
+                if not new:   # not a launch of ours that failed: bad input, a missing build …
+                    print(f"jostle bcast --simulate failed at {n} nodes (exit {rc}):\n"
+                          f"{err.strip()}")
+                    return lost, False
+                lost.update(new)
+                ok &= f"bcast-sim-{n}" not in new
+                name = {OURS: f"bcast-sim-{n}", **{r: f"bcast-sim-{n}-smpi-{r[5:]}"
+                                                  for r in routings if r.startswith("smpi:")}}
+                routings = [r for r in routings if name[r] not in new]
     return lost, ok
 
 
@@ -213,8 +219,11 @@ def main():
     ap.add_argument("--keep", metavar="DIR", help="write the campaigns here and keep them")
     ap.add_argument("--nodes", default="16,64,256", help="simulated node counts (16,64,256)")
     ap.add_argument("--sizes", default=SIZES, help=f"simulated sizes ({SIZES})")
-    ap.add_argument("--timeout", type=float, default=60,
-                    help="real seconds per simulated launch before it is stopped (60)")
+    ap.add_argument("--timeout", type=float, default=1800,
+                    help="real seconds before the launch of jostle's routings is stopped, per "
+                         "node count (1800: at 256 nodes and 16 MiB it takes about 20 min here)")
+    ap.add_argument("--smpi-timeout", type=float, default=600,
+                    help="real seconds before each smpi:* launch is stopped (600)")
     ap.add_argument("--real-sizes", default=REAL_SIZES,
                     help=f"sizes on real ranks ({REAL_SIZES}); 'none' to skip real ranks")
     ap.add_argument("--ranks", type=int, default=4, help="real ranks (4)")
@@ -225,7 +234,7 @@ def main():
     camp = out / "targets"
     nodes = [int(x) for x in a.nodes.split(",")]
     t0 = time.monotonic()
-    lost, ok = simulate(camp, nodes, a.sizes, a.timeout, a.bench)
+    lost, ok = simulate(camp, nodes, a.sizes, (a.timeout, a.smpi_timeout), a.bench)
     t_sim = time.monotonic() - t0
     results = [ok]
     data, chose, plat = collect(camp)
