@@ -2,7 +2,8 @@
 """Parity with OSU Micro-Benchmarks, measured side by side in one MPI job (issue 11).
 
 1. For latency (osu_latency), bandwidth (osu_bw) and bidirectional bandwidth (osu_bibw), every
-   power of two 1 B - 4 MiB: bench/ref/ref_osu.c alternates, size by size and inside one job,
+   power of two 1 B - 4 MiB: bench/ref/ref_osu.c alternates, size by size and inside each of
+   --jobs MPI jobs (the rounds spread over them: each job draws its buffers' pages afresh),
    a reference loop written to OSU's documented method (iterations, skip, window 64, one buffer
    per side, the 4-byte acknowledgement, the mean over the timed iterations: what OSU prints)
    and jostle's own sample function (jt_p2p_sample, --buffers osu, timed as the harness times
@@ -20,7 +21,7 @@
    latency loop with OSU's iteration counts over the same sizes (`ref_osu sweep`), both whole
    commands.  Target <= 0.3 (the harness's stopping rule is meant to get there).
 
-Usage: bench/osu_parity.py [--build build/openmpi] [--rounds 5] [--skip-time]
+Usage: bench/osu_parity.py [--build build/openmpi] [--rounds 9] [--jobs 3] [--skip-time]
 """
 import argparse
 import json
@@ -52,17 +53,25 @@ def value(kind, size, seconds):
     return size * WINDOW * (2 if kind == "bibw" else 1) / seconds / 1e6
 
 
-def measure(build, kind, rounds):
-    out = subprocess.run(launcher(build, True) + [os.path.join(build, "ref_osu"), kind,
-                         str(rounds), *map(str, SIZES)], check=True, capture_output=True,
-                         text=True).stdout
+def measure(build, kind, rounds, jobs):
+    """The rounds spread over JOBS MPI jobs: which physical pages a job's buffers get moves
+    either loop by up to +-35% near the L2's size on this VM, the same way for the whole job
+    (the same loops in three fresh jobs, 512 KiB bibw: 0.99, 0.64, 1.00), so one job is one
+    draw of that luck, and the median over rounds of several jobs sees through it."""
     got = {}  # size -> [(ref_mean, ref_median, jostle_median, jostle_mean) per round]
-    for line in out.splitlines():
-        if line.startswith("# timer_overhead_s"):
-            got["overhead"] = float(line.split()[-1])
+    for j in range(jobs):
+        n = rounds // jobs + (j < rounds % jobs)
+        if n == 0:
             continue
-        _, size, *t = line.split()
-        got.setdefault(int(size), []).append(tuple(map(float, t)))
+        out = subprocess.run(launcher(build, True) + [os.path.join(build, "ref_osu"), kind,
+                             str(n), *map(str, SIZES)], check=True, capture_output=True,
+                             text=True).stdout
+        for line in out.splitlines():
+            if line.startswith("# timer_overhead_s"):
+                got["overhead"] = float(line.split()[-1])
+                continue
+            _, size, *t = line.split()
+            got.setdefault(int(size), []).append(tuple(map(float, t)))
     return got
 
 
@@ -105,18 +114,22 @@ def timed(cmd):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build", "openmpi"))
-    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=9, help="rounds in all (default 9)")
+    ap.add_argument("--jobs", type=int, default=3,
+                    help="MPI jobs the rounds are spread over, each with its own buffers' pages "
+                         "(default 3)")
     ap.add_argument("--skip-time", action="store_true", help="no whole-command timing")
     a = ap.parse_args()
     env_load = os.getloadavg()
     ver = launcher(a.build, False)[:1] + ["--version"]
     lib = [l.strip() for l in subprocess.run(ver, capture_output=True, text=True).stdout.splitlines()
            if "ersion" in l or "OpenRTE" in l][:1]
-    print(f"# {a.build} ({' '.join(lib)}): {a.rounds} rounds per job, the reference and jostle "
-          f"alternating size by size; load average at start {env_load[0]:.1f}")
+    print(f"# {a.build} ({' '.join(lib)}): {a.rounds} rounds over {a.jobs} MPI jobs, the "
+          f"reference and jostle alternating size by size; load average at start "
+          f"{env_load[0]:.1f}")
     failed = {}
     for kind, unit in KINDS:
-        failed[kind] = table(kind, unit, measure(a.build, kind, a.rounds))
+        failed[kind] = table(kind, unit, measure(a.build, kind, a.rounds, a.jobs))
     print(f"\nload average at the end {os.getloadavg()[0]:.1f}")
     for kind, bad in failed.items():
         print(f"{kind:<8} target [0.97, 1.03] on the median over rounds: "
