@@ -83,6 +83,7 @@ def simulate(camp, nodes, sizes, timeouts, bench):
                                  "--routing", ",".join(routings), "--min-reps", "1",
                                  "--warmup", "0", "--timeout", str(timeout),
                                  "--output-dir", str(camp.parent), "--campaign", camp.name,
+                                 "--jobs", str(os.cpu_count() or 1),
                                  *(["--bench", bench] if bench else []))
                 if rc == 0:
                     break

@@ -5,6 +5,7 @@ only after a good end line) and is never run again: resuming a campaign after a
 crash, a time-out or Ctrl-C re-does only what is missing.
 """
 
+import concurrent.futures
 import fcntl
 import json
 import os
@@ -200,28 +201,62 @@ class Campaign:
         manifest.write_text(json.dumps({"campaign": self.name, "runs": list(known.values())},
                                        indent=1) + "\n")
 
-    def run(self, config, progress: Optional[Progress] = None, quiet: bool = False) -> list:
+    def run(self, config, progress: Optional[Progress] = None, quiet: bool = False,
+            jobs: int = 1) -> list:
         """Run what is missing, in order; returns [(spec, 'skipped'|'ok')]. Stops at the first
         failure. config: the LaunchConfig of every run, or a function of the RunSpec giving
-        each its own (one library or platform per run)."""
+        each its own (one library or platform per run). JOBS > 1 runs that many side by side
+        (simulated runs only: their time is the simulator's, not this machine's); after a
+        failure the runs already started finish and no other starts."""
         config_of = config if callable(config) else (lambda spec: config)
         progress = progress or Progress()
         self.prepare()
         # All checked first: a run made with other options is refused before any is measured.
         complete = [self.is_complete(spec) for spec in self.runs]
-        done = []
+        todo = []
         with progress.campaign(len(self.runs), done=sum(complete)):
             for k, (spec, skip) in enumerate(zip(self.runs, complete), start=1):
                 if skip:
                     progress.note(f"run {k}/{len(self.runs)} {spec.name}: already complete "
                                   f"({self.output(spec)}), skipped")
-                    done.append((spec, "skipped"))
-                    continue
-                self._one(k, spec, config_of(spec), progress, quiet)
-                done.append((spec, "ok"))
-        return done
+                else:
+                    todo.append((k, spec))
+            if jobs <= 1:
+                for k, spec in todo:
+                    self._one(k, spec, config_of(spec), progress, quiet)
+            else:
+                self._side_by_side(todo, config_of, progress, quiet, jobs)
+        return [(spec, "skipped" if skip else "ok") for spec, skip in zip(self.runs, complete)]
 
-    def _one(self, k, spec, config, progress, quiet):
+    def _side_by_side(self, todo, config_of, progress, quiet, jobs):
+        """The runs of TODO, JOBS at a time on threads. Signals reach the main thread only:
+        it asks every run to stop (each forwards the signal to its process group and seals
+        its file) and raises the first run's Interrupted once all have stopped."""
+        stop = launch.StopEvent()
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs)
+        # The longest first (by estimate, else time-out, which grows with a simulated node
+        # count): a long run started last would finish alone.
+        todo = sorted(todo, key=lambda ks: -(ks[1].estimate or ks[1].timeout or 0))
+        futures = [pool.submit(self._one, k, spec, config_of(spec), progress, quiet, stop)
+                   for k, spec in todo]
+        saved = launch.trap_termination()
+        try:
+            try:
+                concurrent.futures.wait(futures, return_when=concurrent.futures.FIRST_EXCEPTION)
+            except launch.INTERRUPTIONS as e:
+                stop.request(launch.signum_of(e))
+            for f in futures:
+                f.cancel()   # not started: after a failure or a signal, none starts
+            concurrent.futures.wait(futures)
+        finally:
+            pool.shutdown(wait=True)
+            launch.restore_termination(saved)
+        errors = [f.exception() for f in futures if not f.cancelled() and f.exception()]
+        interrupted = [e for e in errors if isinstance(e, Interrupted)]
+        if interrupted or errors:
+            raise (interrupted or errors)[0]
+
+    def _one(self, k, spec, config, progress, quiet, stop=None):
         out = self.output(spec)
         partial = Path(str(out) + ".partial")
         plan = config.plan(spec, self.bench_argv(spec, quiet))
@@ -230,18 +265,19 @@ class Campaign:
                   **plan.to_dict(), "timeout_s": spec.timeout, "start": _now(), "status": "running"}
         side.write_text(json.dumps(record, indent=1) + "\n")
 
-        progress.start(k, len(self.runs), spec.name)
+        bar = progress.start(k, len(self.runs), spec.name)
         try:
             outcome = launch.execute(
                 plan.argv, timeout=spec.timeout,
                 on_stdout=(lambda line: None) if quiet else progress.echo,
                 on_stderr=lambda line: progress.echo(line, err=True),
-                on_progress=progress.update,
-                env=dict(os.environ, JOSTLE_LAUNCH_LINE=plan.line))  # into the meta line
+                on_progress=lambda done, total: progress.update(bar, done, total),
+                env=dict(os.environ, JOSTLE_LAUNCH_LINE=plan.line),  # into the meta line
+                stop=stop)
         except launch.RunInterrupted as e:
             self._close(side, record, e.outcome)
             seal(partial, "interrupted", signal=e.signum)
-            progress.finish("interrupted")
+            progress.finish(bar, "interrupted")
             err = Interrupted(
                 f"{e}: run '{spec.name}' is incomplete; the {_count_points(partial)} "
                 f"point line(s) it measured are in {partial}. Run the same command again to resume "
@@ -254,7 +290,7 @@ class Campaign:
             seal(partial, "error", message=f"the run {why} (exit status {outcome.returncode})")
         # A complete run must also be a valid one; its headline closes its line.
         done = load_run(out) if outcome.status == "ok" and out.exists() else None
-        progress.finish(outcome.status, headline(done) if done else "")
+        progress.finish(bar, outcome.status, headline(done) if done else "")
 
         if outcome.status == "timeout":
             raise JostleError(

@@ -343,13 +343,14 @@ def _stop(proc, sig, grace):
 
 def execute(argv, *, timeout: Optional[float], on_stdout: Callable = print,
             on_stderr: Optional[Callable] = None, on_progress: Optional[Callable] = None,
-            env=None, grace: float = 10.0) -> Outcome:
+            env=None, grace: float = 10.0, stop: Optional["StopEvent"] = None) -> Outcome:
     """Run ARGV in its own process group; stream its output; stop it at TIMEOUT.
 
     stdout lines go to ON_STDOUT; stderr lines `progress D T` to ON_PROGRESS(D, T),
     the others to ON_STDERR. Ctrl-C is forwarded to the group as SIGINT (SIGTERM and
     SIGHUP as themselves) so that jostle-bench can close its file, then
-    RunInterrupted is raised.
+    RunInterrupted is raised. Off the main thread (runs side by side), signals reach the
+    main thread only: it sets STOP, and the run is stopped the same way.
     """
     tail = deque(maxlen=30)
 
@@ -375,9 +376,21 @@ def execute(argv, *, timeout: Optional[float], on_stdout: Callable = print,
     for t in pumps:
         t.start()
     status, sig = None, signal.SIGINT
-    saved = _trap_termination()
+    saved = trap_termination()
     try:
-        proc.wait(timeout)
+        if stop is None:
+            proc.wait(timeout)
+        else:
+            while proc.poll() is None and not stop.is_set():
+                left = None if timeout is None else timeout - (time.monotonic() - t0)
+                if left is not None and left <= 0:
+                    raise subprocess.TimeoutExpired(argv, timeout)
+                try:
+                    proc.wait(0.1 if left is None else min(0.1, left))
+                except subprocess.TimeoutExpired:
+                    pass
+            if stop.is_set() and proc.returncode is None:
+                raise _Terminated(stop.signum)
     except subprocess.TimeoutExpired:
         status = "timeout"
         _stop(proc, signal.SIGTERM, grace)
@@ -388,7 +401,7 @@ def execute(argv, *, timeout: Optional[float], on_stdout: Callable = print,
         except (KeyboardInterrupt, _Terminated):  # a second signal: no more patience
             _stop(proc, signal.SIGKILL, 1)
     finally:
-        _restore(saved)
+        restore_termination(saved)
     for t in pumps:
         t.join(5)
     out = Outcome(status or ("ok" if proc.returncode == 0 else "failed"), proc.returncode,
@@ -403,7 +416,25 @@ class _Terminated(Exception):
         self.signum = signum
 
 
-def _trap_termination():
+class StopEvent(threading.Event):
+    """Set by the main thread when a signal asks runs on other threads to stop; signum says
+    which one to forward."""
+    signum = signal.SIGINT
+
+    def request(self, signum):
+        self.signum = signum
+        self.set()
+
+
+def signum_of(exc) -> int:
+    """The signal an interruption came from: KeyboardInterrupt is SIGINT."""
+    return getattr(exc, "signum", signal.SIGINT)
+
+
+INTERRUPTIONS = (KeyboardInterrupt, _Terminated)
+
+
+def trap_termination():
     """SIGTERM/SIGHUP to jostle (a batch system's time limit, a closed terminal) must
     reach the run too: it is in its own session, so it would otherwise be orphaned."""
     if threading.current_thread() is not threading.main_thread():
@@ -414,6 +445,6 @@ def _trap_termination():
     return {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGHUP)}
 
 
-def _restore(saved):
+def restore_termination(saved):
     for s, h in saved.items():
         signal.signal(s, h)

@@ -32,11 +32,10 @@ class Progress:
                            redirect_stdout=False, redirect_stderr=False,  # see echo()
                            speed_estimate_period=float("inf"))  # the whole campaign's pace
         self._campaign = self._bars.add_task("campaign", total=0, start=False, count="")
-        self._run = self._bars.add_task("", total=None, visible=False, count="")
         self._lock = threading.Lock()
         self.runs_done = self.runs_total = 0
         self._expected = 0   # runs announced by expect() and not yet added by campaign()
-        self.label, self.points = "", (0, 0)
+        self._running = []   # the runs started and not finished (several: simulated --jobs)
 
     def expect(self, runs):
         """Announce RUNS before they are added: a command made of several campaigns
@@ -62,35 +61,40 @@ class Progress:
         with self._bars if self.live else contextlib.nullcontext():
             yield self
 
-    def start(self, index, count, name):
+    def start(self, index, count, name) -> "RunProgress":
+        """A run begins: its own bar; the handle update() and finish() take."""
         with self._lock:
-            self.label, self.points = f"run {index}/{count} {name}", (0, 0)
-            self._bars.reset(self._run, total=None, visible=True, description=self.label,
-                             count="starting")
+            run = RunProgress(f"run {index}/{count} {name}")
+            run.task = self._bars.add_task(run.label, total=None, count="starting")
+            self._running.append(run)
+            return run
 
-    def update(self, done, total):
+    def update(self, run, done, total):
         with self._lock:
-            self.points = (done, total)
-            self._bars.update(self._run, total=total, completed=done,
+            run.points = (done, total)
+            self._bars.update(run.task, total=total, completed=done,
                               count=f"{done}/{total} points")
-            self._bars.update(self._campaign, completed=self.runs_done + done / max(total, 1))
+            share = sum(d / max(t, 1) for d, t in (r.points for r in self._running))
+            self._bars.update(self._campaign, completed=self.runs_done + share)
 
-    def finish(self, status, headline=""):
+    def finish(self, run, status, headline=""):
         """One line for the run that ended: its status, points and time, the campaign's, and
         the HEADLINE values of the run."""
         with self._lock:
             self.runs_done += status == "ok"   # a failed run stops the campaign, undone
-            self._bars.update(self._campaign, completed=self.runs_done, count=self._runs_count())
-            run, camp = self._task(self._run), self._task(self._campaign)
-            self._bars.update(self._run, visible=False)
-            done, total = self.points
+            self._running.remove(run)
+            share = sum(d / max(t, 1) for d, t in (r.points for r in self._running))
+            self._bars.update(self._campaign, completed=self.runs_done + share,
+                              count=self._runs_count())
+            elapsed, camp = self._task(run.task).elapsed, self._task(self._campaign)
+            self._bars.remove_task(run.task)
+            done, total = run.points
             pts = f", {done}/{total} points" if total else ""
             left = ("" if camp.finished or camp.time_remaining is None
                     else f", about {self._left.render(camp)} left")
-            line = (f"jostle: {self.label}: {status}{pts}, {run.elapsed or 0:.1f} s "
+            line = (f"jostle: {run.label}: {status}{pts}, {elapsed or 0:.1f} s "
                     f"({self._runs_count()} in {self._elapsed.render(camp)}{left})"
                     + (f": {headline}" if headline else ""))
-            self.label = ""
         self.console.out(line)
 
     def echo(self, text, err=False):
@@ -114,3 +118,9 @@ class Progress:
     def _task(self, task_id):
         return next(t for t in self._bars.tasks if t.id == task_id)
 
+
+class RunProgress:
+    """One run's line: its label, its points so far, its bar."""
+
+    def __init__(self, label):
+        self.label, self.points, self.task = label, (0, 0), None

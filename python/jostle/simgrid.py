@@ -196,7 +196,7 @@ def _check_platform(path: Path, speed: float, cores: int, bw: float, lat: float)
 def add_options(parser, speed_default: str, speed_help: str, poll_default: float = 1e-7):
     """The options every simulated command shares (what run_sweep reads); returns the group,
     for a command's own simulation options."""
-    from .commands._common import positive_float
+    from .commands._common import positive_float, positive_int
     s = parser.add_argument_group("simulation (SimGrid)")
     s.add_argument("--simulate", action="store_true",
                    help="run under smpirun on generated platforms")
@@ -212,12 +212,16 @@ def add_options(parser, speed_default: str, speed_help: str, poll_default: float
                    help=f"{speed_help} (default {speed_default})")
     s.add_argument("--poll-cost", type=positive_float, default=none, metavar="S",
                    help=f"simulated seconds per MPI_Iprobe/MPI_Test (default {poll_default:g})")
+    s.add_argument("--jobs", type=positive_int, default=none, metavar="N",
+                   help="simulated runs side by side (default 1): SimGrid runs on one core, and "
+                        "a simulated time does not depend on the machine's load")
     parser.set_defaults(sim_defaults={**SIM_DEFAULTS, "speed": speed_default,
                                       "poll_cost": poll_default})
     return s
 
 
-SIM_DEFAULTS = {"nodes": "4:256", "bandwidth": "10Gbps", "latency": "1us", "poll_cost": 1e-7}
+SIM_DEFAULTS = {"nodes": "4:256", "bandwidth": "10Gbps", "latency": "1us", "poll_cost": 1e-7,
+                "jobs": 1}
 
 
 def check_simulation(args):
@@ -236,7 +240,7 @@ def run_sweep(args, benchmark: str, nodes: list, bench_args: list, seconds_per_n
     """The simulated campaign of one benchmark: for each node count a platform and hostfile and
     one smpirun run named BENCHMARK-sim-N (resumable: a completed count is not run again).
     args carries the simulation options every simulated command shares (--bandwidth, --latency,
-    --speed, --poll-cost, --bench, and --cores-per-node where the command has it) and the
+    --speed, --poll-cost, --jobs, --bench, and --cores-per-node where the command has it) and the
     campaign ones (--output-dir, --campaign, --timeout, --dry-run, --quiet).
     variants: several launches per node count instead, each (suffix, bench_args, cfg): a run
     BENCHMARK-sim-N<suffix> with its own arguments and extra --cfg settings of smpirun
@@ -269,7 +273,7 @@ def run_sweep(args, benchmark: str, nodes: list, bench_args: list, seconds_per_n
         _check_platform(camp.output(run), speed, cores, bw, lat)
     if args.dry_run:
         return camp.dry_run(lambda run: config_of[run.name], args.quiet)
-    camp.run(lambda run: config_of[run.name], Progress(), quiet=args.quiet)
+    camp.run(lambda run: config_of[run.name], Progress(), quiet=args.quiet, jobs=args.jobs)
     print(f"jostle: {len(runs)} simulated run(s) in {camp_dir} "
           f"({time.monotonic() - t0:.1f} s)", file=sys.stderr)
     return 0

@@ -136,6 +136,14 @@ def test_small_simulated_sweep(tmp_path):
     runs = [load_run(tmp_path / "sim" / f"bcast-sim-{n}.jsonl") for n in (4, 8)]
     assert "bcast-vs-nodes" in [f.id for f in fb.build(runs)]
     assert fb.tables(runs)[0]["rows"]
+    # Side by side (--jobs 2): the same simulated times, to the last digit.
+    side = [*cmd[:cmd.index("--campaign")], "--campaign", "side", "--quiet", "--jobs", "2"]
+    p = subprocess.run(side, capture_output=True, text=True, timeout=300, env=env)
+    assert p.returncode == 0, p.stderr
+    for n in (4, 8):
+        one, two = (load_run(tmp_path / c / f"bcast-sim-{n}.jsonl").points for c in ("sim", "side"))
+        key = ["metric", "routing", "size", "recipients"]
+        assert one.sort_values(key)["median"].tolist() == two.sort_values(key)["median"].tolist()
 
 
 # ---- smpi:<algorithm> baselines (SimGrid's MPI_Bcast algorithms) -------------------------

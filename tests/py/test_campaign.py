@@ -144,16 +144,75 @@ def test_on_a_terminal_the_bars_show_runs_and_points_and_output_lands_above(caps
     buf = io.StringIO()
     p = Progress(stream=buf, live=True)
     with p.campaign(5, done=1):
-        p.start(2, 5, "intra")
-        p.update(5, 10)
+        run = p.start(2, 5, "intra")
+        p.update(run, 5, 10)
         p.echo("a child message", err=True)
         p.echo("a table line")
         deadline = time.monotonic() + 10   # rich redraws 10 times a second, in its own thread
         while "5/10 points" not in buf.getvalue() and time.monotonic() < deadline:
             time.sleep(0.05)
         drawn = buf.getvalue()
-        p.finish("ok")
+        p.finish(run, "ok")
     assert capsys.readouterr().out == "a table line\n"   # stdout is not the terminal here
     assert re.search(r"run 2/5 intra .*5/10 points", drawn) and re.search(r"campaign .*1/5 runs", drawn)
     assert drawn.index("a child message") < drawn.rindex("5/10 points")
     assert "jostle: run 2/5 intra: ok, 5/10 points" in buf.getvalue()
+
+
+def _barrier_prefix(tmp_path, n):
+    """A launcher prefix that lets a run start only once N runs have reached it (or fails it
+    after 20 s): runs that do not run side by side fail."""
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    script = tmp_path / "barrier.sh"
+    script.write_text(f'touch {gate}/$$\nfor i in $(seq 200); do\n'
+                      f'  [ $(ls {gate} | wc -l) -ge {n} ] && exec "$@"\n  sleep 0.1\ndone\n'
+                      'echo "barrier: alone" >&2; exit 1\n')
+    return f"sh {script}"
+
+
+def test_side_by_side_runs_start_together_and_write_what_one_at_a_time_writes(tmp_path, fake_bench):
+    specs = [RunSpec(n, "pingpong", ["--sizes", s], timeout=60)
+             for n, s in (("a", "0:8"), ("b", "4"), ("c", "16:64"))]
+    cfg = LaunchConfig(fake_bench, "custom", prefix=_barrier_prefix(tmp_path, 3))
+    done = Campaign(tmp_path / "p", specs).run(cfg, quiet_progress(tmp_path), quiet=True, jobs=3)
+    assert [status for _, status in done] == ["ok", "ok", "ok"]
+    Campaign(tmp_path / "s", specs).run(config(fake_bench), quiet_progress(tmp_path), quiet=True)
+    for n in "abc":
+        par, seq = load_run(tmp_path / "p" / f"{n}.jsonl"), load_run(tmp_path / "s" / f"{n}.jsonl")
+        assert list(par.points["size"]) == list(seq.points["size"])
+    log = (tmp_path / "progress.log").read_text()
+    assert all(f"run {k}/3 {n}: ok" in log for k, n in ((1, "a"), (2, "b"), (3, "c")))
+
+
+def test_side_by_side_a_failure_starts_no_other_run(tmp_path, fake_bench, monkeypatch):
+    monkeypatch.setenv("FAKE_BENCH_EXIT", "3")
+    specs = [RunSpec(n, "pingpong", timeout=60) for n in "abcd"]
+    with pytest.raises(JostleError, match="exit status 3"):
+        Campaign(tmp_path, specs).run(config(fake_bench), quiet_progress(tmp_path), jobs=2)
+    started = [n for n in "abcd" if (tmp_path / f"{n}.launch.json").exists()]
+    assert len(started) < 4 and all((tmp_path / f"{n}.jsonl.partial").exists() for n in started)
+
+
+def test_side_by_side_ctrl_c_stops_every_run_and_seals_its_file(tmp_path, fake_bench, monkeypatch):
+    import os
+    import signal
+    import threading
+    monkeypatch.setenv("FAKE_BENCH_DELAY", "0.2")
+    specs = [RunSpec(n, "pingpong", ["--sizes", "0:1M"], timeout=60) for n in "ab"]
+    cfg = LaunchConfig(fake_bench, "custom", prefix=_barrier_prefix(tmp_path, 2))
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)   # as from a terminal
+    timer = threading.Timer(3.0, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(Interrupted) as e:
+            Campaign(tmp_path, specs).run(cfg, quiet_progress(tmp_path), quiet=True, jobs=2)
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGINT, old)
+    assert e.value.exit_status == 130 and "resume" in str(e.value)
+    for n in "ab":
+        assert json.loads((tmp_path / f"{n}.launch.json").read_text())["status"] == "interrupted"
+        with pytest.warns(UserWarning):
+            run = load_run(tmp_path / f"{n}.jsonl.partial", allow_incomplete=True)
+        assert run.end["status"] == "interrupted" and 0 < len(run.points) < 3 * 22

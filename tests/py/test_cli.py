@@ -159,6 +159,8 @@ def test_input_mistakes_are_one_line_and_exit_2(capsys, fake_bench, tmp_path, ca
         (["report", str(campaign_dir), "-o", "/nonexistent/dir/r.html"], "'/nonexistent/dir' does not exist"),
         (["bcast", "--nodes", "4:16", "--launcher", ""], "--nodes is only used with --simulate"),
         (["cholesky", "--bandwidth", "1Gbps", "--launcher", ""], "--bandwidth is only used with --simulate"),
+        (["bcast", "--jobs", "2", "--launcher", ""], "--jobs is only used with --simulate"),
+        (["bcast", "--simulate", "--jobs", "0"], "--jobs"),
     ]
     for argv, says in cases:
         rc, _, err = run_cli(capsys, *argv)
