@@ -17,8 +17,9 @@ algorithm in a launch of its own. A launch that runs past --timeout (jostle's ro
 min) or --smpi-timeout (each smpi:* algorithm: 10 min) seconds of real time is stopped and
 the script goes on (at 256 nodes arrival_pattern_aware_wait, which polls, does not finish):
 its points measured so far are kept, the missing ones are listed, and a "best smpi:*" is
-over the algorithms measured at that point (the count is printed). The default grid takes
-about an hour of real time on a 2-core VM.
+over the algorithms measured at that point (the count is printed). Launches run side by side,
+as many as this machine has cores (`--jobs`: simulated times do not depend on load); the
+default grid took about an hour of real time on a 2-core VM one launch at a time.
 Exit status 0 when every target passes, 1 otherwise (or when a jostle launch failed)."""
 import argparse
 import json
