@@ -72,40 +72,45 @@ def points(path):
 def simulate(camp, nodes, sizes, timeouts, bench):
     """Runs the campaign node count by node count: jostle's routings in one launch, then the
     smpi:* algorithms (a launch each), with timeouts[0] and timeouts[1] seconds of real time
-    per launch; a launch that fails or runs past it is left out and the rest goes on (jostle
-    resumes: what completed is not run again). Returns ({run name: status} of the launches
-    that did not finish, whether jostle's own routings all finished)."""
-    lost, ok = {}, True
+    per launch. Returns ({run name: status} of the launches that did not finish, whether
+    jostle's own routings all finished)."""
+    lost = {}
     for n in nodes:
-        groups = ((timeouts[0], [OURS]), (timeouts[1], [f"smpi:{a}" for a in SMPI_BCAST_ALL]))
-        for timeout, routings in groups:
-            while routings:
-                rc, err = jostle("--simulate", "--nodes", str(n), "--sizes", sizes,
-                                 "--routing", ",".join(routings), "--min-reps", "1",
-                                 "--warmup", "0", "--timeout", str(timeout),
-                                 "--output-dir", str(camp.parent), "--campaign", camp.name,
-                                 "--jobs", str(os.cpu_count() or 1),
-                                 *(["--bench", bench] if bench else []))
-                if rc == 0:
-                    break
-                new = {}
-                for side in camp.glob(f"bcast-sim-{n}*.launch.json"):
-                    rec = json.loads(side.read_text())
-                    status = rec.get("status")
-                    if status == "ok" and not (camp / f"{rec['run']}.jsonl").exists():
-                        status = "no records: SimGrid stopped it (deadlock)"
-                    if status not in ("ok", "running") and rec["run"] not in lost:
-                        new[rec["run"]] = status
-                if not new:   # not a launch of ours that failed: bad input, a missing build …
-                    print(f"jostle bcast --simulate failed at {n} nodes (exit {rc}):\n"
-                          f"{err.strip()}")
-                    return lost, False
-                lost.update(new)
-                ok &= f"bcast-sim-{n}" not in new
-                name = {OURS: f"bcast-sim-{n}", **{r: f"bcast-sim-{n}-smpi-{r[5:]}"
-                                                  for r in routings if r.startswith("smpi:")}}
-                routings = [r for r in routings if name[r] not in new]
-    return lost, ok
+        for timeout, routings in ((timeouts[0], [OURS]),
+                                  (timeouts[1], [f"smpi:{a}" for a in SMPI_BCAST_ALL])):
+            if not launch_all(camp, n, sizes, routings, timeout, bench, lost):
+                return lost, False
+    return lost, not any(run == f"bcast-sim-{n}" for run in lost for n in nodes)
+
+
+def launch_all(camp, n, sizes, routings, timeout, bench, lost) -> bool:
+    """Launches ROUTINGS at N nodes until each has finished or failed: a launch that fails or
+    runs past TIMEOUT goes into LOST and the rest is launched again (jostle resumes: what
+    completed is not run again). False when jostle itself failed (bad input, no build)."""
+    name = {OURS: f"bcast-sim-{n}", **{r: f"bcast-sim-{n}-smpi-{r[5:]}"
+                                      for r in routings if r.startswith("smpi:")}}
+    while routings:
+        rc, err = jostle("--simulate", "--nodes", str(n), "--sizes", sizes,
+                         "--routing", ",".join(routings), "--min-reps", "1", "--warmup", "0",
+                         "--timeout", str(timeout), "--output-dir", str(camp.parent),
+                         "--campaign", camp.name, "--jobs", str(os.cpu_count() or 1),
+                         *(["--bench", bench] if bench else []))
+        if rc == 0:
+            return True
+        new = {}
+        for side in camp.glob(f"bcast-sim-{n}*.launch.json"):
+            rec = json.loads(side.read_text())
+            status = rec.get("status")
+            if status == "ok" and not (camp / f"{rec['run']}.jsonl").exists():
+                status = "no records: SimGrid stopped it (deadlock)"
+            if status not in ("ok", "running") and rec["run"] not in lost:
+                new[rec["run"]] = status
+        if not new:
+            print(f"jostle bcast --simulate failed at {n} nodes (exit {rc}):\n{err.strip()}")
+            return False
+        lost.update(new)
+        routings = [r for r in routings if name[r] not in new]
+    return True
 
 
 def collect(camp):

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Parity with OSU Micro-Benchmarks, measured side by side in one MPI job (issue 11).
+"""Parity with OSU Micro-Benchmarks, measured side by side in the same MPI jobs (issue 11).
 
 1. For latency (osu_latency), bandwidth (osu_bw) and bidirectional bandwidth (osu_bibw), every
    power of two 1 B - 4 MiB: bench/ref/ref_osu.c alternates, size by size and inside each of

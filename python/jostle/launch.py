@@ -103,10 +103,18 @@ def _describe(bench: Path, *args) -> dict:
     machine), asked once per process: `jostle run` plans every step before running it, and
     a step's plan asks what its run asks. A rebuilt bench, a rewritten topology file or
     another environment (HWLOC_XMLFILE) asks again."""
-    stamp = tuple((lambda s: (s.st_ino, s.st_size, s.st_mtime_ns))(os.stat(f))
-                  if os.path.isfile(f) else None for f in (bench, *args))
+    stamp = tuple(_file_stamp(f) for f in (bench, *args))
     env = tuple(sorted(os.environ.items()))
     return copy.deepcopy(_described(str(bench), stamp, env, args))
+
+
+def _file_stamp(path):
+    """What changes when a file is rewritten (None for an argument that is not a file)."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns) if os.path.isfile(path) else None
 
 
 def bench_version(bench: Path) -> dict:

@@ -74,8 +74,7 @@ class Progress:
             run.points = (done, total)
             self._bars.update(run.task, total=total, completed=done,
                               count=f"{done}/{total} points")
-            share = sum(d / max(t, 1) for d, t in (r.points for r in self._running))
-            self._bars.update(self._campaign, completed=self.runs_done + share)
+            self._bars.update(self._campaign, completed=self._completed())
 
     def finish(self, run, status, headline=""):
         """One line for the run that ended: its status, points and time, the campaign's, and
@@ -83,8 +82,7 @@ class Progress:
         with self._lock:
             self.runs_done += status == "ok"   # a failed run stops the campaign, undone
             self._running.remove(run)
-            share = sum(d / max(t, 1) for d, t in (r.points for r in self._running))
-            self._bars.update(self._campaign, completed=self.runs_done + share,
+            self._bars.update(self._campaign, completed=self._completed(),
                               count=self._runs_count())
             elapsed, camp = self._task(run.task).elapsed, self._task(self._campaign)
             self._bars.remove_task(run.task)
@@ -111,6 +109,10 @@ class Progress:
 
     def note(self, text):
         self.echo(f"jostle: {text}", err=True)
+
+    def _completed(self):
+        """Runs done plus the share of points of each run under way."""
+        return self.runs_done + sum(d / max(t, 1) for d, t in (r.points for r in self._running))
 
     def _runs_count(self):
         return f"{self.runs_done}/{self.runs_total} runs"

@@ -1,6 +1,7 @@
 """Shared fixtures: the hand-made run files in data/ and a fake jostle-bench."""
 
 import shutil
+import signal
 import sys
 from pathlib import Path
 
@@ -16,6 +17,15 @@ sys.path.insert(0, str(REPO / "python"))  # usable without `pip install -e` too
 @pytest.fixture
 def data():
     return DATA
+
+
+@pytest.fixture
+def python_sigint():
+    """Python's own SIGINT handler, as jostle started from a terminal has it: a suite run in the
+    background (`cmd &` in a script) inherits SIGINT ignored, and Python leaves it ignored."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, old)
 
 
 @pytest.fixture

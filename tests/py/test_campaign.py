@@ -1,6 +1,9 @@
 import io
 import json
+import os
 import re
+import signal
+import threading
 import time
 
 import pytest
@@ -194,14 +197,11 @@ def test_side_by_side_a_failure_starts_no_other_run(tmp_path, fake_bench, monkey
     assert len(started) < 4 and all((tmp_path / f"{n}.jsonl.partial").exists() for n in started)
 
 
-def test_side_by_side_ctrl_c_stops_every_run_and_seals_its_file(tmp_path, fake_bench, monkeypatch):
-    import os
-    import signal
-    import threading
+def test_side_by_side_ctrl_c_stops_every_run_and_seals_its_file(tmp_path, fake_bench, monkeypatch,
+                                                                python_sigint):
     monkeypatch.setenv("FAKE_BENCH_DELAY", "0.2")
     specs = [RunSpec(n, "pingpong", ["--sizes", "0:1M"], timeout=60) for n in "ab"]
     cfg = LaunchConfig(fake_bench, "custom", prefix=_barrier_prefix(tmp_path, 2))
-    old = signal.signal(signal.SIGINT, signal.default_int_handler)   # as from a terminal
     timer = threading.Timer(3.0, lambda: os.kill(os.getpid(), signal.SIGINT))
     timer.start()
     try:
@@ -209,7 +209,6 @@ def test_side_by_side_ctrl_c_stops_every_run_and_seals_its_file(tmp_path, fake_b
             Campaign(tmp_path, specs).run(cfg, quiet_progress(tmp_path), quiet=True, jobs=2)
     finally:
         timer.cancel()
-        signal.signal(signal.SIGINT, old)
     assert e.value.exit_status == 130 and "resume" in str(e.value)
     for n in "ab":
         assert json.loads((tmp_path / f"{n}.launch.json").read_text())["status"] == "interrupted"

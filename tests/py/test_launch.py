@@ -205,14 +205,8 @@ def _signal_to_jostle(tmp_path, sig, status):
     return e.value, mark.read_text()
 
 
-def test_ctrl_c_is_forwarded_as_sigint_and_reported(tmp_path):
-    # Python's own handler, as jostle started from a terminal has it (a suite run in the
-    # background inherits SIGINT ignored, and Python then leaves it ignored).
-    old = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        e, got = _signal_to_jostle(tmp_path, signal.SIGINT, 130)
-    finally:
-        signal.signal(signal.SIGINT, old)
+def test_ctrl_c_is_forwarded_as_sigint_and_reported(tmp_path, python_sigint):
+    e, got = _signal_to_jostle(tmp_path, signal.SIGINT, 130)
     assert e.exit_status == 130 and e.outcome.status == "interrupted"
     assert got == str(int(signal.SIGINT))
 
