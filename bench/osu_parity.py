@@ -111,11 +111,21 @@ def timed(cmd):
     return time.monotonic() - t0
 
 
+def at_least_one(text):
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number >= 1")
+    return n
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build", "openmpi"))
-    ap.add_argument("--rounds", type=int, default=9, help="rounds in all (default 9)")
-    ap.add_argument("--jobs", type=int, default=3,
+    ap.add_argument("--rounds", type=at_least_one, default=9, help="rounds in all (default 9)")
+    ap.add_argument("--jobs", type=at_least_one, default=3,
                     help="MPI jobs the rounds are spread over, each with its own buffers' pages "
                          "(default 3)")
     ap.add_argument("--skip-time", action="store_true", help="no whole-command timing")
