@@ -172,8 +172,16 @@ def test_submit_dry_run_prints_the_script_and_writes_nothing(tmp_path):
 
 @pytest.mark.parametrize("argv, message", [
     (["pingpong", "--sizes", "4", "--time", "5"], "needs SLURM's sbatch"),
-    (["pingpong", "--time", "5x", "--dry-run"], "--time '5x' is not allowed"),
+    (["pingpong", "--time", "5x", "--dry-run"], "--time: '5x' is not allowed"),
+    (["pingpong", "--time", "99:99:99", "--dry-run"], "'99:99:99' is not allowed"),
+    (["pingpong", "--time", "1-24", "--dry-run"], "'1-24' is not allowed"),
+    (["pingpong", "--time", "-1", "--dry-run"], "'-1' is not allowed"),
+    (["pingpong", "--time", "", "--dry-run"], "'' is not allowed"),
     (["bogus", "--time", "5", "--dry-run"], "STUDY 'bogus' is not allowed"),
+    # nothing that could end an #SBATCH line reaches the script
+    (["pingpong", "--time", "5", "--dry-run", "--partition", "a\ntouch X"], "'a\\ntouch X'"),
+    (["pingpong", "--time", "5", "--dry-run", "--account", "a b"], "'a b' is not allowed"),
+    (["pingpong", "--time", "5", "--dry-run", "--partition", "a;b"], "'a;b' is not allowed"),
 ])
 def test_submit_bad_input_exits_2(tmp_path, argv, message):
     empty = tmp_path / "bin"
@@ -181,7 +189,24 @@ def test_submit_bad_input_exits_2(tmp_path, argv, message):
     r = subprocess.run([*JOSTLE, "submit", *argv, "--output-dir", str(tmp_path / "out")],
                        capture_output=True, text=True, env={**ENV, "PATH": str(empty)}, timeout=60)
     assert r.returncode == 2 and message in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_submit_script_passes_bash_n_with_spaces_and_lists(tmp_path):
+    out = tmp_path / "with space"
+    r = subprocess.run([*JOSTLE, "submit", "pingpong", "--time", "1-0:30", "--dry-run",
+                        "--partition", "short,long", "--account", "proj_1",
+                        "--output-dir", str(out)], capture_output=True, text=True, env=ENV,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "#SBATCH --partition=short,long" in r.stdout
+    assert f'#SBATCH --output="{out}/adhoc/slurm-%j.out"' in r.stdout
+    assert subprocess.run(["bash", "-n"], input=r.stdout, text=True).returncode == 0
+    r = subprocess.run([*JOSTLE, "submit", "pingpong", "--time", "5", "--dry-run",
+                        "--output-dir", str(tmp_path / "o\n#SBATCH --x")],
+                       capture_output=True, text=True, env=ENV, timeout=60)
+    assert r.returncode == 2 and "cannot go into a job script" in r.stderr, r.stderr
 
 
 def test_submit_then_status_then_report(slurm, tmp_path):

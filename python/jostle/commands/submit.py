@@ -28,8 +28,10 @@ def _own_options(p):
     p.add_argument("--nodes", type=c.positive_int, metavar="N", help="nodes (default 1)")
     p.add_argument("--time", type=batch.time_type, metavar="T",
                    help="time limit, as sbatch takes it: minutes, H:M:S, D-H… (required)")
-    p.add_argument("--partition", metavar="P", help="SLURM partition (default: the site's)")
-    p.add_argument("--account", metavar="A", help="account to charge (default: yours)")
+    p.add_argument("--partition", metavar="P", type=batch.name_type("partition", True),
+                   help="SLURM partition, or a comma-separated list (default: the site's)")
+    p.add_argument("--account", metavar="A", type=batch.name_type("account"),
+                   help="account to charge (default: yours)")
     p.add_argument("--dry-run", action="store_true",
                    help="print the script; write and submit nothing (works without SLURM)")
 
@@ -45,11 +47,18 @@ def register(sub):
     p.set_defaults(func=main)
 
 
+class _OwnParser(argparse.ArgumentParser):
+    """submit's options found among the study's: an error is a usage error (exit 2, one line)."""
+
+    def error(self, message):
+        raise UsageError(f"jostle submit: {message}")
+
+
 def split(args):
     """(our options, the study's argv): ours may come anywhere before a `--`."""
     argv = list(args.argv)
     cut = argv.index("--") if "--" in argv else len(argv)
-    own = argparse.ArgumentParser(prog="jostle submit", allow_abbrev=False)
+    own = _OwnParser(prog="jostle submit", allow_abbrev=False)
     _own_options(own)
     found, rest = own.parse_known_args(argv[:cut])
     for k, v in vars(found).items():
