@@ -44,22 +44,20 @@
 #define BC_TAG 7
 
 static const char *const progress_names[] = {"auto", "thread", "poll", NULL};
-
 static const jt_opt_spec options[] = {
     {"routing", "LIST", "all", "routings, comma-separated: flat, binomial, chain, pipeline-chain, "
                                "pipeline-tree, two-tree, knomial-4, knomial-8, knomial-16, "
-                               "scatter-allgather, auto, "
-                               "mpi_bcast (MPI_Bcast on a prebuilt "
-                               "communicator), or all"},
+                               "scatter-allgather, auto, mpi_bcast (MPI_Bcast on a prebuilt "
+                               "communicator), or all", NULL},
     {"recipients", "LIST", "all", "numbers k of recipients, comma-separated, 1 to P-1, or all "
-                                  "(P-1); ranks spread evenly over 1..P-1"},
-    {"segment", "BYTES", "0", "segment size of the pipelined routings (0: the model's choice)"},
-    {"inline", "BYTES", "8192", "payloads up to this size travel inside the header message"},
+                                  "(P-1); ranks spread evenly over 1..P-1", NULL},
+    {"segment", "BYTES", "0", "segment size of the pipelined routings (0: the model's choice)", NULL},
+    {"inline", "BYTES", "8192", "payloads up to this size travel inside the header message", NULL},
     {"progress-mode", "MODE", "auto", "dbcast forwarding: thread, poll (the waiting rank drives "
                                       "it) or auto (thread when MPI_THREAD_MULTIPLE and not "
-                                      "SimGrid)"},
-    {"check", NULL, NULL, "verify every payload at every recipient (outside the timed interval)"},
-    {NULL, NULL, NULL, NULL},
+                                      "SimGrid)", progress_names},
+    {"check", NULL, NULL, "verify every payload at every recipient (outside the timed interval)", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
 };
 
 typedef struct kset {
@@ -205,7 +203,7 @@ static size_t bytes_option(jt_ctx *ctx, const char *name, uint64_t max)
 static void *setup(jt_ctx *ctx)
 {
     state *s = calloc(1, sizeof *s);
-    s->nsizes = jt_bench_sizes(ctx, "8,1K,64K,1M,16M", &s->sizes);
+    s->nsizes = jt_bench_sizes(ctx, &s->sizes);
     for (size_t i = 0; i < s->nsizes; i++)
         s->cap = s->sizes[i] > s->cap ? (size_t)s->sizes[i] : s->cap;
     parse_routes(s, jt_opt_str(&ctx->opts, "routing"));
@@ -215,7 +213,7 @@ static void *setup(jt_ctx *ctx)
         jt_usage_error("--segment '%s' is larger than the largest size of --sizes (%zu bytes)",
                        jt_opt_str(&ctx->opts, "segment"), s->cap);
     s->inline_bytes = bytes_option(ctx, "inline", 1 << 20);
-    int mode = jt_opt_choice(&ctx->opts, "progress-mode", progress_names);
+    int mode = jt_opt_choice(&ctx->opts, "progress-mode");
     s->check = jt_opt_flag(&ctx->opts, "check");
     if (BC_SIMULATED && mode == 1)
         jt_usage_error("--progress-mode thread is not allowed under SimGrid, which forbids MPI "
@@ -478,12 +476,17 @@ static void meta(jt_ctx *ctx, void *st, jt_json *j)
     (void)ctx;
 }
 
+static const jt_metric_info metric_infos[] = {
+    {"time", "us", JT_LOWER_BETTER}, {"bandwidth", "MB/s", JT_HIGHER_BETTER}, {NULL, NULL, 0}};
+
 const jt_bench jt_bench_bcast = {
     .name = "bcast",
     .summary = "Broadcast from rank 0 to k recipients: time until the last recipient holds the "
                "data, for each routing of the dynamic broadcast (jt_dbcast) and for MPI_Bcast\n"
                "on a communicator of root + recipients built beforehand.",
     .options = options,
+    .metrics = metric_infos,
+    .default_sizes = "8,1K,64K,1M,16M",
     .thread_level = BC_THREAD_LEVEL,
     .min_ranks = 2,
     .nseries = 1,

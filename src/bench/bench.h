@@ -1,23 +1,24 @@
-/* The benchmarks jostle-bench knows: one file each in src/bench/, listed in registry.c. */
+/* The benchmarks jostle-bench knows: one file each in src/bench/, listed in list.h. */
 #ifndef JT_BENCH_H
 #define JT_BENCH_H
 
 #include "comm/p2p.h"
 #include "harness/harness.h"
 
-extern const jt_bench jt_bench_pingpong;
-extern const jt_bench jt_bench_contention;
-extern const jt_bench jt_bench_overlap;
-extern const jt_bench jt_bench_bcast;
-extern const jt_bench jt_bench_cholesky;
-extern const jt_bench jt_bench_tile_kernels;
+#define JT_BENCH(id, simgrid) extern const jt_bench jt_bench_##id;
+#include "bench/list.h"
+#undef JT_BENCH
 
-/* NULL-terminated. */
+/* Those of this build, in list.h's order; NULL-terminated. */
 extern const jt_bench *const jt_benches[];
 
-/* --sizes, or dflt when not given, as message sizes: parsed, each within one MPI message (an int
- * count of MPI_BYTE); a usage error names the bad value.  Returns how many; *sizes is malloc'ed. */
-size_t jt_bench_sizes(const jt_ctx *ctx, const char *dflt, uint64_t **sizes);
+/* jostle-bench --describe: every benchmark of list.h (this build's) as JSON on stdout. */
+int jt_bench_describe(void);
+
+/* --sizes, or the benchmark's default_sizes when not given, as message sizes: parsed, each
+ * within one MPI message (an int count of MPI_BYTE); a usage error names the bad value.
+ * Returns how many; *sizes is malloc'ed. */
+size_t jt_bench_sizes(const jt_ctx *ctx, uint64_t **sizes);
 
 /* Bytes this host can give each of its ranks (MemAvailable / local ranks), for size checks. */
 size_t jt_bench_memory_per_rank(const jt_ctx *ctx);
@@ -29,8 +30,8 @@ size_t jt_bench_memory_per_rank(const jt_ctx *ctx);
                                 "own send buffer, one buffer per side for a window), distinct (a " \
                                 "slot per message in flight), echo (send back what arrived: "    \
                                 "dirty lines; pingpong only), cold (rotate through twice the "   \
-                                "last-level cache)"}
-#define JT_BENCH_COLD_OPTION {"cold", NULL, NULL, "removed: use --buffers cold"}
+                                "last-level cache)", jt_p2p_buffers_names}
+#define JT_BENCH_COLD_OPTION {"cold", NULL, NULL, "removed: use --buffers cold", NULL}
 
 /* The state asked for, refused (exit 2, the value named) where MODE cannot have it. */
 jt_p2p_buffers jt_bench_buffers(const jt_ctx *ctx, jt_p2p_mode mode);

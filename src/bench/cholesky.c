@@ -15,6 +15,7 @@
  * flops at the host's speed (sched.c), so there is no residual. */
 #include "bench/bench.h"
 
+#include "comm/dbcast_route.h"
 #include "core/errors.h"
 #include "core/timer.h"
 #include "jostle/dbcast.h"
@@ -58,23 +59,24 @@ enum { MODE_FLAT, MODE_FLAT_ORDERED, MODE_DBCAST, NMODES };
 static const char *const mode_names[] = {"flat", "flat-ordered", "dbcast", NULL};
 
 static const jt_opt_spec options[] = {
-    {"n", "N", "2048", "matrix order"},
-    {"tile", "NB", "256", "tile order; must divide N"},
-    {"grid", "PxQ", "auto", "process grid, P*Q = ranks (auto: near-square, P <= Q)"},
+    {"n", "N", "2048", "matrix order", NULL},
+    {"tile", "NB", "256", "tile order; must divide N", NULL},
+    {"grid", "PxQ", "auto", "process grid, P*Q = ranks (auto: near-square, P <= Q)", NULL},
     {"modes", "LIST", "flat,flat-ordered,dbcast", "any of flat (every copy of a tile posted at "
                                                   "once), flat-ordered (one copy at a time, most "
-                                                  "urgent first), dbcast (--routing)"},
-    {"routing", "R", "auto", "routing of dbcast mode: auto, binomial, chain, pipeline-chain, "
-                             "pipeline-tree"},
+                                                  "urgent first), dbcast (--routing)", NULL},
+    {"routing", "R", "auto", "routing of dbcast mode (auto: the model's choice per broadcast)",
+     jt_route_names},
     {"workers", "W", "0", "compute threads per rank (0: cores of the host / its ranks, at "
-                          "least 1); simulated: concurrent executions per node"},
+                          "least 1); simulated: concurrent executions per node", NULL},
     {"datatype", "T", "double", "double, or float (single-precision tiles and s-prefixed "
-                                "kernels, as StarPU-MPI's mpi_cholesky)"},
-    {"matrix", "KIND", "spd", "spd, or nonspd (a negative pivot at row N/2: must be reported)"},
+                                "kernels, as StarPU-MPI's mpi_cholesky)", datatype_names},
+    {"matrix", "KIND", "spd", "spd, or nonspd (a negative pivot at row N/2: must be reported)",
+     matrix_names},
     {"kernel-rates", "LIST", NULL, "simulated: each kernel's GFlop/s per core, potrf=R,trsm=R,"
                                    "syrk=R,gemm=R (jostle-bench tile-kernels measures them); "
-                                   "default: every kernel at the host's speed"},
-    {NULL, NULL, NULL, NULL},
+                                   "default: every kernel at the host's speed", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
 };
 
 typedef struct state {
@@ -203,11 +205,8 @@ static void *setup(jt_ctx *ctx)
     s->g.T = (int)(s->N / s->g.nb);
     parse_grid(ctx, s, jt_opt_str(&ctx->opts, "grid"));
     parse_modes(s, jt_opt_str(&ctx->opts, "modes"));
-    const char *r = jt_opt_str(&ctx->opts, "routing");
-    if (jt_dbcast_route_parse(r, &s->routing))
-        jt_usage_error("--routing '%s' is not a routing; expected auto, flat, binomial, chain, "
-                       "pipeline-chain or pipeline-tree", r);
-    s->kind = (jt_chol_matrix)jt_opt_choice(&ctx->opts, "matrix", matrix_names);
+    s->routing = (jt_dbcast_routing)jt_opt_choice(&ctx->opts, "routing");
+    s->kind = (jt_chol_matrix)jt_opt_choice(&ctx->opts, "matrix");
     s->workers = (int)jt_opt_long(&ctx->opts, "workers", 0, 1024);
     if (s->workers == 0) {
 #if CH_SIM /* the simulated node's cores: one worker each */
@@ -226,7 +225,7 @@ static void *setup(jt_ctx *ctx)
                  s->g.T);
     if (jt_opt_given(&ctx->opts, "kernel-rates"))
         kernel_rates(s, jt_opt_str(&ctx->opts, "kernel-rates"));
-    s->plan->single = jt_opt_choice(&ctx->opts, "datatype", datatype_names) == 1;
+    s->plan->single = jt_opt_choice(&ctx->opts, "datatype") == 1;
     size_t bytes = jt_chol_tile_bytes(s->plan), ntile = 0;
     for (int i = 0; i < s->plan->ntiles; i++)
         ntile += s->plan->tiles[i].where != JT_TILE_NONE;
@@ -415,11 +414,19 @@ static void meta(jt_ctx *ctx, void *st, jt_json *j)
     jt_json_end(j);
 }
 
+static const jt_metric_info metric_infos[] = {
+    {"gflops", "GFlop/s", JT_HIGHER_BETTER},
+    {"time", "s", JT_LOWER_BETTER},
+    {"residual", "", JT_LOWER_BETTER},
+    {NULL, NULL, 0},
+};
+
 const jt_bench jt_bench_cholesky = {
     .name = "cholesky",
     .summary = "Tiled Cholesky on a small task runtime: GFlop/s with flat sends against dynamic "
                "broadcasts (jt_dbcast) of the tiles the DAG says several ranks need.",
     .options = options,
+    .metrics = metric_infos,
     .thread_level = CH_SIM ? MPI_THREAD_SINGLE : MPI_THREAD_FUNNELED,
     .min_ranks = 1,
     .nseries = 2,

@@ -22,27 +22,29 @@
 void openblas_set_num_threads(int);
 #endif
 
+static const char *const who_names[] = {"both", "sender", "none", NULL};
+
 static const jt_opt_spec options[] = {
-    {"kernel", "NAME", "triad", "compute kernel: copy, triad, cg, gemm or cpu"},
+    {"kernel", "NAME", "triad", "compute kernel: copy, triad, cg, gemm or cpu", jt_kernel_names},
     {"stores", "KIND", "normal", "stores of copy and triad: normal (write-allocate, as likwid-bench's "
                                  "copy and stream) or nt (non-temporal, as its *_mem kernels and "
-                                 "STREAM's compiled copy)"},
+                                 "STREAM's compiled copy)", jt_stores_names},
     {"ai", "F", NULL, "triad's arithmetic intensity in flop/byte, from 1/12 (0.0833): the "
-                      "executed value is recorded"},
+                      "executed value is recorded", NULL},
     {"compute-cores", "N", NULL, "compute threads per rank [the free cores of the rank's share "
-                                 "of its host]"},
-    {"compute-on", "WHO", "both", "ranks that compute: both, sender (rank 0) or none"},
+                                 "of its host]", NULL},
+    {"compute-on", "WHO", "both", "ranks that compute: both, sender (rank 0) or none", who_names},
     {"compute-mem", "NODE", "local", "NUMA node of the compute arrays: local (first touch), "
-                                     "near, far, interleave or N"},
+                                     "near, far, interleave or N", NULL},
     {"array-bytes", "B", NULL, "bytes of arrays per compute thread [12 x last-level cache / "
-                               "threads, at least 24M]"},
-    {"phases", "LIST", "compute,comm,together", "phases in order (any of compute, comm, together)"},
-    {"repeat", "K", "1", "repeat the sequence of phases K times"},
-    {"phase-time", "S", "1", "seconds each phase lasts at least"},
-    {"oversubscribe", NULL, NULL, "allow more bound threads than cores (marked in the records)"},
+                               "threads, at least 24M]", NULL},
+    {"phases", "LIST", "compute,comm,together", "phases in order (any of compute, comm, together)", NULL},
+    {"repeat", "K", "1", "repeat the sequence of phases K times", NULL},
+    {"phase-time", "S", "1", "seconds each phase lasts at least", NULL},
+    {"oversubscribe", NULL, NULL, "allow more bound threads than cores (marked in the records)", NULL},
     JT_BENCH_BUFFERS_OPTION,
     JT_BENCH_COLD_OPTION,
-    {NULL, NULL, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
 };
 
 enum { PH_COMPUTE, PH_COMM, PH_TOGETHER, NPHASES };
@@ -114,12 +116,12 @@ static void metrics(state *s)
     memcpy(s->comm_m, comm, sizeof comm);
     int k = 0;
     /* The per-sweep metric comes first: the harness judges convergence on it. */
-    if (strcmp(s->kernel->name, "cpu") != 0) {
+    if (s->kernel != jt_kernel_find("cpu")) {
         s->comp_m[k++] = (jt_metric){"compute_bandwidth", "GB/s", "Sweep(GB/s/thr)", S_COMPUTE, gbps};
         s->comp_m[k++] = (jt_metric){"compute_throughput", "GB/s", "Compute(GB/s)", S_AGG, as_is};
         s->comp_m[k++] = (jt_metric){"compute_traffic", "GB/s", "Traffic(GB/s)", S_AGG, traffic};
     }
-    if (strcmp(s->kernel->name, "copy") != 0)
+    if (s->kernel != jt_kernel_find("copy"))
         s->comp_m[k++] = (jt_metric){"compute_flops", "GFlop/s", "Compute(GF/s/core)", S_COMPUTE, gflops};
     if (s->pool.counters && s->computing)
         s->comp_m[k++] = (jt_metric){"stalled_fraction", "1", "Stalled", S_STALL, as_is};
@@ -132,24 +134,22 @@ static void *setup(jt_ctx *ctx)
 {
     state *s = calloc(1, sizeof *s);
     char err[512];
-    s->nsizes = jt_bench_sizes(ctx, "4", &s->sizes);
+    s->nsizes = jt_bench_sizes(ctx, &s->sizes);
     const char *kname = jt_opt_str(&ctx->opts, "kernel");
-    if (!(s->kernel = jt_kernel_find(kname)))
-        jt_usage_error("--kernel '%s' is not allowed: expected one of copy, triad, cg, gemm, cpu",
-                       kname);
+    s->kernel = &jt_kernels[jt_opt_choice(&ctx->opts, "kernel")];
 #ifndef JT_HAVE_OPENBLAS
     if (s->kernel->needs_blas)
         jt_usage_error("--kernel gemm is not available: jostle-bench was built without OpenBLAS");
 #endif
     s->reps = 1;
-    s->stores = jt_opt_choice(&ctx->opts, "stores", jt_stores_names);
+    s->stores = jt_opt_choice(&ctx->opts, "stores");
     if (s->stores == JT_STORES_NT && !s->kernel->has_stores)
         jt_usage_error("--stores nt applies to --kernel copy and triad, not '%s'", kname);
     if (s->stores == JT_STORES_NT && !jt_streams_nt_available())
         jt_usage_error("--stores nt is not available: this CPU has no non-temporal vector stores "
                        "jostle knows (x86-64 only)");
     if (jt_opt_given(&ctx->opts, "ai")) {
-        if (strcmp(s->kernel->name, "triad") != 0)
+        if (s->kernel != jt_kernel_find("triad"))
             jt_usage_error("--ai applies to --kernel triad only, not '%s'", kname);
         double ai = jt_opt_double(&ctx->opts, "ai", 0.0, 1e6);
         if (ai < 1.0 / 12.0 - 1e-9)
@@ -164,8 +164,7 @@ static void *setup(jt_ctx *ctx)
     parse_phases(s, jt_opt_str(&ctx->opts, "phases"));
     s->repeat = (int)jt_opt_long(&ctx->opts, "repeat", 1, 1000);
     s->phase_time = jt_opt_double(&ctx->opts, "phase-time", 0.0, 3600.0);
-    static const char *const who[] = {"both", "sender", "none", NULL};
-    int on = jt_opt_choice(&ctx->opts, "compute-on", who);
+    int on = jt_opt_choice(&ctx->opts, "compute-on");
     s->computing = ctx->rank < 2 && (on == 0 || (on == 1 && ctx->rank == 0));
 
     /* This rank's share of its host: the communicating thread and the compute threads. */
@@ -277,7 +276,7 @@ static void point(void *st, size_t i, jt_point *p)
     snprintf(p->params, sizeof p->params,
              "{\"phase\":\"%s\",\"size\":%llu,\"kernel\":\"%s\",\"compute_cores\":%d,\"ai\":%.6g,"
              "\"stores\":\"%s\",\"rep\":%d,\"buffers\":\"%s\"}",
-             phase_names[phase], (unsigned long long)s->sizes[k], s->kernel->name, s->ncompute,
+             phase_names[phase], (unsigned long long)s->sizes[k], jt_kernel_name(s->kernel), s->ncompute,
              p->arg[2] > 0 ? p->arg[3] / p->arg[2] : 0.0, jt_stores_names[s->stores], rep,
              jt_p2p_buffers_names[s->buffers]);
     if (phase == PH_COMM || s->ncomp_m == 0 || s->ncompute == 0) {
@@ -376,7 +375,7 @@ static void meta(jt_ctx *ctx, void *st, jt_json *j)
     sweep_counts(s, &bytes, &bytes_wa, &flops);
     jt_json_key(j, "kernel");
     jt_json_object(j);
-    jt_json_kstr(j, "name", s->kernel->name);
+    jt_json_kstr(j, "name", jt_kernel_name(s->kernel));
     jt_json_kstr(j, "what", s->kernel->what);
     jt_json_knum(j, "bytes_per_sweep", bytes);
     jt_json_knum(j, "bytes_per_sweep_write_allocate", bytes_wa);
@@ -426,11 +425,25 @@ static const char *heading(void *st)
     return lines[((state *)st)->buffers];
 }
 
+static const jt_metric_info metric_infos[] = {
+    {"latency", "us", JT_LOWER_BETTER},
+    {"bandwidth", "MB/s", JT_HIGHER_BETTER},
+    {"rtt", "us", JT_LOWER_BETTER},
+    {"compute_bandwidth", "GB/s", JT_HIGHER_BETTER},
+    {"compute_throughput", "GB/s", JT_HIGHER_BETTER},
+    {"compute_traffic", "GB/s", JT_HIGHER_BETTER},
+    {"compute_flops", "GFlop/s", JT_HIGHER_BETTER},
+    {"stalled_fraction", "1", JT_LOWER_BETTER},
+    {NULL, NULL, 0},
+};
+
 const jt_bench jt_bench_contention = {
     .name = "contention",
     .summary = "Communication and computation, alone and together: ping-pongs of a communicating "
                "thread while compute threads run a kernel (Swartvagher 2021).",
     .options = options,
+    .metrics = metric_infos,
+    .default_sizes = "4",
     .thread_level = MPI_THREAD_FUNNELED,
     .min_ranks = 2,
     .nseries = 4,

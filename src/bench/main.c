@@ -19,6 +19,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "Usage: jostle-bench BENCHMARK [options]   (under mpirun, mpiexec or srun)\n"
                "       jostle-bench --list | --version | --machine [--topology FILE.xml]\n"
+               "       jostle-bench --describe   (every benchmark's options and metrics, JSON)\n"
                "       jostle-bench --transport   (the MPI library's transport settings, JSON)\n"
                "       jostle-bench --parse-sizes SPEC   (the sizes as a JSON list)\n"
                "       jostle-bench --stats < NUMBERS    (their statistics, as a point line's "
@@ -157,6 +158,11 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "--version") == 0)
         return version();
+    if (strcmp(argv[1], "--describe") == 0) {
+        if (argc != 2)
+            jt_usage_error("--describe takes no argument, not '%s'", argv[2]);
+        return jt_bench_describe();
+    }
     if (strcmp(argv[1], "--parse-sizes") == 0)
         return parse_sizes(argc, argv);
     if (strcmp(argv[1], "--stats") == 0)

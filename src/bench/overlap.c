@@ -20,35 +20,38 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const jt_opt_spec options[] = {
-    {"collectives", "LIST", "ialltoall", "any of ialltoall, igather, iscatter, ibcast, "
-                                         "iallgather, ireduce, iallreduce, isendrecv"},
-    {"kernel", "NAME", "cpu", "work during the overlap: cpu (cache-resident, like IMB and OSU) "
-                              "or triad (memory-bound)"},
-    {"policy", "NAME", "scatter", "rank placement on its host: packed, scatter (NUMA-blind) or "
-                                  "numa (Taboada's algorithm 1); --comm-core overrides it"},
-    {"progress-mode", "MODE", "none", "none (the library's own progress), polling (MPI_Test "
-                                      "every --poll-us during the work), thread (a progress "
-                                      "thread per rank, MPI_THREAD_MULTIPLE) or async (MPICH's "
-                                      "own progress thread)"},
-    {"thread-core", "WHERE", "numa", "progress thread's core: bind (the rank's), next, numa "
-                                     "(algorithm 2: a free core of the rank's node) or N"},
-    {"thread-idle", "HOW", "spin", "an idle progress thread spins, yielding, or sleeps (a wake-up "
-                                   "costs microseconds, a time slice when its core is busy)"},
-    {"poll-us", "F", "10", "microseconds between MPI_Test calls in polling mode"},
-    {"batch", "N", "16", "samples of each time run back to back after one barrier (IMB-NBC); 1 "
-                         "puts a barrier before every sample (OSU)"},
-    {"root", "R", "0", "root of igather, iscatter, ibcast, ireduce"},
-    {"array-bytes", "B", NULL, "triad's arrays per rank [3 x last-level cache / ranks of the "
-                               "host, at least 24M]"},
-    {"oversubscribe", NULL, NULL, "allow more ranks than cores (marked in the records)"},
-    {"fallback", NULL, NULL, "without MPI_THREAD_MULTIPLE, poll instead of a progress thread"},
-    {NULL, NULL, NULL, NULL},
-};
-
 enum { MODE_NONE, MODE_POLLING, MODE_THREAD, MODE_ASYNC };
 static const char *const idle_names[] = {"spin", "sleep", NULL};
 static const char *const mode_names[] = {"none", "polling", "thread", "async", NULL};
+
+static const jt_opt_spec options[] = {
+    {"collectives", "LIST", "ialltoall", "any of ialltoall, igather, iscatter, ibcast, "
+                                         "iallgather, ireduce, iallreduce, isendrecv", NULL},
+    {"kernel", "NAME", "cpu", "work during the overlap: cpu (cache-resident, like IMB and OSU) "
+                              "or triad (memory-bound)", jt_work_names},
+    {"policy", "NAME", "scatter", "rank placement on its host: packed, scatter (NUMA-blind) or "
+                                  "numa (Taboada's algorithm 1); --comm-core overrides it",
+     jt_rank_policy_names},
+    {"progress-mode", "MODE", "none", "none (the library's own progress), polling (MPI_Test "
+                                      "every --poll-us during the work), thread (a progress "
+                                      "thread per rank, MPI_THREAD_MULTIPLE) or async (MPICH's "
+                                      "own progress thread)", mode_names},
+    {"thread-core", "WHERE", "numa", "progress thread's core: bind (the rank's), next, numa "
+                                     "(algorithm 2: a free core of the rank's node) or N", NULL},
+    {"thread-idle", "HOW", "spin", "an idle progress thread spins, yielding, or sleeps (a wake-up "
+                                   "costs microseconds, a time slice when its core is busy)",
+     idle_names},
+    {"poll-us", "F", "10", "microseconds between MPI_Test calls in polling mode", NULL},
+    {"batch", "N", "16", "samples of each time run back to back after one barrier (IMB-NBC); 1 "
+                         "puts a barrier before every sample (OSU)", NULL},
+    {"root", "R", "0", "root of igather, iscatter, ibcast, ireduce", NULL},
+    {"array-bytes", "B", NULL, "triad's arrays per rank [3 x last-level cache / ranks of the "
+                               "host, at least 24M]", NULL},
+    {"oversubscribe", NULL, NULL, "allow more ranks than cores (marked in the records)", NULL},
+    {"fallback", NULL, NULL, "without MPI_THREAD_MULTIPLE, poll instead of a progress thread", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
 /* MPICH's own progress thread, switched on by the variable it reads in MPI_Init. */
 #define ASYNC_CVAR "MPIR_CVAR_ASYNC_PROGRESS"
 enum { S_PURE, S_CPU, S_OVRL, NSERIES };
@@ -124,16 +127,6 @@ static void parse_ops(state *s, const char *list)
         jt_usage_error("--collectives is empty");
 }
 
-static int parse_choice(const jt_opts *o, const char *name, int (*find)(const char *),
-                        const char *allowed)
-{
-    const char *v = jt_opt_str(o, name);
-    int k = find(v);
-    if (k < 0)
-        jt_usage_error("--%s '%s' is not allowed: expected %s", name, v, allowed);
-    return k;
-}
-
 /* Where this rank and its progress thread go (logical cores). */
 static void place(jt_ctx *ctx, state *s)
 {
@@ -176,12 +169,12 @@ static void *setup(jt_ctx *ctx)
 {
     state *s = calloc(1, sizeof *s);
     char err[512];
-    s->nsizes = jt_bench_sizes(ctx, "4:1M", &s->sizes);
+    s->nsizes = jt_bench_sizes(ctx, &s->sizes);
     parse_ops(s, jt_opt_str(&ctx->opts, "collectives"));
-    int kind = jt_opt_choice(&ctx->opts, "kernel", jt_work_names);
-    s->policy = parse_choice(&ctx->opts, "policy", jt_rank_policy_find, "packed, scatter or numa");
-    s->mode = jt_opt_choice(&ctx->opts, "progress-mode", mode_names);
-    int idle = jt_opt_choice(&ctx->opts, "thread-idle", idle_names);
+    int kind = jt_opt_choice(&ctx->opts, "kernel");
+    s->policy = jt_opt_choice(&ctx->opts, "policy");
+    s->mode = jt_opt_choice(&ctx->opts, "progress-mode");
+    int idle = jt_opt_choice(&ctx->opts, "thread-idle");
     s->poll_s = jt_opt_double(&ctx->opts, "poll-us", 0.0, 1e6) * 1e-6;
     s->root = (int)jt_opt_long(&ctx->opts, "root", 0, INT_MAX);
     s->batch = (int)jt_opt_long(&ctx->opts, "batch", 1, MAX_BATCH);
@@ -479,12 +472,19 @@ static void meta(jt_ctx *ctx, void *st, jt_json *j)
     free(pp);
 }
 
+static const jt_metric_info metric_infos[] = {
+    {"t_ovrl", "us", JT_LOWER_BETTER},      {"t_pure", "us", JT_LOWER_BETTER},
+    {"t_cpu", "us", JT_LOWER_BETTER},       {"overlap_min", "1", JT_HIGHER_BETTER},
+    {"overlap_max", "1", JT_HIGHER_BETTER}, {NULL, NULL, 0}};
+
 const jt_bench jt_bench_overlap = {
     .name = "overlap",
     .summary = "Overlap of non-blocking collectives with computation (IMB-NBC; Taboada 2016): "
                "t_pure, t_CPU, t_ovrl per collective and size, and the overlap ratio,\nwith "
                "ranks and progress threads placed by policy (packed, scatter, numa).",
     .options = options,
+    .metrics = metric_infos,
+    .default_sizes = "4:1M",
     .thread_level = MPI_THREAD_SINGLE,
     .thread_level_for = thread_level_for,
     .before_init = before_init,

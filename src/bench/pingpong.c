@@ -16,14 +16,14 @@
 static const jt_opt_spec options[] = {
     {"mode", "MODE", "pingpong", "pingpong (round trips), stream (window of Isend, osu_bw), "
                                  "bidir (both ways at once, osu_bibw), put or get (window of "
-                                 "MPI_Put into / MPI_Get from rank 1, then a flush)"},
+                                 "MPI_Put into / MPI_Get from rank 1, then a flush)", jt_p2p_mode_names},
     {"window", "N", "64", "messages in flight per sample in stream, bidir, put, get (reduced "
-                          "for sizes where window x size exceeds 256 MiB)"},
+                          "for sizes where window x size exceeds 256 MiB)", NULL},
     JT_BENCH_BUFFERS_OPTION,
     {"check", NULL, NULL, "verify every payload (filled and checked outside the timed interval); "
-                          "with echo the round trip is checked as a whole"},
+                          "with echo the round trip is checked as a whole", NULL},
     JT_BENCH_COLD_OPTION,
-    {NULL, NULL, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
 };
 
 typedef struct state {
@@ -61,8 +61,8 @@ static void *setup(jt_ctx *ctx)
     state *s = calloc(1, sizeof *s);
     s->touched = -1;
     const char *spec = jt_opt_str(&ctx->opts, "sizes");
-    s->nsizes = jt_bench_sizes(ctx, "0:4M", &s->sizes);
-    s->mode = (jt_p2p_mode)jt_opt_choice(&ctx->opts, "mode", jt_p2p_mode_names);
+    s->nsizes = jt_bench_sizes(ctx, &s->sizes);
+    s->mode = (jt_p2p_mode)jt_opt_choice(&ctx->opts, "mode");
     s->window = (int)jt_opt_long(&ctx->opts, "window", 1, 4096);
     s->buffers = jt_bench_buffers(ctx, s->mode);
     if ((s->mode == JT_P2P_PUT || s->mode == JT_P2P_GET) && jt_opt_flag(&ctx->opts, "check"))
@@ -81,7 +81,7 @@ static void *setup(jt_ctx *ctx)
     char msg[512];
     snprintf(msg, sizeof msg, "--sizes '%s' is too large for host %s: the buffers of %s mode "
              "need %zu MiB per rank and the host has %zu MiB available per rank",
-             spec ? spec : "0:4M", ctx->host, jt_p2p_mode_names[s->mode], arena >> 20, avail >> 20);
+             spec ? spec : ctx->bench->default_sizes, ctx->host, jt_p2p_mode_names[s->mode], arena >> 20, avail >> 20);
     jt_check_all(ctx, me >= 0 && arena > avail * 8 / 10 ? msg : NULL);
 
     if (me >= 0) {
@@ -161,12 +161,23 @@ static void meta(jt_ctx *ctx, void *st, jt_json *j)
 
 static const char *heading(void *st) { return ((state *)st)->heading; }
 
+static const jt_metric_info metric_infos[] = {
+    {"latency", "us", JT_LOWER_BETTER},
+    {"bandwidth", "MB/s", JT_HIGHER_BETTER},
+    {"rtt", "us", JT_LOWER_BETTER},
+    {"message_rate", "msg/s", JT_HIGHER_BETTER},
+    {"window_time", "us", JT_LOWER_BETTER},
+    {NULL, NULL, 0},
+};
+
 const jt_bench jt_bench_pingpong = {
     .name = "pingpong",
     .summary = "Point-to-point latency and bandwidth between ranks 0 and 1, per message size: "
                "round-trip time (latency = RTT/2, bandwidth = 2D/RTT), or a window of\n"
                "non-blocking sends one way (stream) or both ways (bidir).",
     .options = options,
+    .metrics = metric_infos,
+    .default_sizes = "0:4M",
     .thread_level = MPI_THREAD_SINGLE,
     .min_ranks = 2,
     .nseries = 1,

@@ -8,23 +8,52 @@
 #include <string.h>
 #include <unistd.h>
 
+/* IN_BUILD(simgrid, ...): the entry, unless this is the SimGrid build and it is not in it. */
+#ifdef JT_SMPI
+#define IN_BUILD_0(...)
+#define IN_BUILD_1(...) __VA_ARGS__
+#define IN_BUILD(simgrid, ...) IN_BUILD_##simgrid(__VA_ARGS__)
+#else
+#define IN_BUILD(simgrid, ...) __VA_ARGS__
+#endif
+
 const jt_bench *const jt_benches[] = {
-    &jt_bench_pingpong,
-#ifndef JT_SMPI /* SMPI cannot simulate compute threads beside MPI calls */
-    &jt_bench_contention,
-    &jt_bench_overlap,
-#endif
-    &jt_bench_bcast,
-    &jt_bench_cholesky,
-#ifndef JT_SMPI /* the kernels run for real */
-    &jt_bench_tile_kernels,
-#endif
+#define JT_BENCH(id, simgrid) IN_BUILD(simgrid, &jt_bench_##id, )
+#include "bench/list.h"
+#undef JT_BENCH
     NULL,
 };
 
-size_t jt_bench_sizes(const jt_ctx *ctx, const char *dflt, uint64_t **sizes)
+static const int simgrid_build[] = {
+#define JT_BENCH(id, simgrid) IN_BUILD(simgrid, simgrid, )
+#include "bench/list.h"
+#undef JT_BENCH
+    0,
+};
+
+int jt_bench_describe(void)
 {
-    const char *spec = jt_opt_str(&ctx->opts, "sizes");
+    jt_json j;
+    jt_json_init(&j);
+    jt_json_object(&j);
+    jt_json_kint(&j, "schema", 1);
+    jt_json_kstr(&j, "tool", "jostle-bench");
+    jt_json_key(&j, "common");
+    jt_describe_common(&j);
+    jt_json_key(&j, "benchmarks");
+    jt_json_array(&j);
+    for (int i = 0; jt_benches[i]; i++)
+        jt_describe_bench(jt_benches[i], simgrid_build[i], &j);
+    jt_json_end(&j);
+    jt_json_end(&j);
+    puts(j.buf);
+    jt_json_free(&j);
+    return 0;
+}
+
+size_t jt_bench_sizes(const jt_ctx *ctx, uint64_t **sizes)
+{
+    const char *spec = jt_opt_str(&ctx->opts, "sizes"), *dflt = ctx->bench->default_sizes;
     size_t n;
     char err[512];
     if (jt_sizes_parse(spec ? spec : dflt, sizes, &n, err, sizeof err))

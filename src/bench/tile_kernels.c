@@ -15,8 +15,8 @@
 #include <string.h>
 
 static const jt_opt_spec options[] = {
-    {"tile", "NB", "512", "tile order"},
-    {NULL, NULL, NULL, NULL},
+    {"tile", "NB", "512", "tile order", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
 };
 
 typedef struct state {
@@ -83,11 +83,18 @@ static void teardown(jt_ctx *ctx, void *st)
     free(s->spd), free(s->l), free(s->c), free(s);
 }
 
+static const jt_metric_info metric_infos[] = {
+    {"gflops", "GFlop/s", JT_HIGHER_BETTER},
+    {"time", "s", JT_LOWER_BETTER},
+    {NULL, NULL, 0},
+};
+
 const jt_bench jt_bench_tile_kernels = {
     .name = "tile-kernels",
     .summary = "GFlop/s of the Cholesky's tile kernels (POTRF, TRSM, SYRK, GEMM), one BLAS "
                "thread: what a cholesky worker computes at, and the simulated kernels' rates.",
     .options = options,
+    .metrics = metric_infos,
     .thread_level = MPI_THREAD_SINGLE,
     .min_ranks = 1,
     .nseries = 1,

@@ -134,15 +134,15 @@ int jt_dbcast_route_layout(jt_dbcast_routing r, int n, int *pos)
     return jt_dbcast_route_arrival(r, n, pos);
 }
 
-static const char *const route_names[JT_ROUTE_COUNT_] = {
+const char *const jt_route_names[JT_ROUTE_COUNT_ + 1] = {
     "auto", "flat", "binomial", "chain", "pipeline-chain", "pipeline-tree", "two-tree",
-    "knomial-4", "knomial-8", "knomial-16", "scatter-allgather"};
+    "knomial-4", "knomial-8", "knomial-16", "scatter-allgather", NULL};
 
 const char *jt_dbcast_route_name(jt_dbcast_routing r)
 {
     if ((int)r < 0 || r >= JT_ROUTE_COUNT_)
         return "invalid";
-    return route_names[r];
+    return jt_route_names[r];
 }
 
 int jt_dbcast_route_parse(const char *name, jt_dbcast_routing *out)
@@ -150,7 +150,7 @@ int jt_dbcast_route_parse(const char *name, jt_dbcast_routing *out)
     if (!name)
         return -1;
     for (int i = 0; i < JT_ROUTE_COUNT_; i++) {
-        if (strcmp(name, route_names[i]) == 0) {
+        if (strcmp(name, jt_route_names[i]) == 0) {
             *out = (jt_dbcast_routing)i;
             return 0;
         }

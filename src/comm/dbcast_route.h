@@ -14,6 +14,10 @@
 #include "comm/route.h"
 #include "jostle/dbcast.h"
 
+/* The routings' names in enum order, NULL-terminated (jt_dbcast_route_name, and the choices of
+ * an option that takes one routing). */
+extern const char *const jt_route_names[];
+
 /* Upper bound of the number of children for n recipients (>= the value returned by
  * jt_dbcast_route_children). */
 int jt_dbcast_route_max_children(jt_dbcast_routing r, int n);

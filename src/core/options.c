@@ -124,8 +124,11 @@ double jt_opt_double(const jt_opts *o, const char *name, double min, double max)
     return x;
 }
 
-int jt_opt_choice(const jt_opts *o, const char *name, const char *const *choices)
+int jt_opt_choice(const jt_opts *o, const char *name)
 {
+    const char *const *choices = o->spec[must_find(o, name)]->choices;
+    if (!choices)
+        jt_fatal("option --%s read as a choice but declared without choices", name);
     const char *v = jt_opt_str(o, name);
     char list[256] = "";
     for (int i = 0; choices[i]; i++) {
@@ -149,6 +152,29 @@ void jt_opts_json(const jt_opts *o, jt_json *j)
             jt_json_str(j, o->value[i]);
         else
             jt_json_bool(j, jt_opt_flag(o, s->name));
+    }
+    jt_json_end(j);
+}
+
+void jt_opt_table_json(const jt_opt_spec *table, jt_json *j)
+{
+    jt_json_array(j);
+    for (const jt_opt_spec *s = table; s && s->name; s++) {
+        jt_json_object(j);
+        jt_json_kstr(j, "name", s->name);
+        jt_json_kstr(j, "arg", s->metavar); /* NULL: null */
+        jt_json_kstr(j, "default", s->def);
+        jt_json_key(j, "choices");
+        if (s->choices) {
+            jt_json_array(j);
+            for (const char *const *c = s->choices; *c; c++)
+                jt_json_str(j, *c);
+            jt_json_end(j);
+        } else {
+            jt_json_null(j);
+        }
+        jt_json_kstr(j, "help", s->help);
+        jt_json_end(j);
     }
     jt_json_end(j);
 }

@@ -10,6 +10,9 @@ typedef struct jt_opt_spec {
     const char *metavar; /* NULL for a flag */
     const char *def;     /* default value as text, or NULL for none */
     const char *help;
+    /* The values allowed, NULL-terminated (jt_opt_choice reads them, --describe lists them),
+     * or NULL when the value is not one of a fixed set. */
+    const char *const *choices;
 } jt_opt_spec;
 
 #define JT_OPTS_MAX 96
@@ -35,8 +38,12 @@ int jt_opt_given(const jt_opts *o, const char *name);
 int jt_opt_flag(const jt_opts *o, const char *name);
 long jt_opt_long(const jt_opts *o, const char *name, long min, long max);
 double jt_opt_double(const jt_opts *o, const char *name, double min, double max);
-/* Index of the value in the NULL-terminated list of choices. */
-int jt_opt_choice(const jt_opts *o, const char *name, const char *const *choices);
+/* Index of the value in the option's choices (a usage error naming them when it is none). */
+int jt_opt_choice(const jt_opts *o, const char *name);
+
+/* One table of options as a JSON array of {"name", "arg", "default", "choices", "help"}
+ * (jostle-bench --describe). */
+void jt_opt_table_json(const jt_opt_spec *table, struct jt_json *j);
 
 /* Every option with a value or given flag, as a JSON object (for the run metadata). */
 void jt_opts_json(const jt_opts *o, struct jt_json *j);

@@ -4,43 +4,50 @@
 
 #include "core/errors.h"
 #include "core/timer.h"
+#include "topo/place.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+static const char *const stat_names[] = {"auto", "median", "mean", NULL};
+static const char *const clock_names[] = {"keep", "subtract", NULL};
+static const char *const level_names[] = {"single", "funneled", "serialized", "multiple", NULL};
+
 const jt_opt_spec jt_common_options[] = {
-    {"sizes", "SPEC", NULL, "message sizes: list 4,64,1K; powers of two lo:hi; linear lo:hi:step"},
-    {"min-reps", "N", "100", "samples per point at least"},
-    {"max-reps", "N", "1000000", "samples per point at most"},
-    {"precision", "F", "0.01", "stop once the 95% CI half-width of the median is under F x median"},
-    {"max-time", "S", "2", "seconds per point after --min-reps (the interval may not be reached)"},
-    {"warmup", "N", "10", "untimed samples before each point"},
+    {"sizes", "SPEC", NULL, "message sizes: list 4,64,1K; powers of two lo:hi; linear lo:hi:step", NULL},
+    {"min-reps", "N", "100", "samples per point at least", NULL},
+    {"max-reps", "N", "1000000", "samples per point at most", NULL},
+    {"precision", "F", "0.01", "stop once the 95% CI half-width of the median is under F x median", NULL},
+    {"max-time", "S", "2", "seconds per point after --min-reps (the interval may not be reached)", NULL},
+    {"warmup", "N", "10", "untimed samples before each point", NULL},
     {"clock-overhead", "HOW", "keep", "keep: every sample includes one clock reading, as OSU's and "
                                       "IMB's do; subtract: the cost of a reading, measured at "
-                                      "start-up, is taken off every sample"},
-    {"iterations", "N", NULL, "exactly N samples per point (OSU's -i): --min-reps and --max-reps N"},
-    {"output", "FILE", NULL, "JSON Lines run file (written as FILE.partial until complete)"},
+                                      "start-up, is taken off every sample", clock_names},
+    {"iterations", "N", NULL, "exactly N samples per point (OSU's -i): --min-reps and --max-reps N", NULL},
+    {"output", "FILE", NULL, "JSON Lines run file (written as FILE.partial until complete)", NULL},
     {"comm-core", "LIST", NULL, "core of the communicating thread: N, one N per rank, near (the "
                                 "NIC's node), far (the node farthest from it), or auto (the "
-                                "NIC's node, then the nearest nodes for the next local ranks)"},
+                                "NIC's node, then the nearest nodes for the next local ranks)", NULL},
     {"comm-mem", "LIST", NULL, "NUMA node of its buffers: N, one N per rank, near, far, auto, "
-                               "interleave"},
-    {"nic", "NAME", NULL, "the NIC that near and far refer to [the first of known locality]"},
+                               "interleave", NULL},
+    {"nic", "NAME", NULL, "the NIC that near and far refer to [the first of known locality]", NULL},
     {"thread-level", "LEVEL", NULL, "MPI thread level to ask for: single, funneled, serialized or "
-                                    "multiple, not below the benchmark's need [its need]"},
-    {"favor", "WHAT", "latency", "auto with NICs on different nodes: latency or bandwidth"},
-    {"topology", "FILE", NULL, "hwloc XML topology to use instead of this machine (no binding then)"},
-    {"progress", NULL, NULL, "rank 0 writes 'progress DONE TOTAL' lines to stderr"},
+                                    "multiple, not below the benchmark's need [its need]", level_names},
+    {"favor", "WHAT", "latency", "auto with NICs on different nodes: latency or bandwidth",
+     jt_favor_names},
+    {"topology", "FILE", NULL, "hwloc XML topology to use instead of this machine (no binding then)", NULL},
+    {"progress", NULL, NULL, "rank 0 writes 'progress DONE TOTAL' lines to stderr", NULL},
     {"format", "FMT", "table", "stdout: table (every metric, samples, CI), osu (OSU's two "
                                "columns: '# Size  Latency (us)'), json (the record's point lines), "
-                               "csv (a row per point and metric)"},
+                               "csv (a row per point and metric)", jt_format_names},
     {"statistic", "STAT", "auto", "what stdout prints of each point's samples: median, mean "
                                   "(OSU's: the metric of the mean time per iteration), or auto "
-                                  "(mean with --format osu, else median); the record has both"},
-    {"quiet", NULL, NULL, "nothing on stdout"},
-    {"help", NULL, NULL, "this help"},
-    {NULL, NULL, NULL, NULL},
+                                  "(mean with --format osu, else median); the record has both",
+     stat_names},
+    {"quiet", NULL, NULL, "nothing on stdout", NULL},
+    {"help", NULL, NULL, "this help", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
 };
 
 /* OSU's short flags, so that an osu_latency command line works as it is: -m [MIN:]MAX (powers
@@ -100,6 +107,7 @@ int jt_harness_main(const jt_bench *b, int argc, char **argv)
 {
     jt_ctx ctx_, *ctx = &ctx_;
     memset(ctx, 0, sizeof *ctx);
+    ctx->bench = b;
     ctx->argc = argc;
     ctx->argv = argv;
     jt_opts_add(&ctx->opts, jt_common_options);
@@ -129,12 +137,12 @@ int jt_harness_main(const jt_bench *b, int argc, char **argv)
         ctx->cfg.min_reps = ctx->cfg.max_reps =
             jt_opt_long(&ctx->opts, "iterations", 1, 1000000000L);
     }
-    ctx->format = jt_opt_choice(&ctx->opts, "format", jt_format_names);
-    static const char *const stat_names[] = {"auto", "median", "mean", NULL};
-    int stat = jt_opt_choice(&ctx->opts, "statistic", stat_names);
+    ctx->format = jt_opt_choice(&ctx->opts, "format");
+    int stat = jt_opt_choice(&ctx->opts, "statistic");
     ctx->print_mean = stat == 2 || (stat == 0 && ctx->format == JT_FMT_OSU);
-    static const char *const clock_names[] = {"keep", "subtract", NULL};
-    ctx->cfg.clock_subtract = jt_opt_choice(&ctx->opts, "clock-overhead", clock_names) == 1;
+    ctx->cfg.clock_subtract = jt_opt_choice(&ctx->opts, "clock-overhead") == 1;
+    if (!b->default_sizes && jt_opt_given(&ctx->opts, "sizes"))
+        jt_usage_error("--sizes does not apply to %s: it has no message sizes", b->name);
     ctx->progress = jt_opt_flag(&ctx->opts, "progress");
     ctx->quiet = jt_opt_flag(&ctx->opts, "quiet");
     char err[1024];
@@ -147,10 +155,9 @@ int jt_harness_main(const jt_bench *b, int argc, char **argv)
     /* A higher level than needed is a measurement in itself: Open MPI 4.1 costs tens of ns per
      * message above single, so comparing benchmarks means comparing them at one level. */
     if (jt_opt_str(&ctx->opts, "thread-level")) {
-        static const char *const names[] = {"single", "funneled", "serialized", "multiple", NULL};
         static const int levels[] = {MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED, MPI_THREAD_SERIALIZED,
                                      MPI_THREAD_MULTIPLE};
-        int asked = levels[jt_opt_choice(&ctx->opts, "thread-level", names)];
+        int asked = levels[jt_opt_choice(&ctx->opts, "thread-level")];
         if (asked < wanted)
             jt_usage_error("--thread-level %s is below what %s needs here (%s): its threads "
                            "exist while MPI runs", jt_opt_str(&ctx->opts, "thread-level"), b->name,
@@ -212,6 +219,7 @@ int jt_harness_main(const jt_bench *b, int argc, char **argv)
         jt_point p;
         memset(&p, 0, sizeof p);
         b->point(st, i, &p);
+        jt_check_declared(b, &p);
         /* A new set of columns (values follow metrics): the same table may show fewer. */
         if (screen && (p.metrics != shown || p.nmetrics != shown_n))
             jt_print_header(ctx, b, &p, screen);

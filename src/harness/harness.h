@@ -35,6 +35,15 @@ typedef struct jt_point_value {
     double (*compute)(const struct jt_stats *stats, const struct jt_point *p);
 } jt_point_value;
 
+/* What a benchmark may report, as --describe lists it: every metric and point value by name,
+ * with its unit and which way is better.  The driver refuses (jt_fatal) a point whose metric
+ * is not declared here, so the list cannot fall behind the code. */
+typedef enum jt_better { JT_LOWER_BETTER, JT_HIGHER_BETTER } jt_better;
+typedef struct jt_metric_info {
+    const char *name, *unit; /* NULL name ends a table */
+    jt_better better;
+} jt_metric_info;
+
 #define JT_POINT_PARAMS 1024
 #define JT_POINT_METRICS 16 /* metrics a point's values can see */
 
@@ -52,7 +61,10 @@ typedef struct jt_point {
 
 #define JT_WARN_MAX 32
 
+struct jt_bench;
+
 typedef struct jt_ctx {
+    const struct jt_bench *bench;
     MPI_Comm comm;
     int rank, size;
     int local_rank, local_size; /* among the ranks of this host */
@@ -90,6 +102,8 @@ typedef struct jt_bench {
     const char *name;
     const char *summary;
     const jt_opt_spec *options; /* the benchmark's own, after the common ones */
+    const jt_metric_info *metrics; /* all it may report (NULL-name-terminated) */
+    const char *default_sizes;  /* --sizes when not given; NULL: --sizes is refused */
     int thread_level;           /* MPI_THREAD_* it needs */
     /* Optional: the level to ask for, from the options (a progress thread wants MULTIPLE);
      * setup then judges what was granted (ctx->thread_level).  At least thread_level. */
@@ -144,5 +158,10 @@ void jt_warn(jt_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2,
 
 /* The options every benchmark takes (documented in --help). */
 extern const jt_opt_spec jt_common_options[];
+
+/* jostle-bench --describe (harness/describe.c): the common options as {"options": [...]}, and
+ * one benchmark as an object (simgrid: whether the SimGrid build has it). */
+void jt_describe_common(jt_json *j);
+void jt_describe_bench(const jt_bench *b, int simgrid, jt_json *j);
 
 #endif

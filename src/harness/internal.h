@@ -12,6 +12,9 @@ void jt_free_text(jt_ctx *ctx, char **t);
 
 const char *jt_thread_level_name(int level);
 
+/* A point whose metrics or values its benchmark does not declare is a bug: jt_fatal. */
+void jt_check_declared(const jt_bench *b, const jt_point *p);
+
 /* --comm-core, --comm-mem, --nic and --favor for this rank (placement_options.c).  Collective. */
 void jt_resolve_placement(jt_ctx *ctx);
 

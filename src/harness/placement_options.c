@@ -84,7 +84,7 @@ void jt_resolve_placement(jt_ctx *ctx)
     /* auto: the advice of jostle place --comm (which prints the reason kept in why here), local
      * rank k being comm thread k. */
     char why[1024];
-    jt_favor favor = (jt_favor)jt_opt_choice(&ctx->opts, "favor", jt_favor_names);
+    jt_favor favor = (jt_favor)jt_opt_choice(&ctx->opts, "favor");
     jt_place_comm(&ctx->topo, nicname, favor, ctx->local_rank, &ctx->auto_core, &ctx->auto_numa,
                   why, sizeof why);
 

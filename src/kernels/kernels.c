@@ -93,7 +93,6 @@ int jt_triad_reps_for_ai(double ai)
     return r < 1 ? 1 : (int)r;
 }
 
-double jt_triad_ai(int reps) { return 2.0 * reps / 24.0; }
 
 /* ---- cg: conjugate-gradient iterations on a dense SPD matrix (memory-bound) ------------ */
 
@@ -214,26 +213,28 @@ static void cpu_sweep(jt_kws *w)
         w->sink += x[k];
 }
 
+const char *const jt_kernel_names[] = {"copy", "triad", "cg", "gemm", "cpu", NULL};
+
 const jt_kernel jt_kernels[] = {
-    {"copy", "b[i] = a[i] (STREAM COPY, memory-bound)", 0, 1, copy_init, copy_sweep},
-    {"triad", "c[i] = a[i] + s*b[i] (STREAM TRIAD; --ai raises the flops per element)", 0, 1,
-     triad_init, triad_sweep},
-    {"cg", "conjugate-gradient iterations on a dense SPD matrix (memory-bound)", 0, 0, cg_init,
+    {"b[i] = a[i] (STREAM COPY, memory-bound)", 0, 1, copy_init, copy_sweep},
+    {"c[i] = a[i] + s*b[i] (STREAM TRIAD; --ai raises the flops per element)", 0, 1, triad_init,
+     triad_sweep},
+    {"conjugate-gradient iterations on a dense SPD matrix (memory-bound)", 0, 0, cg_init,
      cg_sweep},
-    {"gemm", "dense matrix product through OpenBLAS, one BLAS thread (compute-bound)", 1, 0,
-     gemm_init, gemm_sweep},
-    {"cpu", "arithmetic on registers only, no memory traffic (control)", 0, 0, cpu_init,
-     cpu_sweep},
-    {NULL, NULL, 0, 0, NULL, NULL},
+    {"dense matrix product through OpenBLAS, one BLAS thread (compute-bound)", 1, 0, gemm_init,
+     gemm_sweep},
+    {"arithmetic on registers only, no memory traffic (control)", 0, 0, cpu_init, cpu_sweep},
 };
 
 const jt_kernel *jt_kernel_find(const char *name)
 {
-    for (const jt_kernel *k = jt_kernels; k->name; k++)
-        if (name && strcmp(k->name, name) == 0)
-            return k;
+    for (int i = 0; name && jt_kernel_names[i]; i++)
+        if (strcmp(jt_kernel_names[i], name) == 0)
+            return &jt_kernels[i];
     return NULL;
 }
+
+const char *jt_kernel_name(const jt_kernel *k) { return jt_kernel_names[k - jt_kernels]; }
 
 void jt_kws_free(jt_kws *w, const jt_topo *tp)
 {

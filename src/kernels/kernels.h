@@ -21,7 +21,6 @@ typedef struct jt_kws {
 } jt_kws;
 
 typedef struct jt_kernel {
-    const char *name;
     const char *what;         /* for --help and the records */
     int needs_blas;
     int has_stores;           /* takes --stores (normal or non-temporal) */
@@ -30,13 +29,17 @@ typedef struct jt_kernel {
     void (*sweep)(jt_kws *w);
 } jt_kernel;
 
-extern const jt_kernel jt_kernels[]; /* ends with a NULL name */
-const jt_kernel *jt_kernel_find(const char *name);
+/* The kernels by name (NULL-terminated; --kernel's choices) and, in the same order, what they
+ * are. */
+extern const char *const jt_kernel_names[];
+extern const jt_kernel jt_kernels[];
+const jt_kernel *jt_kernel_find(const char *name); /* NULL when it is none */
+const char *jt_kernel_name(const jt_kernel *k);
 void jt_kws_free(jt_kws *w, const jt_topo *tp);
 
 /* Triad operations per element for an arithmetic intensity in flop/byte (2 flops and 24 bytes
- * per repetition: the lowest intensity is 1/12), and back. */
+ * per repetition: the lowest intensity is 1/12).  The intensity executed is recorded from the
+ * sweep's counts (flops / bytes). */
 int jt_triad_reps_for_ai(double ai);
-double jt_triad_ai(int reps);
 
 #endif

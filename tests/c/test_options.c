@@ -1,5 +1,6 @@
 /* Options: values, defaults, and bad input leaving with status 2 and the value named. */
 #include "check.h"
+#include "core/json.h"
 #include "core/options.h"
 
 #include <fcntl.h>
@@ -9,15 +10,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static const jt_opt_spec table[] = {
-    {"reps", "N", "100", "repetitions"},
-    {"mode", "M", "pingpong", "mode"},
-    {"precision", "F", "0.01", "precision"},
-    {"check", NULL, NULL, "flag"},
-    {"out", "FILE", NULL, "no default"},
-    {NULL, NULL, NULL, NULL},
-};
 static const char *const modes[] = {"pingpong", "stream", NULL};
+static const jt_opt_spec table[] = {
+    {"reps", "N", "100", "repetitions", NULL},
+    {"mode", "M", "pingpong", "mode", modes},
+    {"precision", "F", "0.01", "precision", NULL},
+    {"check", NULL, NULL, "flag", NULL},
+    {"out", "FILE", NULL, "no \"default\"", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
 
 /* Runs fn in a child with stderr captured; returns the exit status and the message. */
 static int in_child(void (*fn)(char **), char **argv, char *msg, size_t len)
@@ -52,7 +53,7 @@ static void parse_and_read(char **argv)
         argc++;
     jt_opts_parse(&o, argc, argv);
     jt_opt_long(&o, "reps", 1, 1000);
-    jt_opt_choice(&o, "mode", modes);
+    jt_opt_choice(&o, "mode");
     jt_opt_double(&o, "precision", 1e-6, 1);
 }
 
@@ -74,13 +75,25 @@ int main(void)
     char *argv[] = {"--reps", "7", "--mode=stream", "--check", NULL};
     CHECK(jt_opts_parse(&o, 4, argv) == 0);
     CHECK(jt_opt_long(&o, "reps", 1, 1000) == 7);
-    CHECK(jt_opt_choice(&o, "mode", modes) == 1);
+    CHECK(jt_opt_choice(&o, "mode") == 1);
     CHECK(jt_opt_flag(&o, "check"));
     CHECK(jt_opt_given(&o, "reps") && !jt_opt_given(&o, "precision"));
     CHECK_NEAR(jt_opt_double(&o, "precision", 0, 1), 0.01, 1e-15);
     CHECK(jt_opt_str(&o, "out") == NULL);
     char *help[] = {"--help", NULL};
     CHECK(jt_opts_parse(&o, 1, help) == 1);
+
+    /* --describe's form of a table: every field, null where absent, the choices listed. */
+    jt_json j;
+    jt_json_init(&j);
+    jt_opt_table_json(table, &j);
+    CHECKF(strstr(j.buf, "{\"name\":\"mode\",\"arg\":\"M\",\"default\":\"pingpong\","
+                         "\"choices\":[\"pingpong\",\"stream\"],\"help\":\"mode\"}") != NULL,
+           "%s", j.buf);
+    CHECKF(strstr(j.buf, "{\"name\":\"check\",\"arg\":null,\"default\":null,\"choices\":null,")
+               != NULL, "%s", j.buf);
+    CHECKF(strstr(j.buf, "\"help\":\"no \\\"default\\\"\"") != NULL, "%s", j.buf);
+    jt_json_free(&j);
 
     expect_usage((const char *[]){"--reps", "-5", NULL}, "'-5'");
     expect_usage((const char *[]){"--reps", "ten", NULL}, "'ten'");

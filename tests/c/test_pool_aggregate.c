@@ -50,7 +50,7 @@ static void spin_sweep(jt_kws *w)
     w->flops = jt_now() - t0;
 }
 
-static const jt_kernel spin = {"spin", "test: arithmetic only", 0, 0, spin_init, spin_sweep};
+static const jt_kernel spin = {"test: arithmetic only", 0, 0, spin_init, spin_sweep};
 
 /* One phase of `secs`: (aggregate, median over sweeps) in sweeps per second. */
 static void phase(jt_pool *p, double secs, double *agg, double *med)

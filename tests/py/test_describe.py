@@ -1,0 +1,61 @@
+"""`jostle-bench --describe` is the one source of the benchmarks' options and metrics: the copy
+committed for machines without a bench (python/jostle/describe.json) must be what the built bench
+says, and it must list every benchmark of --list.  After changing a C descriptor, regenerate it:
+build/openmpi/jostle-bench --describe | python3 -m json.tool > python/jostle/describe.json"""
+import json
+import subprocess
+
+import pytest
+
+from mpijobs import ROOT, bench_exe, run_bench
+
+COPY = ROOT / "python/jostle/describe.json"
+
+
+def describe(flavor):
+    p = subprocess.run([bench_exe(flavor), "--describe"], capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+@pytest.mark.parametrize("flavor", ["openmpi", "mpich"])
+def test_committed_copy_is_what_the_bench_says(flavor):
+    built = describe(flavor)
+    copy = json.loads(COPY.read_text())
+    for b, c in zip(built["benchmarks"], copy["benchmarks"]):  # the first difference, named
+        assert b == c, f"{b['name']}: python/jostle/describe.json differs from --describe"
+    assert built == copy, ("python/jostle/describe.json differs from jostle-bench --describe: "
+                           "regenerate it (see this file's docstring)")
+
+
+def test_every_benchmark_of_list_with_what_python_needs():
+    d = describe("openmpi")
+    listed = subprocess.run([bench_exe("openmpi"), "--list"], capture_output=True, text=True,
+                            timeout=60, check=True).stdout.split("\n")
+    assert [b["name"] for b in d["benchmarks"]] == [ln.split()[0] for ln in listed if ln]
+    assert d["schema"] == 1 and d["tool"] == "jostle-bench"
+    common = {o["name"]: o for o in d["common"]["options"]}
+    assert common["min-reps"]["default"] == "100" and common["warmup"]["default"] == "10"
+    for b in d["benchmarks"]:
+        assert b["min_ranks"] >= 1 and isinstance(b["simgrid"], bool)
+        assert b["thread_level"] in ("single", "funneled", "serialized", "multiple")
+        names = [o["name"] for o in b["options"]]
+        assert len(set(names)) == len(names) and not set(names) & set(common), b["name"]
+        for o in b["options"] + d["common"]["options"]:
+            assert set(o) == {"name", "arg", "default", "choices", "help"}, o
+            if o["choices"] is not None and o["default"] is not None:
+                assert o["default"] in o["choices"], (b["name"], o["name"])
+        assert b["metrics"], b["name"]
+        for m in b["metrics"]:
+            assert m["better"] in ("lower", "higher") and isinstance(m["unit"], str), m
+
+
+def test_a_choice_outside_the_descriptor_is_refused_by_name():
+    """The choices listed are those the bench checks (one table serves both)."""
+    d = describe("openmpi")
+    mode = next(o for o in next(b for b in d["benchmarks"] if b["name"] == "pingpong")["options"]
+                if o["name"] == "mode")
+    p = run_bench("pingpong", "--mode", "nosuch", timeout=60)
+    assert p.returncode == 2
+    assert ", ".join(mode["choices"]) in p.stderr and "'nosuch'" in p.stderr
