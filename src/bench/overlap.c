@@ -240,7 +240,7 @@ static void *setup(jt_ctx *ctx)
     jt_work_init(&s->work, &ctx->topo, kind, array, JT_MEM_ANY);
     if (s->mode == MODE_THREAD) {
         jt_progress_thread_start(&s->pt, &ctx->topo, s->thread_core, idle == 0);
-        jt_ctx_bound_role(ctx, "progress", &s->pt.bind);
+        jt_ctx_bound_role(ctx, "progress", &s->pt.bind, NULL);
     }
     /* Every rank calibrates at once, as they will compute: a shared memory bus counts. */
     MPI_Barrier(ctx->comm);

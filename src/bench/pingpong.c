@@ -2,6 +2,7 @@
  * latency RTT/2, bandwidth 2D/RTT), plus osu_bw-like streaming and bidirectional modes and
  * one-sided put and get; the state of the buffers is an option (comm/p2p.h). */
 #include "bench/bench.h"
+#include "bench/pingpong_flows.h"
 
 #include "comm/p2p.h"
 #include "comm/rma.h"
@@ -23,6 +24,11 @@ static const jt_opt_spec options[] = {
     {"check", NULL, NULL, "verify every payload (filled and checked outside the timed interval); "
                           "with echo the round trip is checked as a whole", NULL},
     JT_BENCH_COLD_OPTION,
+    {"pairs", "N", NULL, "N pairs at once, rank i with rank i+N (osu_mbw_mr's pairing): the "
+                         "aggregate bandwidth and message rate, and each pair's distribution",
+     NULL},
+    {"comm-threads", "T", NULL, "T communicating threads per rank (MPI_THREAD_MULTIPLE), thread "
+                                "t with thread t of the partner on its own communicator", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -35,6 +41,7 @@ typedef struct state {
     jt_buffer buf;
     jt_p2p p2p;
     jt_rma rma; /* put and get */
+    jt_pp_flows *flows; /* --pairs, --comm-threads (pingpong_flows.h) */
     long touched; /* the point whose buffers were last set (jt_p2p_touch) */
     char heading[128];
 } state;
@@ -70,8 +77,9 @@ static void *setup(jt_ctx *ctx)
                        "one-sided transfer, so nothing checks what arrived",
                        jt_p2p_mode_names[s->mode]);
 
+    int many = jt_pp_flows_wanted(&ctx->opts);
     int me = ctx->rank < 2 ? ctx->rank : -1;
-    if (ctx->rank == 0 && ctx->size > 2)
+    if (ctx->rank == 0 && ctx->size > 2 && !many)
         jt_warn(ctx, "ranks 2 to %d take no part in pingpong and wait idle", ctx->size - 1);
 
     size_t frames = 1;
@@ -83,6 +91,14 @@ static void *setup(jt_ctx *ctx)
              "need %zu MiB per rank and the host has %zu MiB available per rank",
              spec ? spec : ctx->bench->default_sizes, ctx->host, jt_p2p_mode_names[s->mode], arena >> 20, avail >> 20);
     jt_check_all(ctx, me >= 0 && arena > avail * 8 / 10 ? msg : NULL);
+    if (many) { /* every flow's buffers: the threads' arenas are checked as they are made */
+        s->flows = jt_pp_flows_setup(ctx, s->mode, s->buffers, s->window,
+                                     jt_opt_flag(&ctx->opts, "check"), arena, frames);
+        snprintf(s->heading, sizeof s->heading, "mode %s, buffers %s, %d pair(s) x %d thread(s)",
+                 jt_p2p_mode_names[s->mode], jt_p2p_buffers_names[s->buffers], s->flows->pairs,
+                 s->flows->per_rank);
+        return s;
+    }
 
     if (me >= 0) {
         jt_binding b;
@@ -105,6 +121,10 @@ static void point(void *st, size_t i, jt_point *p)
 {
     state *s = st;
     uint64_t b = s->sizes[i];
+    if (s->flows) {
+        jt_pp_flows_point(s->flows, b, p);
+        return;
+    }
     int w = jt_p2p_window_for(s->mode, s->buffers, s->window, b);
     const char *bufs = jt_p2p_buffers_names[s->buffers];
     snprintf(p->label, sizeof p->label, "%llu", (unsigned long long)b);
@@ -129,8 +149,12 @@ static void point(void *st, size_t i, jt_point *p)
 static void run(jt_ctx *ctx, void *st, size_t i, jt_series *ser, size_t n)
 {
     state *s = st;
-    (void)ctx;
     int rma = s->mode == JT_P2P_PUT || s->mode == JT_P2P_GET;
+    if (s->flows) {
+        jt_pp_flows_run(ctx, s->flows, s->sizes[i], s->touched != (long)i, ser, n);
+        s->touched = (long)i;
+        return;
+    }
     if (!rma && s->touched != (long)i) { /* a new size: its warm-up comes next */
         jt_p2p_touch(&s->p2p, s->sizes[i]);
         s->touched = (long)i;
@@ -145,6 +169,7 @@ static void run(jt_ctx *ctx, void *st, size_t i, jt_series *ser, size_t n)
 static void teardown(jt_ctx *ctx, void *st)
 {
     state *s = st;
+    jt_pp_flows_free(s->flows);
     jt_rma_free(&s->rma);
     jt_p2p_free(&s->p2p);
     jt_buffer_free(&ctx->topo, &s->buf);
@@ -157,6 +182,8 @@ static void meta(jt_ctx *ctx, void *st, jt_json *j)
     state *s = st;
     (void)ctx;
     jt_bench_buffers_json(j, s->mode, s->buffers);
+    if (s->flows)
+        jt_pp_flows_meta(s->flows, j);
 }
 
 static const char *heading(void *st) { return ((state *)st)->heading; }
@@ -167,6 +194,8 @@ static const jt_metric_info metric_infos[] = {
     {"rtt", "us", JT_LOWER_BETTER},
     {"message_rate", "msg/s", JT_HIGHER_BETTER},
     {"window_time", "us", JT_LOWER_BETTER},
+    {"pair_bandwidth", "MB/s", JT_HIGHER_BETTER}, /* one flow of --pairs / --comm-threads */
+    {"pair_latency", "us", JT_LOWER_BETTER},
     {NULL, NULL, 0},
 };
 
@@ -174,13 +203,15 @@ const jt_bench jt_bench_pingpong = {
     .name = "pingpong",
     .summary = "Point-to-point latency and bandwidth between ranks 0 and 1, per message size: "
                "round-trip time (latency = RTT/2, bandwidth = 2D/RTT), or a window of\n"
-               "non-blocking sends one way (stream) or both ways (bidir).",
+               "non-blocking sends one way (stream) or both ways (bidir); --pairs N runs N pairs\n"
+               "at once (rank i with rank i+N), --comm-threads T as many threads per rank.",
     .options = options,
     .metrics = metric_infos,
     .default_sizes = "0:4M",
     .thread_level = MPI_THREAD_SINGLE,
+    .thread_level_for = jt_pp_flows_thread_level,
     .min_ranks = 2,
-    .nseries = 1,
+    .nseries = JT_PP_SERIES,
     .label_head = "Size",
     .setup = setup,
     .npoints = npoints,

@@ -105,11 +105,11 @@ void jt_ctx_bound_compute(jt_ctx *ctx, const jt_binding *b, const jt_buffer *buf
     bound_entry(ctx, &ctx->bind_compute, b, buf);
 }
 
-void jt_ctx_bound_role(jt_ctx *ctx, const char *role, const jt_binding *b)
+void jt_ctx_bound_role(jt_ctx *ctx, const char *role, const jt_binding *b, const jt_buffer *buf)
 {
     /* An object of roles whose members gather_meta splices into the rank's binding. */
     if (!ctx->bind_roles.buf)
         jt_json_object(&ctx->bind_roles);
     jt_json_key(&ctx->bind_roles, role);
-    bound_entry(ctx, &ctx->bind_roles, b, NULL);
+    bound_entry(ctx, &ctx->bind_roles, b, buf);
 }

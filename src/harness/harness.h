@@ -45,7 +45,7 @@ typedef struct jt_metric_info {
 } jt_metric_info;
 
 #define JT_POINT_PARAMS 1024
-#define JT_POINT_METRICS 16 /* metrics a point's values can see */
+#define JT_POINT_METRICS 80 /* metrics a point reports (values see them): 64 flows and more */
 
 /* A point of a sweep, as the benchmark describes it to the harness. */
 typedef struct jt_point {
@@ -57,6 +57,12 @@ typedef struct jt_point {
     int nmetrics;
     const jt_point_value *values; /* optional, reported after the metrics */
     int nvalues;
+    int osu_columns;              /* metrics --format osu prints (0: the first only) */
+    const char *const *osu_heads; /* optional: their headings there ("MB/s"), by metric */
+    /* Optional, by metric: members added to the point's params on that metric's line only
+     * (one flow of several: "\"pair\":1,\"thread\":0"); such a metric is in the records and
+     * the CSV, not in the table. */
+    const char *const *params_extra;
 } jt_point;
 
 #define JT_WARN_MAX 32
@@ -85,6 +91,7 @@ typedef struct jt_ctx {
     int nic_numa;              /* NUMA node of the NIC near/far refer to, -1 unknown */
     int far_numa;              /* the node farthest from it */
     int auto_core, auto_numa;  /* jt_place_comm's advice for this rank (auto) */
+    int favor;                 /* --favor, a jt_favor (topo/place.h) */
     jt_json bind_comm;         /* this rank's bindings, registered by the benchmark's setup */
     jt_json bind_compute;
     jt_json bind_roles;        /* other threads by role ("progress"), keys of the binding */
@@ -143,7 +150,11 @@ struct jt_buffer;
 void jt_ctx_bound_comm(jt_ctx *ctx, const struct jt_binding *b, const struct jt_buffer *buf);
 void jt_ctx_bound_compute(jt_ctx *ctx, const struct jt_binding *b, const struct jt_buffer *buf);
 /* Another thread of the rank under its role's name ("progress"), once per role. */
-void jt_ctx_bound_role(jt_ctx *ctx, const char *role, const struct jt_binding *b);
+void jt_ctx_bound_role(jt_ctx *ctx, const char *role, const struct jt_binding *b,
+                       const struct jt_buffer *buf);
+
+/* "single", "funneled", "serialized", "multiple". */
+const char *jt_thread_level_name(int level);
 
 /* Input only some ranks can judge (their host): the lowest rank with an error message says it,
  * and every rank exits with status 2.  Collective. */

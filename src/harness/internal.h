@@ -10,7 +10,6 @@
 char **jt_gather_text(jt_ctx *ctx, const char *s);
 void jt_free_text(jt_ctx *ctx, char **t);
 
-const char *jt_thread_level_name(int level);
 
 /* A point whose metrics or values its benchmark does not declare is a bug: jt_fatal. */
 void jt_check_declared(const jt_bench *b, const jt_point *p);

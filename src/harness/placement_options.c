@@ -85,6 +85,7 @@ void jt_resolve_placement(jt_ctx *ctx)
      * rank k being comm thread k. */
     char why[1024];
     jt_favor favor = (jt_favor)jt_opt_choice(&ctx->opts, "favor");
+    ctx->favor = (int)favor;
     jt_place_comm(&ctx->topo, nicname, favor, ctx->local_rank, &ctx->auto_core, &ctx->auto_numa,
                   why, sizeof why);
 

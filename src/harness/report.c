@@ -21,13 +21,21 @@ static int column_width(const char *c) { return (int)(strlen(c) > 14 ? strlen(c)
 
 /* Opens a point line: what every point line starts with (docs/records.md). */
 static void point_head(jt_json *j, const jt_point *p, const char *metric, const char *unit,
-                       long long n)
+                       long long n, const char *extra)
 {
     jt_json_init(j);
     jt_json_object(j);
     jt_json_kstr(j, "type", "point");
     jt_json_key(j, "params");
-    jt_json_raw(j, p->params);
+    if (extra) { /* the params object, its closing brace moved after the metric's members */
+        size_t l = strlen(p->params);
+        char merged[JT_POINT_PARAMS + 256];
+        snprintf(merged, sizeof merged, "%.*s%s%s}", (int)(l - 1), p->params, l > 2 ? "," : "",
+                 extra);
+        jt_json_raw(j, merged);
+    } else {
+        jt_json_raw(j, p->params);
+    }
     jt_json_kstr(j, "metric", metric);
     jt_json_kstr(j, "unit", unit);
     jt_json_kint(j, "n", n);
@@ -84,7 +92,7 @@ static void report_values(jt_ctx *ctx, const jt_point *p, const jt_stats *all, j
             csv_params(out, p->params);
         }
         jt_json j;
-        point_head(&j, p, v->name, v->unit, (long long)n);
+        point_head(&j, p, v->name, v->unit, (long long)n, NULL);
         jt_json_knum(&j, "median", x);
         jt_json_kstr(&j, "formula", v->formula);
         jt_json_knum(&j, "elapsed_s", pr.elapsed);
@@ -101,9 +109,11 @@ void jt_report_point(jt_ctx *ctx, const jt_point *p, jt_series *ser, jt_point_re
     if (table)
         fprintf(out, "%-12s", p->label);
     jt_stats first = {0}, all[JT_POINT_METRICS];
-    double shown0 = 0.0;
+    double osu_shown[4] = {0};
+    int osu_n = p->osu_columns > 1 ? (p->osu_columns < 4 ? p->osu_columns : 4) : 1;
     for (int m = 0; m < p->nmetrics && m < JT_POINT_METRICS; m++) {
         const jt_metric *mt = &p->metrics[m];
+        const char *extra = p->params_extra ? p->params_extra[m] : NULL;
         jt_series *s = &ser[mt->series];
         double *v = malloc((s->n ? s->n : 1) * sizeof *v), sum = 0.0;
         for (size_t k = 0; k < s->n; k++) {
@@ -116,20 +126,20 @@ void jt_report_point(jt_ctx *ctx, const jt_point *p, jt_series *ser, jt_point_re
         /* OSU's mean: the metric of the mean sample (a bandwidth is bytes over the mean time,
          * not the mean of the bandwidths), as osu_bw prints it. */
         double shown = ctx->print_mean && s->n ? mt->derive(sum / (double)s->n, p) : st.median;
-        if (m == 0) {
+        if (m == 0)
             first = st;
-            shown0 = shown;
-        }
         all[m] = st;
-        if (table)
+        if (table && !extra)
             fprintf(out, " %*.3f", column_width(mt->column), shown);
+        if (m < osu_n)
+            osu_shown[m] = shown;
         if (st.n == 0)
             continue;
         int converged = jt_stats_rel_halfwidth(&st) <= ctx->cfg.precision;
         if (out && ctx->format == JT_FMT_CSV)
             csv_row(out, p, mt->name, mt->unit, &st, converged);
         jt_json j;
-        point_head(&j, p, mt->name, mt->unit, (long long)st.n);
+        point_head(&j, p, mt->name, mt->unit, (long long)st.n, extra);
         jt_stats_json(&st, &j);
         jt_json_kbool(&j, "converged", converged);
         jt_json_knum(&j, "elapsed_s", pr.elapsed);
@@ -141,8 +151,12 @@ void jt_report_point(jt_ctx *ctx, const jt_point *p, jt_series *ser, jt_point_re
     else if (table)
         fprintf(out, " %10zu %9.2f\n", first.n, 100.0 * jt_stats_rel_halfwidth(&first));
     /* OSU's layout (osu_util.h: size left in 10 columns, the value in 20 with 2 decimals). */
-    if (out && ctx->format == JT_FMT_OSU && p->nmetrics > 0)
-        fprintf(out, "%-10s%20.2f\n", p->label, shown0);
+    if (out && ctx->format == JT_FMT_OSU && p->nmetrics > 0) {
+        fprintf(out, "%-10s", p->label);
+        for (int m = 0; m < osu_n && m < p->nmetrics; m++)
+            fprintf(out, "%20.2f", osu_shown[m]);
+        fputc('\n', out);
+    }
     if (out)
         fflush(out);
 }
@@ -170,21 +184,26 @@ void jt_print_preamble(jt_ctx *ctx, const jt_bench *b, void *st, FILE *out)
 void jt_print_header(jt_ctx *ctx, const jt_bench *b, const jt_point *p, FILE *out)
 {
     if (ctx->format == JT_FMT_OSU && p->nmetrics > 0) {
-        /* "Latency (us)", "Bandwidth (MB/s)": the metric's name as OSU heads its column. */
-        char name[64];
-        snprintf(name, sizeof name, "%s", p->metrics[0].name);
-        name[0] = (char)toupper((unsigned char)name[0]);
-        for (char *c = name; *c; c++)
-            *c = *c == '_' ? ' ' : *c;
-        char head[96];
-        snprintf(head, sizeof head, "%s (%s)", name, p->metrics[0].unit);
-        fprintf(out, "# %-8s%20s\n", b->label_head, head);
+        fprintf(out, "# %-8s", b->label_head);
+        for (int m = 0; m < (p->osu_columns > 1 ? p->osu_columns : 1) && m < p->nmetrics; m++) {
+            /* "Latency (us)", "Bandwidth (MB/s)": the metric's name as OSU heads its column,
+             * or the metric's own heading (osu_mbw_mr's "MB/s", "Messages/s"). */
+            char name[64], head[96];
+            snprintf(name, sizeof name, "%s", p->metrics[m].name);
+            name[0] = (char)toupper((unsigned char)name[0]);
+            for (char *c = name; *c; c++)
+                *c = *c == '_' ? ' ' : *c;
+            snprintf(head, sizeof head, "%s (%s)", name, p->metrics[m].unit);
+            fprintf(out, "%20s", p->osu_heads && p->osu_heads[m] ? p->osu_heads[m] : head);
+        }
+        fputc('\n', out);
     }
     if (ctx->format != JT_FMT_TABLE)
         return;
     fprintf(out, "# %-10s", b->label_head);
     for (int m = 0; m < p->nmetrics; m++)
-        fprintf(out, " %*s", column_width(p->metrics[m].column), p->metrics[m].column);
+        if (!p->params_extra || !p->params_extra[m])
+            fprintf(out, " %*s", column_width(p->metrics[m].column), p->metrics[m].column);
     for (int k = 0; k < p->nvalues; k++)
         fprintf(out, " %*s", column_width(p->values[k].column), p->values[k].column);
     fprintf(out, " %10s %9s\n", "Samples", "CI95(+-%)");

@@ -1,0 +1,246 @@
+/* Reference loops written to the documented method of osu_mbw_mr and osu_latency_mt (OSU
+ * Micro-Benchmarks 7.x), next to jostle's flows (comm/flows.h) in one MPI job
+ * (bench/osu_pairs_parity.py).
+ *
+ * mbw, as osu_mbw_mr: pairs = ranks / 2, rank i sends to rank i + pairs; one send and one
+ * receive buffer per rank, page-aligned, set ('a', 'b') over the size before each size; per
+ * iteration a barrier of every rank, then each sender times a window of 64 MPI_Isend of its
+ * one buffer, MPI_Waitall and a 1-byte acknowledgement (receivers: 64 MPI_Irecv into one
+ * buffer, MPI_Waitall, the acknowledgement); `skip` untimed iterations first; counts 100 + 10
+ * up to 8 KiB and 20 + 2 above (osu_bw's, as ref_osu.c).  Printed: bandwidth = size x pairs x
+ * window x iterations / (the senders' summed loop times / pairs) in MB/s (1e6), and the
+ * message rate = 1e6 x bandwidth / size, as osu_mbw_mr computes both.
+ * jostle: jt_flows with the same pairs, stream mode, --buffers osu: its buffers set over the
+ * size (as pingpong begins a size), 10 warm-up samples (the harness's --warmup), then the same
+ * iterations; each sample a window timed by each sender after a barrier; the aggregate as
+ * `jostle-bench pingpong --pairs N --format osu` prints it (flows x size x window / the mean
+ * over samples of the mean over pairs).
+ *
+ * latmt T, as osu_latency_mt -t T:T with MPI_THREAD_MULTIPLE on 2 ranks: T threads per rank
+ * (pthreads; the main thread waits), a barrier per size, buffers set, each thread's share of
+ * the iterations (thread t takes iterations t, t + T, ...; 10 000 + 100 up to 8 KiB, 1 000 +
+ * 10 above) as MPI_Send / MPI_Recv round trips (tag = iteration with several threads, as OSU;
+ * 1 and 2 with one), each timed; latency = the threads' mean of their summed round trips /
+ * (2 x their iterations), in us.  jostle: jt_flows with 1 pair and T threads, pingpong, all
+ * the iterations on each thread (each on its own communicator).
+ * Each rank's threads (both loops) are bound to the cores jostle's default gives them.
+ *
+ * Usage: ref_mbw mbw ROUNDS SIZE...  |  ref_mbw latmt T ROUNDS SIZE...
+ * Prints on rank 0 "ROUND SIZE REF JOSTLE" (MB/s for mbw, us for latmt). */
+#include "comm/flows.h"
+#include "topo/place.h"
+
+#include <mpi.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define LARGE 8192
+#define WINDOW 64
+
+typedef struct ref {
+    int rank, pairs, threads, lat;
+    size_t size;
+    int iters, skip;
+    const jt_topo *topo;
+    int core[JT_FLOWS_MAX_THREADS];
+    char *s[JT_FLOWS_MAX_THREADS], *r[JT_FLOWS_MAX_THREADS];
+    double sum[JT_FLOWS_MAX_THREADS];
+} ref;
+
+static void counts(int lat, size_t size, int *iters, int *skip)
+{
+    int large = size > LARGE;
+    *iters = lat ? (large ? 1000 : 10000) : (large ? 20 : 100);
+    *skip = lat ? (large ? 10 : 100) : (large ? 2 : 10);
+}
+
+static double mbw_reference(ref *x)
+{
+    int n = (int)x->size, sender = x->rank < x->pairs, active = x->rank < 2 * x->pairs;
+    int peer = sender ? x->rank + x->pairs : x->rank - x->pairs;
+    MPI_Request req[WINDOW];
+    MPI_Status st[WINDOW];
+    memset(x->s[0], 'a', x->size);
+    memset(x->r[0], 'b', x->size);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t = 0.0;
+    for (int i = 0; i < x->iters + x->skip; i++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Barrier(MPI_COMM_WORLD); /* OMB 7.x: once per iteration, and once more per pass */
+        if (!active)
+            continue;
+        double t0 = MPI_Wtime();
+        for (int j = 0; j < WINDOW; j++) {
+            if (sender)
+                MPI_Isend(x->s[0], n, MPI_CHAR, peer, 100, MPI_COMM_WORLD, &req[j]);
+            else
+                MPI_Irecv(x->r[0], n, MPI_CHAR, peer, 100, MPI_COMM_WORLD, &req[j]);
+        }
+        MPI_Waitall(WINDOW, req, st);
+        if (sender)
+            MPI_Recv(x->r[0], 1, MPI_CHAR, peer, 101, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        else
+            MPI_Send(x->s[0], 1, MPI_CHAR, peer, 101, MPI_COMM_WORLD);
+        if (sender && i >= x->skip)
+            t += MPI_Wtime() - t0;
+    }
+    double sum = 0.0;
+    MPI_Reduce(&t, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    return (double)x->size / 1e6 * x->pairs * x->iters * WINDOW / (sum / x->pairs);
+}
+
+typedef struct lat_arg {
+    ref *x;
+    int t;
+} lat_arg;
+
+static void *lat_thread(void *arg)
+{
+    lat_arg *a = arg;
+    ref *x = a->x;
+    int t = a->t, n = (int)x->size, peer = 1 - x->rank;
+    jt_binding b;
+    jt_bind_thread(x->topo, x->core[t], &b);
+    memset(x->s[t], 'a', x->size);
+    memset(x->r[t], 'b', x->size);
+    double sum = 0.0;
+    for (int i = t; i < x->iters + x->skip; i += x->threads) {
+        int tag_s = x->threads > 1 ? i : 1, tag_r = x->threads > 1 ? i : 2;
+        double t0 = MPI_Wtime();
+        if (x->rank == 0) {
+            MPI_Send(x->s[t], n, MPI_CHAR, peer, tag_s, MPI_COMM_WORLD);
+            MPI_Recv(x->r[t], n, MPI_CHAR, peer, tag_r, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Recv(x->r[t], n, MPI_CHAR, peer, tag_s, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(x->s[t], n, MPI_CHAR, peer, tag_r, MPI_COMM_WORLD);
+        }
+        if (i >= x->skip)
+            sum += MPI_Wtime() - t0;
+    }
+    x->sum[t] = sum;
+    return NULL;
+}
+
+static double lat_reference(ref *x)
+{
+    pthread_t th[JT_FLOWS_MAX_THREADS];
+    lat_arg a[JT_FLOWS_MAX_THREADS];
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int t = 0; t < x->threads; t++) {
+        a[t] = (lat_arg){x, t};
+        pthread_create(&th[t], NULL, lat_thread, &a[t]);
+    }
+    double mean = 0.0;
+    for (int t = 0; t < x->threads; t++) {
+        pthread_join(th[t], NULL);
+        mean += x->sum[t] / ((double)x->iters / x->threads) / 2.0 / x->threads;
+    }
+    return mean * 1e6;
+}
+
+/* jostle's value for one size, on rank 0. */
+static double jostle(ref *x, jt_flows *f)
+{
+    jt_flows_run(f, x->size, 10, 1);
+    jt_flows_run(f, x->size, (size_t)x->iters, 0);
+    int per = f->nflow, nranks;
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    size_t cnt = (size_t)per * (size_t)x->iters;
+    double *mine = malloc(cnt * sizeof *mine), *all = malloc(cnt * (size_t)nranks * sizeof *all);
+    for (int t = 0; t < per; t++)
+        memcpy(mine + (size_t)t * x->iters, f->flow[t].times, (size_t)x->iters * sizeof *mine);
+    MPI_Gather(mine, (int)cnt, MPI_DOUBLE, all, (int)cnt, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    double total = 0.0; /* over flows (senders' first) and samples */
+    for (size_t k = 0; k < cnt * (size_t)x->pairs; k++)
+        total += all[k];
+    free(mine);
+    free(all);
+    double mean = total / ((double)cnt * x->pairs); /* the mean over samples of the flows' mean */
+    if (x->lat)
+        return mean / 2.0 * 1e6;
+    return (double)per * x->pairs * (double)x->size * WINDOW / mean / 1e6;
+}
+
+int main(int argc, char **argv)
+{
+    int lat = argc > 1 && strcmp(argv[1], "latmt") == 0, first = lat ? 4 : 3, provided, nranks;
+    MPI_Init_thread(&argc, &argv, lat ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
+    ref x;
+    memset(&x, 0, sizeof x);
+    MPI_Comm_rank(MPI_COMM_WORLD, &x.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    if (argc <= first || (!lat && strcmp(argv[1], "mbw")) || nranks < 2 || (lat && nranks != 2) ||
+        (lat && provided < MPI_THREAD_MULTIPLE)) {
+        if (x.rank == 0)
+            fprintf(stderr, "usage: ref_mbw mbw ROUNDS SIZE... (2N ranks) | ref_mbw latmt T "
+                            "ROUNDS SIZE... (2 ranks, MPI_THREAD_MULTIPLE)\n");
+        MPI_Finalize();
+        return 2;
+    }
+    x.lat = lat;
+    x.threads = lat ? atoi(argv[2]) : 1;
+    x.pairs = lat ? 1 : nranks / 2;
+    if (x.threads < 1 || x.threads > JT_FLOWS_MAX_THREADS)
+        return 2;
+    int rounds = atoi(argv[first - 1]), nsizes = argc - first;
+    size_t max = 1;
+    uint64_t *sizes = calloc((size_t)nsizes, sizeof *sizes);
+    for (int i = 0; i < nsizes; i++) {
+        sizes[i] = strtoull(argv[first + i], NULL, 10);
+        max = sizes[i] > max ? sizes[i] : max;
+    }
+    jt_topo topo;
+    char err[256];
+    if (jt_topo_load(&topo, NULL, err, sizeof err))
+        return 1;
+    x.topo = &topo;
+    /* The cores jostle-bench gives each rank's flows by default (pingpong_flows.c): the
+     * NIC-aware placement of comm thread k = local rank x threads + t (one host here). */
+    int numas[JT_FLOWS_MAX_THREADS], local = x.rank;
+    char why[1024];
+    for (int t = 0; t < x.threads; t++)
+        jt_place_comm(&topo, NULL, JT_FAVOR_LATENCY, local * x.threads + t, &x.core[t], &numas[t],
+                      why, sizeof why);
+    long page = sysconf(_SC_PAGESIZE);
+    for (int t = 0; t < x.threads; t++)
+        if (posix_memalign((void **)&x.s[t], (size_t)page, max) ||
+            posix_memalign((void **)&x.r[t], (size_t)page, max))
+            return 1;
+    jt_binding b;
+    if (!lat)
+        jt_bind_thread(&topo, x.core[0], &b);
+    jt_p2p_mode mode = lat ? JT_P2P_PINGPONG : JT_P2P_STREAM;
+    size_t frames;
+    size_t arena = jt_p2p_arena_bytes(mode, JT_P2P_OSU, WINDOW, sizes, (size_t)nsizes, 0, &frames);
+    jt_flows f;
+    jt_flows_init(&f, &topo, MPI_COMM_WORLD, x.pairs, lat ? x.threads : 0, mode, JT_P2P_OSU,
+                  WINDOW, 0, arena, frames, x.core, numas);
+    for (int round = 0; round < rounds; round++) {
+        for (int i = 0; i < nsizes; i++) {
+            x.size = sizes[i];
+            counts(lat, x.size, &x.iters, &x.skip);
+            double r = 0, j = 0;
+            for (int turn = 0; turn < 2; turn++) {
+                if ((turn + round) % 2 == 0)
+                    r = lat ? lat_reference(&x) : mbw_reference(&x);
+                else
+                    j = jostle(&x, &f);
+            }
+            if (x.rank == 0)
+                printf("%d %llu %.9e %.9e\n", round, (unsigned long long)x.size, r, j);
+            fflush(stdout);
+        }
+    }
+    jt_flows_free(&f);
+    for (int t = 0; t < x.threads; t++) {
+        free(x.s[t]);
+        free(x.r[t]);
+    }
+    free(sizes);
+    jt_topo_destroy(&topo);
+    MPI_Finalize();
+    return 0;
+}

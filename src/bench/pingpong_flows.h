@@ -1,0 +1,43 @@
+/* pingpong with several flows at once (--pairs N, --comm-threads T; comm/flows.h): the
+ * aggregate over flows, osu_mbw_mr's message rate, and each flow's own distribution. */
+#ifndef JT_BENCH_PINGPONG_FLOWS_H
+#define JT_BENCH_PINGPONG_FLOWS_H
+
+#include "bench/bench.h"
+#include "comm/flows.h"
+
+/* Series of pingpong: 0 the aggregate (per sample, the mean over flows of side 0's time),
+ * then one per flow (pair-major: flow p x threads + t). */
+#define JT_PP_SERIES (1 + JT_FLOWS_MAX)
+
+typedef struct jt_pp_flows {
+    int pairs, threads, per_rank; /* per_rank: flows of a rank, max(threads, 1) */
+    int nflows;                   /* pairs x per_rank */
+    jt_p2p_mode mode;
+    jt_p2p_buffers buffers;
+    int window;
+    jt_flows f;
+    jt_metric m[4 + JT_FLOWS_MAX];
+    char extra[JT_FLOWS_MAX][48];
+    const char *extras[4 + JT_FLOWS_MAX]; /* by metric: the flow's, NULL for the aggregate */
+    double *gathered;             /* rank 0: every rank's per-flow samples of a batch */
+    size_t gathered_cap;
+    char placement[200];
+} jt_pp_flows;
+
+/* Whether the command line asks for flows (--pairs or --comm-threads), and the MPI thread
+ * level that needs (jt_bench.thread_level_for). */
+int jt_pp_flows_wanted(const jt_opts *o);
+int jt_pp_flows_thread_level(const jt_opts *o);
+
+/* Reads --pairs and --comm-threads (a usage error names a bad value: collective, before any
+ * file is written), places, binds and allocates each flow's thread and arena. */
+jt_pp_flows *jt_pp_flows_setup(jt_ctx *ctx, jt_p2p_mode mode, jt_p2p_buffers buffers, int window,
+                               int check, size_t arena, size_t frames);
+void jt_pp_flows_point(jt_pp_flows *m, uint64_t bytes, jt_point *p);
+void jt_pp_flows_run(jt_ctx *ctx, jt_pp_flows *m, uint64_t bytes, int touch, jt_series *ser,
+                     size_t n);
+void jt_pp_flows_meta(const jt_pp_flows *m, jt_json *j);
+void jt_pp_flows_free(jt_pp_flows *m);
+
+#endif

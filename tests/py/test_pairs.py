@@ -1,0 +1,143 @@
+"""pingpong --pairs N and --comm-threads T (issue 27): every flow's records, osu_mbw_mr's
+columns, the NIC-aware placement of each flow on multi-NUMA topologies, and bad input."""
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from mpijobs import ENV, ROOT, bench_exe, run_bench
+
+QUICK = ["--min-reps", "20", "--max-time", "0.2", "--warmup", "2"]
+TOPOS = ROOT / "share" / "topologies"
+SIM_EXE = ROOT / "build/simgrid/jostle-bench"
+
+
+def records(path):
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    assert lines[0]["type"] == "meta" and lines[-1]["type"] == "end"
+    return lines[0], [x for x in lines if x["type"] == "point"], lines[-1]
+
+
+def place(topology, threads):
+    """What `jostle-bench --place` advises for comm threads 0..threads-1 on TOPOLOGY."""
+    out = subprocess.run([bench_exe(), "--place", "--topology", str(topology), "--threads",
+                          str(threads)], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+@pytest.mark.parametrize("flavor", ["openmpi", "mpich"])
+def test_pairs_aggregate_rate_and_each_pair(tmp_path, flavor):
+    out = tmp_path / "p.jsonl"
+    p = run_bench("pingpong", "--pairs", "2", "--mode", "stream", "--sizes", "64,4K", *QUICK,
+                  out=out, n=4, flavor=flavor)
+    assert p.returncode == 0, p.stderr[-2000:]
+    meta, points, end = records(out)
+    assert end["status"] == "ok" and meta["flows"]["pairs"] == 2 and meta["flows"]["flows"] == 2
+    assert "osu_mbw_mr" in meta["flows"]["sync"]
+    # every rank's communicating thread is recorded (pair i = rank i with rank i + 2)
+    assert sorted(meta["binding"]) == ["0", "1", "2", "3"]
+    assert all("comm" in meta["binding"][r] for r in meta["binding"])
+    assert any("oversubscribed" in w for w in meta["warnings"])   # 4 ranks on this 2-core host
+    for size in (64, 4096):
+        at = {(x["metric"], x["params"].get("pair")): x for x in points
+              if x["params"]["size"] == size}
+        assert set(at) == {("bandwidth", None), ("message_rate", None), ("window_time", None),
+                           ("pair_bandwidth", 0), ("pair_bandwidth", 1)}
+        agg, rate = at[("bandwidth", None)], at[("message_rate", None)]
+        assert agg["params"]["pairs"] == 2 and agg["params"]["window"] == 64
+        # the message rate is the bandwidth over the size, sample by sample (osu_mbw_mr's)
+        assert rate["median"] == pytest.approx(agg["median"] * 1e6 / size, rel=1e-6)
+        # the aggregate of a sample is both pairs' bytes over their mean time: it lies
+        # between the slowest pair's rate and twice the fastest's
+        per = [at[("pair_bandwidth", k)] for k in (0, 1)]
+        assert all(x["n"] == agg["n"] for x in per)
+        assert 2 * min(x["min"] for x in per) <= agg["max"] * (1 + 1e-9)
+        assert agg["min"] <= 2 * max(x["max"] for x in per) * (1 + 1e-9)
+
+
+def test_format_osu_prints_osu_mbw_mr_columns(tmp_path):
+    p = run_bench("pingpong", "--pairs", "1", "--mode", "stream", "--sizes", "1,8K", *QUICK,
+                  "--format", "osu")
+    assert p.returncode == 0, p.stderr[-2000:]
+    lines = [x for x in p.stdout.splitlines() if x.strip()]
+    head = [x for x in lines if x.startswith("# Size")]
+    assert head and head[0].split() == ["#", "Size", "MB/s", "Messages/s"], lines
+    rows = [x.split() for x in lines if not x.startswith("#")]
+    assert [r[0] for r in rows] == ["1", "8192"]
+    for size, mbs, rate in ((int(a), float(b), float(c)) for a, b, c in rows):
+        assert mbs > 0 and rate == pytest.approx(1e6 * mbs / size, rel=0.01)
+
+
+def test_comm_threads_records_level_threads_and_flows(tmp_path):
+    out = tmp_path / "t.jsonl"
+    p = run_bench("pingpong", "--comm-threads", "2", "--sizes", "8", *QUICK, out=out)
+    assert p.returncode == 0, p.stderr[-2000:]
+    meta, points, end = records(out)
+    assert meta["mpi"]["thread_level"] == "multiple"
+    assert meta["flows"]["comm_threads"] == 2 and "osu_latency_mt" in meta["flows"]["sync"]
+    for r in ("0", "1"):
+        assert {"comm", "comm_thread_1"} <= set(meta["binding"][r]), meta["binding"][r]
+    got = {(x["metric"], x["params"].get("thread")) for x in points}
+    assert got == {("latency", None), ("bandwidth", None), ("rtt", None), ("pair_latency", 0),
+                   ("pair_latency", 1)}
+
+
+@pytest.mark.parametrize("topo", ["opteron-8numa.xml", "opteron-2numa-nic1.xml", "henri.xml"])
+def test_each_flow_placed_by_the_nic_aware_order(tmp_path, topo):
+    """On a multi-NUMA machine (an XML topology: nothing is bound, the request is recorded):
+    communicating thread k = local rank x threads + t gets the k-th place of `jostle place
+    --comm`, the NIC's node first."""
+    advice = place(TOPOS / topo, 4)
+    want = [(t["core"], t["numa"]) for t in advice["threads"]]
+    assert want[0][1] in advice["near_numa"]
+    for args, ranks, per in ((["--pairs", "2"], 4, 1), (["--comm-threads", "2"], 2, 2)):
+        out = tmp_path / f"{topo}-{ranks}.jsonl"
+        p = run_bench("pingpong", *args, "--topology", str(TOPOS / topo), "--sizes", "8",
+                      *QUICK, out=out, n=ranks)
+        assert p.returncode == 0, p.stderr[-2000:]
+        meta = records(out)[0]
+        assert meta["flows"]["placement"].startswith("auto")
+        for r in range(ranks):
+            b = meta["binding"][str(r)]
+            for t in range(per):
+                got = b["comm" if t == 0 else f"comm_thread_{t}"]
+                assert (got["requested_core"], got["requested_mem"]) == want[r * per + t], (r, t, b)
+
+
+@pytest.mark.parametrize("args, ranks, named", [
+    (["--pairs", "0"], 2, "--pairs '0'"),
+    (["--pairs", "2"], 2, "--pairs 2 is not allowed with 2 ranks"),
+    (["--pairs", "3"], 5, "--pairs 3 is not allowed with 5 ranks"),
+    (["--comm-threads", "0"], 2, "--comm-threads '0'"),
+    (["--pairs", "1", "--mode", "put"], 2, "--pairs is not allowed with --mode put"),
+    (["--comm-threads", "1", "--mode", "get"], 2, "--comm-threads is not allowed with --mode get"),
+    (["--pairs", "2", "--comm-threads", "33"], 4, "66 flows"),
+])
+def test_bad_input_exits_2_naming_the_value_and_writes_nothing(tmp_path, args, ranks, named):
+    out = tmp_path / "bad.jsonl"
+    p = run_bench("pingpong", *args, "--sizes", "8", out=out, n=ranks)
+    assert p.returncode == 2, (p.returncode, p.stderr[-1000:])
+    assert named in p.stderr and "Traceback" not in p.stderr
+    assert len([x for x in p.stderr.splitlines() if "error:" in x]) == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_comm_threads_refused_where_the_library_gives_less_than_multiple(tmp_path):
+    """SimGrid's SMPI grants MPI_THREAD_SINGLE to a request for MPI_THREAD_MULTIPLE."""
+    if not shutil.which("smpirun") or not SIM_EXE.exists():
+        pytest.skip("the SimGrid build is not there (make build with smpicc)")
+    sys.path.insert(0, str(ROOT / "python"))
+    from jostle.simgrid import platform_xml
+    plat = tmp_path / "plat.xml"
+    plat.write_text(platform_xml(2, 1.25e9, 1e-6, 1e9))
+    out = tmp_path / "sim.jsonl"
+    p = subprocess.run(["smpirun", "-np", "2", "-platform", str(plat), str(SIM_EXE), "pingpong",
+                        "--comm-threads", "2", "--sizes", "8", "--output", str(out)], env=ENV,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2, p.stderr[-2000:]
+    assert "--comm-threads 2 is not allowed" in p.stderr and "MPI_THREAD_MULTIPLE" in p.stderr
+    assert "granted single" in p.stderr
+    assert not out.exists() and not (tmp_path / "sim.jsonl.partial").exists()
