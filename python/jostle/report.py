@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import jinja2
 
-from . import __version__, advise, figures, units
+from . import __version__, advise, figures, rules, units
 from .figures.pingpong import EXCLUDE_NOTE, mpi_transport, short_mpi
 from .results import IncompleteRunWarning, load
 
@@ -78,6 +78,8 @@ def _warnings(runs, missing) -> list:
         items += [f"{r.name}: {w}" for w in r.warnings]
         if _unconverged(r):
             items.append(f"{r.name}: {_unconverged(r)}")
+        if rules.multimodal(r):
+            items.append(f"{r.name}: {rules.multimodal(r)}")
         if not r.complete:
             items.append(f"{r.name}: incomplete run ({r.problem}); its {len(r.points)} point "
                          "line(s) are shown but the sweep did not finish")
@@ -135,6 +137,15 @@ def _machines(runs) -> list:
                     "nics": _table(["NIC", "kind", "PCI", "NUMA node", "link GB/s"], nics)
                     if nics else None})
     return out
+
+
+def _environment(runs) -> dict:
+    """The environment every run shared, and what differs between them (rules.environments)."""
+    env = rules.environments(runs)
+    return {"runs": env["runs"],
+            "common": _table(["setting", "value"], env["common"]) if env["common"] else None,
+            "differs": _table(["setting", "value", "runs"], env["differs"])
+            if env["differs"] else None}
 
 
 def _runs_table(runs) -> list:
@@ -225,6 +236,8 @@ def render(runs, title="jostle report", missing=(), figures_dir=None, topology=(
         generated=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
         warnings=_warnings(runs, missing), runs_table=_runs_table(runs), missing=list(missing),
         machines=_machines(runs), topology=list(topology), figures=fig_items, summary=summary,
+        environment=_environment(runs),
+        rules=rules.twelve_rules(runs, lambda r: figures.study_of(r) or r.benchmark),
         benchmark_tables=_benchmark_tables(runs), results=_results(runs))
 
 

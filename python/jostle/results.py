@@ -26,7 +26,14 @@ _META_TYPED = {"benchmark": str, "hosts": list, "mpi": dict, "machine": dict,
 PARTIAL_SUFFIX = ".partial"
 # Columns of the points frame that are not params; a param of the same name gets 'param_'.
 _RESERVED = {"metric", "unit", "n", "ci95_lo", "ci95_hi", "converged", "elapsed_s",
-             "run", "benchmark", *STATS}
+             "run", "benchmark", "modes", "modes_at", "modes_share", "samples_offset",
+             "samples_count", *STATS}
+SAMPLES_DTYPE = "<f8"   # --keep-samples: little-endian binary64 (docs/records.md, "Samples")
+
+
+def percentile_column(key) -> str:
+    """A point's percentile key ("99.9") as its frame column ("p99.9")."""
+    return f"p{key}"
 
 
 class RecordError(JostleError):
@@ -77,6 +84,35 @@ class Run:
     def warnings(self) -> list:
         return [str(w) for w in self.meta.get("warnings") or []]
 
+    def samples_path(self) -> Optional[Path]:
+        """The --keep-samples file beside the run file, or None when the run kept none."""
+        name = ((self.meta.get("harness") or {}).get("samples") or {}).get("file")
+        if not name:
+            return None
+        suffix = PARTIAL_SUFFIX if self.path.name.endswith(PARTIAL_SUFFIX) else ""
+        return self.path.with_name(Path(name).name + suffix)
+
+    def samples(self, index):
+        """Every sample of the point line at frame row INDEX, in the order measured (numpy
+        float64), or None when that line kept none."""
+        import numpy as np
+        row = self.points.loc[index]
+        off = row.get("samples_offset")
+        if off is None or (isinstance(off, float) and math.isnan(off)):
+            return None
+        path, count = self.samples_path(), int(row["samples_count"])
+        if path is None:
+            raise RecordError(f"{self.path}: point lines name samples but the meta line names "
+                              "no samples file")
+        try:
+            x = np.fromfile(path, dtype=SAMPLES_DTYPE, count=count, offset=int(off))
+        except OSError as e:
+            raise JostleError(f"cannot read samples file {path}: {e.strerror}") from None
+        if len(x) != count:
+            raise RecordError(f"{path}: {count} samples expected at byte {int(off)}, the file "
+                              f"holds {len(x)} there (truncated?)")
+        return x.astype(float)
+
 
 def _fail(path, lineno, msg):
     raise RecordError(f"{path}:{lineno}: {msg}")
@@ -120,7 +156,28 @@ def _point_row(path, lineno, rec):
     row["ci95_lo"], row["ci95_hi"] = (_number(ci[0]), _number(ci[1])) if ci else (math.nan, math.nan)
     row["converged"] = rec.get("converged")
     row["elapsed_s"] = _number(rec.get("elapsed_s"))
-    return row
+    modes = rec.get("modes")
+    if modes is not None and not (isinstance(modes, list) and all(
+            isinstance(m, dict) and isinstance(m.get("at"), (int, float))
+            and isinstance(m.get("share"), (int, float)) for m in modes)):
+        _fail(path, lineno, f"point.modes should be a list of {{at, share}}, got {modes!r}")
+    # one mode unless the line lists several (too few samples to tell reads as one)
+    row["modes"] = len(modes) if modes else 1
+    row["modes_at"] = [float(m["at"]) for m in modes] if modes else None
+    row["modes_share"] = [float(m["share"]) for m in modes] if modes else None
+    pct = rec.get("percentiles")
+    if pct is not None:
+        if not isinstance(pct, dict):
+            _fail(path, lineno, f"point.percentiles should be an object, got {pct!r}")
+        for k, v in pct.items():
+            row[percentile_column(k)] = _number(v)
+    smp = rec.get("samples")
+    if smp is not None:
+        if not (isinstance(smp, dict) and isinstance(smp.get("offset"), int)
+                and isinstance(smp.get("count"), int)):
+            _fail(path, lineno, f"point.samples should be {{offset, count}}, got {smp!r}")
+        row["samples_offset"], row["samples_count"] = smp["offset"], smp["count"]
+    return row, list(rec["params"])
 
 
 def load_run(path, allow_incomplete: bool = False) -> Run:
@@ -138,7 +195,7 @@ def load_run(path, allow_incomplete: bool = False) -> Run:
     truncated = bool(lines and lines[-1] != "")
     if not truncated:
         lines.pop()
-    meta, end, rows, problem = None, None, [], ""
+    meta, end, rows, problem, param_keys = None, None, [], "", []
     for i, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -162,7 +219,9 @@ def load_run(path, allow_incomplete: bool = False) -> Run:
             _check_meta(path, rec)
             meta = rec
         elif kind == "point":
-            rows.append(_point_row(path, i, rec))
+            row, names = _point_row(path, i, rec)
+            rows.append(row)
+            param_keys.extend(n if n not in _RESERVED else f"param_{n}" for n in names)
         elif kind == "end":
             if not isinstance(rec.get("status"), str):
                 _fail(path, i, "end line has no 'status'")
@@ -191,7 +250,7 @@ def load_run(path, allow_incomplete: bool = False) -> Run:
                       IncompleteRunWarning, stacklevel=2)
 
     points = pd.DataFrame(rows)
-    params = list(dict.fromkeys(k for r in rows for k in r if k not in _RESERVED))
+    params = list(dict.fromkeys(param_keys))
     run = Run(path, meta, points, end, complete=not problem, problem=problem, param_names=params)
     run.launch = _read_sidecar(path)
     return run

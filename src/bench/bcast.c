@@ -384,10 +384,10 @@ static void run(jt_ctx *ctx, void *st, size_t i, jt_series *ser, size_t n)
         } else if (member) {
             if (r == R_MPI) {
                 MPI_Bcast(s->data, (int)bytes, MPI_BYTE, 0, k->sub);
-                t_done = jt_now() - s->clock.offset;
+                t_done = jt_clock_offset_now(&s->clock);
             } else {
                 int rc = jt_dbcast_wait_arrived(s->db, req);
-                t_done = jt_now() - s->clock.offset;
+                t_done = jt_clock_offset_now(&s->clock);
                 jt_dbcast_status stt;
                 if (rc == JT_DBCAST_OK)
                     rc = jt_dbcast_wait(s->db, &req, &stt);
@@ -444,11 +444,16 @@ static void meta(jt_ctx *ctx, void *st, jt_json *j)
     jt_json_object(j);
     jt_json_kstr(j, "method", BC_SIMULATED ? "simulated clock (global)"
                  : s->clock.corrected ? "same host: shared CLOCK_MONOTONIC; other hosts: offset "
-                                     "by the least-RTT of 16 exchanges (Cristian)"
-                                   : "one host: shared CLOCK_MONOTONIC");
+                                     "and drift fitted to 10 windows of 8 exchanges (HCA)"
+                                   : "one host: shared CLOCK_MONOTONIC (the model fitted to "
+                                     "10 windows of 8 exchanges is recorded, not applied)");
     jt_json_kint(j, "corrected_ranks", s->clock.corrected);
+    jt_json_kint(j, "measured_ranks", s->clock.measured);
     jt_json_knum(j, "max_error_s", s->clock.max_error);
     jt_json_knum(j, "max_offset_s", s->clock.max_offset);
+    jt_json_knum(j, "max_drift_ppm", s->clock.max_drift * 1e6);
+    jt_json_knum(j, "max_residual_s", s->clock.max_residual);
+    jt_json_knum(j, "fit_span_s", s->clock.span);
     jt_json_end(j);
     jt_json_key(j, "model");
     jt_json_object(j);

@@ -1,21 +1,28 @@
-/* The offset of every rank's clock to rank 0's, for a benchmark that compares times read on
+/* Every rank's clock mapped to rank 0's, for a benchmark that compares times read on
  * different ranks (bcast: when the last recipient holds the data). */
 #ifndef JT_BENCH_CLOCK_OFFSET_H
 #define JT_BENCH_CLOCK_OFFSET_H
 
 #include "bench/bench.h"
+#include "core/clocksync.h"
 
 typedef struct {
-    double offset;      /* this rank's clock minus rank 0's, s */
-    double max_error;   /* rank 0: the largest error bound over the corrected ranks, s */
-    double max_offset;  /* rank 0: the largest |offset| over them, s */
-    int corrected;      /* rank 0: ranks on other hosts, whose offset was estimated */
+    jt_clock_model model; /* this rank's clock to rank 0's */
+    int remote;           /* on another host than rank 0: its readings are corrected */
+    /* rank 0: the worst over the ranks measured */
+    double max_error, max_offset, max_drift, max_residual, span;
+    int corrected;        /* ranks on other hosts, whose readings are corrected */
+    int measured;         /* every rank but 0 */
 } jt_clock_offset;
 
-/* Collective over ctx->comm; fills *out (zeroed first). Ranks on rank 0's host read the same
- * CLOCK_MONOTONIC: offset 0. A rank on another host has its offset estimated (Cristian: the
- * exchange of least round trip among 16; error at most half that round trip, drift ignored).
- * Not for SimGrid, where every rank reads the one simulated clock (offset 0 without asking). */
+/* Collective over ctx->comm; fills *out (zeroed first).  Every rank's clock is modelled against
+ * rank 0's (offset and drift fitted to windows of exchanges: core/clocksync.h); a rank on rank
+ * 0's host reads the same CLOCK_MONOTONIC, so its model is recorded (the method's own error,
+ * seen where the truth is zero) but not applied.  Not for SimGrid, where every rank reads the
+ * one simulated clock. */
 void jt_clock_offset_measure(jt_ctx *ctx, jt_clock_offset *out);
+
+/* Now, on rank 0's clock. */
+double jt_clock_offset_now(const jt_clock_offset *c);
 
 #endif

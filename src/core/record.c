@@ -20,6 +20,7 @@ int jt_record_open(jt_record *r, const char *path, char *err, size_t errlen)
 {
     memset(r, 0, sizeof *r);
     r->fd = -1;
+    r->samples_fd = -1;
     if (strlen(path) >= sizeof r->path) {
         snprintf(err, errlen, "output path '%s' is too long", path);
         return -1;
@@ -91,6 +92,48 @@ static void write_line(jt_record *r, const jt_json *j, int point)
 
 void jt_record_line(jt_record *r, const jt_json *j) { write_line(r, j, 0); }
 
+int jt_record_samples_open(jt_record *r, char *err, size_t errlen)
+{
+    snprintf(r->samples_path, sizeof r->samples_path, "%s.samples.partial", r->path);
+    r->samples_fd = open(r->samples_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (r->samples_fd < 0) {
+        snprintf(err, errlen, "cannot write samples file '%s': %s", r->samples_path,
+                 strerror(errno));
+        return -1;
+    }
+    r->samples_path[strlen(r->samples_path) - strlen(".partial")] = '\0';
+    return 0;
+}
+
+long long jt_record_samples(jt_record *r, const double *x, size_t n)
+{
+    long long at = r->samples_at;
+    if (r->samples_fd < 0)
+        return at;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    for (size_t i = 0; i < n; i++) {
+        unsigned char b[8];
+        memcpy(b, &x[i], 8);
+        for (int k = 0; k < 4; k++) {
+            unsigned char t = b[k];
+            b[k] = b[7 - k];
+            b[7 - k] = t;
+        }
+        write_all(r->samples_fd, (const char *)b, 8);
+    }
+#else
+    write_all(r->samples_fd, (const char *)x, n * sizeof *x);
+#endif
+    r->samples_at += (long long)(n * sizeof *x);
+    return at;
+}
+
+const char *jt_record_samples_name(const jt_record *r)
+{
+    const char *slash = strrchr(r->samples_path, '/');
+    return slash ? slash + 1 : r->samples_path;
+}
+
 void jt_record_point(jt_record *r, const jt_json *j) { write_line(r, j, 1); }
 
 void jt_record_close(jt_record *r, const char *status, const char *message)
@@ -110,10 +153,20 @@ void jt_record_close(jt_record *r, const char *status, const char *message)
     jt_json_end(&j);
     jt_record_line(r, &j);
     jt_json_free(&j);
+    int ok = strcmp(status, "ok") == 0;
+    if (r->samples_fd >= 0) { /* the samples first: a complete run file names complete samples */
+        char partial[4220];
+        snprintf(partial, sizeof partial, "%s.partial", r->samples_path);
+        fsync(r->samples_fd);
+        close(r->samples_fd);
+        r->samples_fd = -1;
+        if (ok && rename(partial, r->samples_path) != 0)
+            jt_fatal("cannot rename '%s' to '%s': %s", partial, r->samples_path, strerror(errno));
+    }
     fsync(r->fd);
     close(r->fd);
     r->fd = -1;
-    if (strcmp(status, "ok") == 0 && rename(r->partial, r->path) != 0)
+    if (ok && rename(r->partial, r->path) != 0)
         jt_fatal("cannot rename '%s' to '%s': %s", r->partial, r->path, strerror(errno));
 }
 

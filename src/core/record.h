@@ -13,6 +13,9 @@ typedef struct jt_record {
     char partial[4110]; /* name while running */
     long points;        /* point lines written */
     double t0;
+    int samples_fd;              /* --keep-samples: <path>.samples (.partial while running) */
+    char samples_path[4200];
+    long long samples_at;        /* bytes written to it */
 } jt_record;
 
 /* Opens <path>.partial for writing; refuses a directory that does not exist or is not
@@ -20,6 +23,14 @@ typedef struct jt_record {
 int jt_record_open(jt_record *r, const char *path, char *err, size_t errlen);
 void jt_record_line(jt_record *r, const struct jt_json *j);
 void jt_record_point(jt_record *r, const struct jt_json *j); /* a line that counts as a point */
+/* --keep-samples: opens <path>.samples.partial beside the run file (format: docs/records.md,
+ * "Samples").  Returns 0 or -1 with err. */
+int jt_record_samples_open(jt_record *r, char *err, size_t errlen);
+/* Appends n samples as little-endian IEEE-754 binary64; returns their byte offset. */
+long long jt_record_samples(jt_record *r, const double *x, size_t n);
+/* The samples file's name without its directory (what the meta line names). */
+const char *jt_record_samples_name(const jt_record *r);
+
 /* Writes the end line; renames to the final name only when status is "ok". */
 void jt_record_close(jt_record *r, const char *status, const char *message);
 

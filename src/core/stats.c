@@ -1,7 +1,9 @@
 #include "core/stats.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -91,4 +93,23 @@ void jt_stats_json(const jt_stats *st, jt_json *j)
     jt_json_num(j, st->ci_lo);
     jt_json_num(j, st->ci_hi);
     jt_json_end(j);
+}
+
+int jt_percentiles_parse(const char *spec, double *p, char *err, size_t errlen)
+{
+    int n = 0;
+    for (const char *c = spec;; c++) {
+        char *end;
+        double v = strtod(c, &end);
+        if (end == c || (*end && *end != ',') || !(v > 0 && v < 100) || n == JT_PERCENTILES_MAX) {
+            snprintf(err, errlen, "--percentiles '%s' is not allowed: expected up to %d "
+                     "comma-separated percents strictly between 0 and 100, e.g. 50,90,99,99.9",
+                     spec, JT_PERCENTILES_MAX);
+            return -1;
+        }
+        p[n++] = v;
+        c = end;
+        if (!*c)
+            return n;
+    }
 }

@@ -29,6 +29,13 @@ void jt_stats_compute(double *x, size_t n, jt_stats *s);
 /* Relative half-width of the median's interval, (hi - lo) / 2 / |median|. */
 double jt_stats_rel_halfwidth(const jt_stats *s);
 
+#define JT_PERCENTILES_MAX 16
+
+/* Parses --percentiles "50,90,99,99.9": each strictly between 0 and 100, at most
+ * JT_PERCENTILES_MAX, into p[] in the order given.  Returns how many, or -1 with a message in
+ * err naming the value. */
+int jt_percentiles_parse(const char *spec, double *p, char *err, size_t errlen);
+
 /* The distribution's keys of a record's point line (docs/records.md): min … stddev, ci95. */
 void jt_stats_json(const jt_stats *st, jt_json *j);
 

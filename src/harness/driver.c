@@ -3,12 +3,15 @@
 #include "harness/internal.h"
 
 #include "core/errors.h"
+#include "core/stats.h"
 #include "core/timer.h"
 #include "topo/place.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 static const char *const stat_names[] = {"auto", "median", "mean", NULL};
 static const char *const clock_names[] = {"keep", "subtract", NULL};
@@ -45,13 +48,20 @@ const jt_opt_spec jt_common_options[] = {
                                   "(OSU's: the metric of the mean time per iteration), or auto "
                                   "(mean with --format osu, else median); the record has both",
      stat_names},
+    {"percentiles", "LIST", NULL, "percentiles to print and record, e.g. 50,90,99,99.9 "
+                                  "(OSU's -z: 50,90,99), in the table and --format osu", NULL},
+    {"keep-samples", NULL, NULL, "write every sample of every point beside the --output file, "
+                                 "in FILE.samples (docs/records.md)", NULL},
+    {"order", "ORDER", "increasing", "order of the sweep's points: increasing, decreasing, "
+                                     "shuffled or shuffled:SEED (the seed is recorded)", NULL},
     {"quiet", NULL, NULL, "nothing on stdout", NULL},
     {"help", NULL, NULL, "this help", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
 /* OSU's short flags, so that an osu_latency command line works as it is: -m [MIN:]MAX (powers
- * of two, MIN 0 when left out), -i ITER (--iterations), -x SKIP (--warmup).  Fills args with
+ * of two, MIN 0 when left out), -i ITER (--iterations), -x SKIP (--warmup), -z (OSU 7's
+ * percentiles P50, P90, P99: --percentiles 50,90,99).  Fills args with
  * argv where they are spelled as jostle's options; option values point into it, so it lives
  * until the run ends (osu_args_free). */
 typedef struct osu_args {
@@ -70,6 +80,8 @@ static void osu_flags(int argc, char **argv, osu_args *o)
                            : strcmp(f, "-x") == 0 ? "--warmup"
                                                   : NULL;
         o->argv[a] = argv[a];
+        if (strcmp(f, "-z") == 0)
+            o->argv[a] = "--percentiles=50,90,99";
         if (!name)
             continue;
         if (a + 1 == argc || argv[a + 1][0] == '-')
@@ -143,6 +155,21 @@ int jt_harness_main(const jt_bench *b, int argc, char **argv)
     ctx->cfg.clock_subtract = jt_opt_choice(&ctx->opts, "clock-overhead") == 1;
     if (!b->default_sizes && jt_opt_given(&ctx->opts, "sizes"))
         jt_usage_error("--sizes does not apply to %s: it has no message sizes", b->name);
+    if (jt_opt_str(&ctx->opts, "percentiles")) {
+        char perr[256];
+        ctx->cfg.npct = jt_percentiles_parse(jt_opt_str(&ctx->opts, "percentiles"), ctx->cfg.pct,
+                                             perr, sizeof perr);
+        if (ctx->cfg.npct < 0)
+            jt_usage_error("%s", perr);
+    }
+    ctx->cfg.keep_samples = jt_opt_flag(&ctx->opts, "keep-samples");
+    if (ctx->cfg.keep_samples && !jt_opt_str(&ctx->opts, "output"))
+        jt_usage_error("--keep-samples writes beside the run file: it needs --output FILE");
+    {
+        char oerr[256];
+        if (jt_order_parse(jt_opt_str(&ctx->opts, "order"), &ctx->cfg.order, oerr, sizeof oerr))
+            jt_usage_error("%s", oerr);
+    }
     ctx->progress = jt_opt_flag(&ctx->opts, "progress");
     ctx->quiet = jt_opt_flag(&ctx->opts, "quiet");
     char err[1024];
@@ -188,6 +215,13 @@ int jt_harness_main(const jt_bench *b, int argc, char **argv)
     MPI_Comm_free(&local);
     jt_resolve_placement(ctx);
     ctx->timer_overhead = jt_timer_overhead();
+    if (ctx->cfg.order.kind == JT_ORDER_SHUFFLED && !ctx->cfg.order.seeded) {
+        /* every rank must follow the same order: rank 0's seed, recorded in the meta line */
+        unsigned long long seed = (unsigned long long)time(NULL) * 2654435761ULL ^
+                                  (unsigned long long)getpid();
+        MPI_Bcast(&seed, 1, MPI_UNSIGNED_LONG_LONG, 0, ctx->comm);
+        ctx->cfg.order.seed = seed % 1000000007ULL; /* short enough to retype */
+    }
 
     jt_json_init(&ctx->bind_comm);
     jt_json_init(&ctx->bind_compute);
@@ -198,7 +232,10 @@ int jt_harness_main(const jt_bench *b, int argc, char **argv)
     const char *out = jt_opt_str(&ctx->opts, "output");
     ctx->writing = ctx->rank == 0 && out;
     ctx->rec.fd = -1;
-    jt_check_all(ctx, ctx->writing && jt_record_open(&ctx->rec, out, err, sizeof err) ? err : NULL);
+    jt_check_all(ctx, ctx->writing && (jt_record_open(&ctx->rec, out, err, sizeof err) ||
+                                       (ctx->cfg.keep_samples &&
+                                        jt_record_samples_open(&ctx->rec, err, sizeof err)))
+                          ? err : NULL);
     char cores[8192] = "";
     for (int k = 0; k < ctx->nbound; k++)
         snprintf(cores + strlen(cores), sizeof cores - strlen(cores), "%s%d", k ? "," : "",
@@ -213,9 +250,12 @@ int jt_harness_main(const jt_bench *b, int argc, char **argv)
 
     jt_series *ser = calloc((size_t)b->nseries, sizeof *ser);
     size_t np = b->npoints(st);
+    size_t *order = malloc((np ? np : 1) * sizeof *order);
+    jt_order_permute(&ctx->cfg.order, np, order);
     const jt_metric *shown = NULL;
     int shown_n = -1;
-    for (size_t i = 0; i < np; i++) {
+    for (size_t k = 0; k < np; k++) {
+        size_t i = order[k];
         jt_point p;
         memset(&p, 0, sizeof p);
         b->point(st, i, &p);
@@ -228,10 +268,11 @@ int jt_harness_main(const jt_bench *b, int argc, char **argv)
         jt_point_result pr = jt_measure_point(ctx, b, st, i, &p, ser);
         jt_report_point(ctx, &p, ser, pr, screen);
         if (ctx->rank == 0 && ctx->progress) {
-            fprintf(stderr, "progress %zu %zu\n", i + 1, np);
+            fprintf(stderr, "progress %zu %zu\n", k + 1, np);
             fflush(stderr);
         }
     }
+    free(order);
     for (int k = 0; k < b->nseries; k++)
         jt_series_free(&ser[k]);
     free(ser);

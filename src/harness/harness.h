@@ -7,6 +7,7 @@
 
 #include "core/json.h"
 #include "core/options.h"
+#include "core/order.h"
 #include "core/record.h"
 #include "core/series.h"
 #include "topo/topo.h"
@@ -84,6 +85,10 @@ typedef struct jt_ctx {
         long min_reps, max_reps, warmup;
         double precision, max_time;
         int clock_subtract;    /* --clock-overhead subtract */
+        double pct[16];        /* --percentiles (JT_PERCENTILES_MAX) */
+        int npct;
+        int keep_samples;      /* --keep-samples */
+        jt_order order;        /* --order, with the seed drawn when shuffled had none */
     } cfg;
     double timer_overhead;     /* of one clock reading (jt_timer_overhead), seconds */
     int comm_core;             /* resolved for this rank by --comm-core */

@@ -26,6 +26,11 @@ void jt_gather_meta(jt_ctx *ctx, const jt_bench *b, void *st, const char *cores)
 void jt_transport_begin(void);
 void jt_transport_json(jt_json *j);
 
+/* This host's environment as a JSON object (environment.c): the MPI-, UCX-, libfabric-,
+ * OpenMP- and BLAS-related variables set, huge pages, NUMA balancing, CPU frequency, SMT,
+ * NICs. */
+void jt_environment_json(jt_json *j);
+
 typedef struct jt_point_result {
     size_t reps;
     double elapsed;

@@ -77,7 +77,77 @@ static void check_oversubscription(jt_ctx *ctx, char **hosts, char **cores)
     }
 }
 
-static void write_meta(jt_ctx *ctx, const jt_bench *b, void *st, char **hosts, char **binds)
+/* "environment": rank 0's host's; "environment_hosts": each other host whose environment
+ * differs from it (the same variables are usually exported to every rank). */
+static void environment_json(jt_ctx *ctx, jt_json *j, char **hosts, char **envs)
+{
+    jt_json_key(j, "environment");
+    jt_json_raw(j, envs[0]);
+    int open_ = 0;
+    for (int r = 1; r < ctx->size; r++) {
+        int seen = strcmp(envs[r], envs[0]) == 0;
+        for (int q = 1; q < r && !seen; q++)
+            seen = strcmp(hosts[q], hosts[r]) == 0 && strcmp(envs[q], envs[r]) == 0;
+        if (seen)
+            continue;
+        if (!open_++) {
+            jt_json_key(j, "environment_hosts");
+            jt_json_object(j);
+        }
+        char key[300];
+        snprintf(key, sizeof key, "%s (rank %d)", hosts[r], r);
+        jt_json_key(j, key);
+        jt_json_raw(j, envs[r]);
+    }
+    if (open_)
+        jt_json_end(j);
+}
+
+static void harness_json(jt_ctx *ctx, jt_json *j)
+{
+    jt_json_key(j, "harness");
+    jt_json_object(j);
+    jt_json_kint(j, "min_reps", ctx->cfg.min_reps);
+    jt_json_kint(j, "max_reps", ctx->cfg.max_reps);
+    jt_json_knum(j, "precision", ctx->cfg.precision);
+    jt_json_knum(j, "max_time_s", ctx->cfg.max_time);
+    jt_json_kint(j, "warmup", ctx->cfg.warmup);
+    jt_json_knum(j, "timer_resolution_s", jt_timer_resolution());
+    jt_json_knum(j, "timer_overhead_s", ctx->timer_overhead);
+    jt_json_kstr(j, "clock_overhead", ctx->cfg.clock_subtract ? "subtract" : "keep");
+    jt_json_kstr(j, "timer", ctx->cfg.clock_subtract
+                                 ? "clock_gettime(CLOCK_MONOTONIC), overhead subtracted per sample"
+                                 : "clock_gettime(CLOCK_MONOTONIC), one reading per sample kept");
+    jt_json_kstr(j, "ci", "median, distribution-free order statistics, 95%");
+    jt_json_kstr(j, "modes", "Gaussian kernel density of log samples, Silverman's bandwidth; "
+                             "a mode when its valley is 4 standard errors and 20% below it and "
+                             "it holds 5% of the samples (docs/statistics.md)");
+    jt_json_key(j, "order");
+    jt_json_object(j);
+    jt_json_kstr(j, "kind", jt_order_names[ctx->cfg.order.kind]);
+    if (ctx->cfg.order.kind == JT_ORDER_SHUFFLED)
+        jt_json_kint(j, "seed", (long long)ctx->cfg.order.seed);
+    jt_json_end(j);
+    if (ctx->cfg.npct > 0) {
+        jt_json_key(j, "percentiles");
+        jt_json_array(j);
+        for (int k = 0; k < ctx->cfg.npct; k++)
+            jt_json_num(j, ctx->cfg.pct[k]);
+        jt_json_end(j);
+    }
+    if (ctx->cfg.keep_samples && ctx->writing) {
+        jt_json_key(j, "samples");
+        jt_json_object(j);
+        jt_json_kstr(j, "file", jt_record_samples_name(&ctx->rec));
+        jt_json_kstr(j, "format", "float64 little-endian, each point line's samples at its "
+                                  "offset, in the order measured");
+        jt_json_end(j);
+    }
+    jt_json_end(j);
+}
+
+static void write_meta(jt_ctx *ctx, const jt_bench *b, void *st, char **hosts, char **binds,
+                       char **envs)
 {
     jt_json j;
     jt_json_init(&j);
@@ -132,21 +202,8 @@ static void write_meta(jt_ctx *ctx, const jt_bench *b, void *st, char **hosts, c
     jt_simulated_json(&j);
     jt_json_key(&j, "options");
     jt_opts_json(&ctx->opts, &j);
-    jt_json_key(&j, "harness");
-    jt_json_object(&j);
-    jt_json_kint(&j, "min_reps", ctx->cfg.min_reps);
-    jt_json_kint(&j, "max_reps", ctx->cfg.max_reps);
-    jt_json_knum(&j, "precision", ctx->cfg.precision);
-    jt_json_knum(&j, "max_time_s", ctx->cfg.max_time);
-    jt_json_kint(&j, "warmup", ctx->cfg.warmup);
-    jt_json_knum(&j, "timer_resolution_s", jt_timer_resolution());
-    jt_json_knum(&j, "timer_overhead_s", ctx->timer_overhead);
-    jt_json_kstr(&j, "clock_overhead", ctx->cfg.clock_subtract ? "subtract" : "keep");
-    jt_json_kstr(&j, "timer", ctx->cfg.clock_subtract
-                                  ? "clock_gettime(CLOCK_MONOTONIC), overhead subtracted per sample"
-                                  : "clock_gettime(CLOCK_MONOTONIC), one reading per sample kept");
-    jt_json_kstr(&j, "ci", "median, distribution-free order statistics, 95%");
-    jt_json_end(&j);
+    harness_json(ctx, &j);
+    environment_json(ctx, &j, hosts, envs);
     jt_json_key(&j, "binding");
     jt_json_object(&j);
     for (int r = 0; r < ctx->size; r++) {
@@ -198,6 +255,11 @@ void jt_gather_meta(jt_ctx *ctx, const jt_bench *b, void *st, const char *cores)
     char **binds = jt_gather_text(ctx, bj.buf);
     jt_json_free(&bj);
     char **corel = jt_gather_text(ctx, cores);
+    jt_json ej;
+    jt_json_init(&ej);
+    jt_environment_json(&ej);
+    char **envs = jt_gather_text(ctx, ej.buf);
+    jt_json_free(&ej);
     char mine[JT_WARN_MAX * 257] = "";
     for (int i = 0; i < ctx->nwarn; i++) {
         strcat(mine, ctx->warn[i]);
@@ -218,10 +280,11 @@ void jt_gather_meta(jt_ctx *ctx, const jt_bench *b, void *st, const char *cores)
         if (!ctx->quiet)
             for (int i = 0; i < ctx->nwarn; i++)
                 fprintf(stderr, "jostle-bench: warning: %s\n", ctx->warn[i]);
-        write_meta(ctx, b, st, hosts, binds);
+        write_meta(ctx, b, st, hosts, binds, envs);
     }
     jt_free_text(ctx, hosts);
     jt_free_text(ctx, binds);
     jt_free_text(ctx, corel);
+    jt_free_text(ctx, envs);
     jt_free_text(ctx, warns);
 }

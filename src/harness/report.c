@@ -3,6 +3,7 @@
  * JSON lines, or CSV. */
 #include "harness/internal.h"
 
+#include "core/modes.h"
 #include "core/stats.h"
 #include "jostle_buildinfo.h"
 
@@ -15,7 +16,7 @@
 const char *const jt_format_names[] = {"table", "osu", "json", "csv", NULL};
 
 static const char csv_head[] = "label,metric,unit,n,min,p25,median,p75,p99,max,mean,stddev,"
-                               "ci95_lo,ci95_hi,converged,params";
+                               "ci95_lo,ci95_hi,converged,modes,params";
 
 static int column_width(const char *c) { return (int)(strlen(c) > 14 ? strlen(c) : 14); }
 
@@ -64,11 +65,11 @@ static void csv_params(FILE *out, const char *params)
 }
 
 static void csv_row(FILE *out, const jt_point *p, const char *name, const char *unit,
-                    const jt_stats *st, int converged)
+                    const jt_stats *st, int converged, int modes)
 {
-    fprintf(out, "%s,%s,%s,%zu,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%s,", p->label,
+    fprintf(out, "%s,%s,%s,%zu,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%s,%d,", p->label,
             name, unit, st->n, st->min, st->p25, st->median, st->p75, st->p99, st->max, st->mean,
-            st->stddev, st->ci_lo, st->ci_hi, converged ? "true" : "false");
+            st->stddev, st->ci_lo, st->ci_hi, converged ? "true" : "false", modes);
     csv_params(out, p->params);
 }
 
@@ -88,7 +89,7 @@ static void report_values(jt_ctx *ctx, const jt_point *p, const jt_stats *all, j
         if (n == 0 || isnan(x)) /* undefined (a zero time): no line */
             continue;
         if (out && ctx->format == JT_FMT_CSV) {
-            fprintf(out, "%s,%s,%s,%zu,,,%.9g,,,,,,,,,", p->label, v->name, v->unit, n, x);
+            fprintf(out, "%s,%s,%s,%zu,,,%.9g,,,,,,,,,,", p->label, v->name, v->unit, n, x);
             csv_params(out, p->params);
         }
         jt_json j;
@@ -100,6 +101,67 @@ static void report_values(jt_ctx *ctx, const jt_point *p, const jt_stats *all, j
     }
 }
 
+/* What a point's metric adds to its line beside the distribution: the modes when there are
+ * several, the percentiles asked for, where its samples are kept. */
+typedef struct extra {
+    jt_modes modes;
+    double pct[JT_PERCENTILES_MAX];
+    long long samples_at; /* -1: not kept */
+    size_t count;
+} extra;
+
+static void extra_json(const jt_ctx *ctx, const extra *x, jt_json *j)
+{
+    if (x->modes.n > 1) {
+        jt_json_key(j, "modes");
+        jt_json_array(j);
+        for (int k = 0; k < x->modes.n; k++) {
+            jt_json_object(j);
+            jt_json_knum(j, "at", x->modes.m[k].at);
+            jt_json_knum(j, "share", x->modes.m[k].share);
+            jt_json_end(j);
+        }
+        jt_json_end(j);
+    }
+    if (ctx->cfg.npct > 0) {
+        jt_json_key(j, "percentiles");
+        jt_json_object(j);
+        for (int k = 0; k < ctx->cfg.npct; k++) {
+            char key[32];
+            snprintf(key, sizeof key, "%g", ctx->cfg.pct[k]);
+            jt_json_knum(j, key, x->pct[k]);
+        }
+        jt_json_end(j);
+    }
+    if (x->samples_at >= 0) {
+        jt_json_key(j, "samples");
+        jt_json_object(j);
+        jt_json_kint(j, "offset", x->samples_at);
+        jt_json_kint(j, "count", (long long)x->count);
+        jt_json_end(j);
+    }
+}
+
+/* The metric's samples, kept (in the order measured) when asked, then sorted into st, x. */
+static void analyse(jt_ctx *ctx, const jt_metric *mt, const jt_point *p, const jt_series *s,
+                    jt_stats *st, extra *x, double *sum)
+{
+    double *v = malloc((s->n ? s->n : 1) * sizeof *v);
+    *sum = 0.0;
+    for (size_t k = 0; k < s->n; k++) {
+        v[k] = mt->derive(s->v[k], p);
+        *sum += s->v[k];
+    }
+    x->count = s->n;
+    x->samples_at = ctx->cfg.keep_samples && ctx->writing
+                        ? jt_record_samples(&ctx->rec, v, s->n) : -1;
+    jt_stats_compute(v, s->n, st);
+    jt_modes_find(v, s->n, &x->modes);
+    for (int k = 0; k < ctx->cfg.npct; k++)
+        x->pct[k] = jt_quantile_sorted(v, s->n, ctx->cfg.pct[k] / 100.0);
+    free(v);
+}
+
 void jt_report_point(jt_ctx *ctx, const jt_point *p, jt_series *ser, jt_point_result pr,
                      FILE *out)
 {
@@ -109,25 +171,24 @@ void jt_report_point(jt_ctx *ctx, const jt_point *p, jt_series *ser, jt_point_re
     if (table)
         fprintf(out, "%-12s", p->label);
     jt_stats first = {0}, all[JT_POINT_METRICS];
+    extra first_x = {0};
     double osu_shown[4] = {0};
     int osu_n = p->osu_columns > 1 ? (p->osu_columns < 4 ? p->osu_columns : 4) : 1;
     for (int m = 0; m < p->nmetrics && m < JT_POINT_METRICS; m++) {
         const jt_metric *mt = &p->metrics[m];
         const char *extra = p->params_extra ? p->params_extra[m] : NULL;
         jt_series *s = &ser[mt->series];
-        double *v = malloc((s->n ? s->n : 1) * sizeof *v), sum = 0.0;
-        for (size_t k = 0; k < s->n; k++) {
-            v[k] = mt->derive(s->v[k], p);
-            sum += s->v[k];
-        }
         jt_stats st;
-        jt_stats_compute(v, s->n, &st);
-        free(v);
+        extra x;
+        double sum;
+        analyse(ctx, mt, p, s, &st, &x, &sum);
         /* OSU's mean: the metric of the mean sample (a bandwidth is bytes over the mean time,
          * not the mean of the bandwidths), as osu_bw prints it. */
         double shown = ctx->print_mean && s->n ? mt->derive(sum / (double)s->n, p) : st.median;
-        if (m == 0)
+        if (m == 0) {
             first = st;
+            first_x = x;
+        }
         all[m] = st;
         if (table && !extra)
             fprintf(out, " %*.3f", column_width(mt->column), shown);
@@ -135,26 +196,39 @@ void jt_report_point(jt_ctx *ctx, const jt_point *p, jt_series *ser, jt_point_re
             osu_shown[m] = shown;
         if (st.n == 0)
             continue;
-        int converged = jt_stats_rel_halfwidth(&st) <= ctx->cfg.precision;
+        /* The median of a point with several modes describes none of them: never precise. */
+        int converged = jt_stats_rel_halfwidth(&st) <= ctx->cfg.precision && x.modes.n <= 1;
         if (out && ctx->format == JT_FMT_CSV)
-            csv_row(out, p, mt->name, mt->unit, &st, converged);
+            csv_row(out, p, mt->name, mt->unit, &st, converged, x.modes.n);
         jt_json j;
         point_head(&j, p, mt->name, mt->unit, (long long)st.n, extra);
         jt_stats_json(&st, &j);
         jt_json_kbool(&j, "converged", converged);
+        extra_json(ctx, &x, &j);
         jt_json_knum(&j, "elapsed_s", pr.elapsed);
         emit(ctx, &j, out);
     }
     report_values(ctx, p, all, pr, out);
     if (table && first.n == 0) /* nothing measured (no compute core): no interval either */
-        fprintf(out, " %10s %9s\n", "0", "-");
-    else if (table)
-        fprintf(out, " %10zu %9.2f\n", first.n, 100.0 * jt_stats_rel_halfwidth(&first));
-    /* OSU's layout (osu_util.h: size left in 10 columns, the value in 20 with 2 decimals). */
+        fprintf(out, " %10s %9s %5s", "0", "-", "-");
+    else if (table) {
+        char modes[8] = "-"; /* too few samples to tell */
+        if (first_x.modes.tested)
+            snprintf(modes, sizeof modes, "%d", first_x.modes.n);
+        fprintf(out, " %10zu %9.2f %5s", first.n, 100.0 * jt_stats_rel_halfwidth(&first), modes);
+    }
+    for (int k = 0; table && k < ctx->cfg.npct; k++)
+        fprintf(out, " %11.3f", first.n ? first_x.pct[k] : NAN);
+    if (table)
+        fputc('\n', out);
+    /* OSU's layout (osu_util.h: size left in 10 columns, the value in 20 with 2 decimals; the
+     * percentiles of -z after it, 20 columns each). */
     if (out && ctx->format == JT_FMT_OSU && p->nmetrics > 0) {
         fprintf(out, "%-10s", p->label);
         for (int m = 0; m < osu_n && m < p->nmetrics; m++)
             fprintf(out, "%20.2f", osu_shown[m]);
+        for (int k = 0; k < ctx->cfg.npct; k++)
+            fprintf(out, "%20.2f", first.n ? first_x.pct[k] : NAN);
         fputc('\n', out);
     }
     if (out)
@@ -196,6 +270,16 @@ void jt_print_header(jt_ctx *ctx, const jt_bench *b, const jt_point *p, FILE *ou
             snprintf(head, sizeof head, "%s (%s)", name, p->metrics[m].unit);
             fprintf(out, "%20s", p->osu_heads && p->osu_heads[m] ? p->osu_heads[m] : head);
         }
+        /* OSU 7's -z headings: "P99 Tail Lat(us)", "P99 Tail BW(MB/s)" */
+        const char *what = strcmp(p->metrics[0].name, "latency") == 0     ? "Lat"
+                           : strcmp(p->metrics[0].name, "bandwidth") == 0 ? "BW"
+                                                                          : p->metrics[0].name;
+        for (int k = 0; k < ctx->cfg.npct; k++) {
+            char head[96];
+            snprintf(head, sizeof head, "P%g Tail %s(%s)", ctx->cfg.pct[k], what,
+                     p->metrics[0].unit);
+            fprintf(out, "%20s", head);
+        }
         fputc('\n', out);
     }
     if (ctx->format != JT_FMT_TABLE)
@@ -206,5 +290,12 @@ void jt_print_header(jt_ctx *ctx, const jt_bench *b, const jt_point *p, FILE *ou
             fprintf(out, " %*s", column_width(p->metrics[m].column), p->metrics[m].column);
     for (int k = 0; k < p->nvalues; k++)
         fprintf(out, " %*s", column_width(p->values[k].column), p->values[k].column);
-    fprintf(out, " %10s %9s\n", "Samples", "CI95(+-%)");
+    fprintf(out, " %10s %9s %5s", "Samples", "CI95(+-%)", "Modes");
+    for (int k = 0; k < ctx->cfg.npct; k++) {
+        char head[32];
+        snprintf(head, sizeof head, "P%g(%s)", ctx->cfg.pct[k],
+                 p->nmetrics > 0 ? p->metrics[0].unit : "");
+        fprintf(out, " %11s", head);
+    }
+    fputc('\n', out);
 }

@@ -1,6 +1,7 @@
 """`jostle plot`: the figures of one or more runs, as PNG and SVG files."""
 
 import argparse
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -27,6 +28,10 @@ def register(sub):
                         "else figures/ beside the first file)")
     p.add_argument("--format", default="png,svg", metavar="png,svg",
                    help="comma-separated formats (png, svg, pdf; default png,svg)")
+    p.add_argument("--statistic", metavar="pNN",
+                   help="a percentile to draw dashed beside the median where a figure can "
+                        "(the ping-pong's): p99 is in every record; others (p90, p99.9) where "
+                        "jostle-bench ran with --percentiles or -z")
     p.add_argument("--allow-incomplete", action="store_true",
                    help="also draw runs that did not finish (they are labelled INCOMPLETE)")
     p.set_defaults(func=main)
@@ -63,7 +68,15 @@ def main(args):
     outdir = Path(args.output) if args.output else (
         first / "figures" if first.is_dir() else first.parent / "figures")
     runs = load_drawable(args.paths, args.allow_incomplete)
-    figs = figures.build(runs)
+    stat = args.statistic
+    if stat is not None:
+        if not re.fullmatch(r"p\d+(\.\d+)?", stat):
+            raise UsageError(f"--statistic '{stat}' is not allowed; expected a percentile "
+                             "such as p99 or p99.9")
+        if not any(stat in r.points for r in runs):
+            raise UsageError(f"--statistic '{stat}': no run holds it; p99 is in every record, "
+                             "other percentiles where jostle-bench ran with --percentiles")
+    figs = figures.build(runs, statistic=stat)
     if not figs:
         raise JostleError(f"no figure to draw for {len(runs)} run(s) of "
                           f"{', '.join(sorted({r.benchmark for r in runs}))}")

@@ -7,6 +7,7 @@ them (PNG, SVG) or embedding them in the report is done here, once.
 
 import base64
 import importlib
+import inspect
 import io
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,8 +45,9 @@ def study_of(run):
     return next((s for s in STUDIES if run.name.startswith(s + "-")), None)
 
 
-def build(runs) -> list:
-    """Every figure for RUNS, grouped by benchmark (or study) in order of first appearance."""
+def build(runs, statistic=None) -> list:
+    """Every figure for RUNS, grouped by benchmark (or study) in order of first appearance.
+    STATISTIC (a percentile column, "p99") goes to the modules that draw one."""
     by_bench = {}
     for r in runs:
         by_bench.setdefault(study_of(r) or r.benchmark, []).append(r)
@@ -53,7 +55,8 @@ def build(runs) -> list:
     for bench, group in by_bench.items():
         mod = module_for(bench)
         if mod is not None:
-            figures.extend(mod.build(group))
+            takes = statistic and "statistic" in inspect.signature(mod.build).parameters
+            figures.extend(mod.build(group, statistic=statistic) if takes else mod.build(group))
     return figures
 
 

@@ -110,25 +110,29 @@ def series(run):
     df = run.points
     if df.empty or "size" not in df:
         return {}
+    if "modes" not in df:
+        df = df.assign(modes=1)
     modes = df["mode"].fillna("pingpong") if "mode" in df else None
     out = {}
     if "converged" not in df:
         df = df.assign(converged=None)
     for mode, part in (df.groupby(modes, sort=False) if modes is not None else [("pingpong", df)]):
         cols = ["size", "median", "p25", "p75", "ci95_lo", "ci95_hi",
-                *(["mean"] if "mean" in part else [])]
+                *(["mean"] if "mean" in part else []),
+                *sorted(c for c in part if c not in ("p25", "p75") and re.fullmatch(
+                    r"p\d+(\.\d+)?", c))]
         part = part.assign(converged=part["converged"] != False)  # noqa: E712 (None: not said)
         got = {}
         rtt = part[part.metric == "rtt"]
         if rtt.empty and (part.metric == "latency").any():  # rtt = 2 x latency, quantile by quantile
-            lat = part[part.metric == "latency"][cols + ["converged"]]
+            lat = part[part.metric == "latency"][cols + ["converged", "modes"]]
             rtt = lat.assign(**{c: lat[c] * 2 for c in cols[1:]})
         if not rtt.empty:
-            got["rtt"] = rtt[cols + ["converged"]].groupby("size").last().sort_index()
+            got["rtt"] = rtt[cols + ["converged", "modes"]].groupby("size").last().sort_index()
         bw = part[part.metric == "bandwidth"]
         if not bw.empty:
             scale = np.where(bw.unit == "GB/s", 1000.0, 1.0)  # records may use either
-            bw = bw[cols + ["converged"]].assign(**{c: bw[c] * scale for c in cols[1:]})
+            bw = bw[cols + ["converged", "modes"]].assign(**{c: bw[c] * scale for c in cols[1:]})
             got["bandwidth"] = bw.groupby("size").last().sort_index()
         if got:
             out[mode] = got
@@ -162,10 +166,11 @@ def _size_axis(ax, rng):
     ax.grid(True, which="major", alpha=0.3)
 
 
-def _figure(rng, curves, bw_unit, notes):
+def _figure(rng, curves, bw_unit, notes, statistic=None):
     fig, (ax_rtt, ax_bw) = plt.subplots(2, 1, figsize=(8.5, 8), sharex=True)
     scale = 1000.0 if bw_unit == "GB/s" else 1.0
     means = False
+    tails = False
     for label, color, data in curves:
         for ax, metric, div in ((ax_rtt, "rtt", 1.0), (ax_bw, "bandwidth", scale)):
             d = data.get(metric)
@@ -183,19 +188,33 @@ def _figure(rng, curves, bw_unit, notes):
             if metric == "rtt" and "mean" in d:   # the statistic OSU prints, for comparison
                 ax.plot(x, d["mean"], ":", color=color, lw=1.0)
                 means = True
-            bad = ~d["converged"].astype(bool)
+            rtt = data.get("rtt")
+            if statistic and rtt is not None and statistic in rtt:   # the tail (rule 7)
+                # the bandwidth of the tail's round trip (a bandwidth's own p99 is its best)
+                tail = rtt[statistic].reindex(x).to_numpy()
+                ax.plot(x, tail if metric == "rtt" else 2 * x / tail / div, "--", color=color,
+                        lw=1.0)
+                tails = True
+            multi = d["modes"].fillna(1).to_numpy() > 1
+            bad = ~d["converged"].astype(bool).to_numpy() & ~multi
             if bad.any():   # doubtful: the CI never reached the target precision
-                ax.plot(x[bad.to_numpy()], y[bad], "o", mfc="white", mec=color, ms=5, mew=1.2,
+                ax.plot(x[bad], y[bad], "o", mfc="white", mec=color, ms=5, mew=1.2,
                         label=f"not converged ({int(bad.sum())})" if metric == "rtt" else None)
+            if multi.any():   # a median between modes describes neither (rule 6)
+                ax.plot(x[multi], y[multi], "D", mfc="none", mec="crimson", ms=6, mew=1.2,
+                        label=f"two or more modes ({int(multi.sum())})" if metric == "rtt"
+                        else None)
     if means:
         ax_rtt.plot([], [], ":", color="grey", label="dotted: mean (what OSU prints)")
+    if tails:
+        ax_rtt.plot([], [], "--", color="grey", label=f"dashed: {statistic}")
     ax_rtt.set_ylabel("round-trip time RTT (µs)")
     ax_bw.set_ylabel(f"bandwidth 2·size/RTT ({bw_unit})")
     if rng.log:
         ax_rtt.set_yscale("log")
         ax_bw.set_yscale("log")
     return _finish(fig, ax_rtt, ax_bw, rng, f"Ping-pong: {rng.title} (median, p25–p75 band; "
-                   "dotted: mean)", notes)
+                   "dotted: mean" + (f"; dashed: {statistic}" if tails else "") + ")", notes)
 
 
 def _finish(fig, top, bottom, rng, title, notes):
@@ -266,7 +285,8 @@ def buffers_figures(runs) -> list:
     return figures
 
 
-def build(runs) -> list:
+def build(runs, statistic=None) -> list:
+    """STATISTIC: a percentile column ("p99") drawn dashed beside the median."""
     runs = [r for r in runs if not r.points.empty]
     if not runs:
         return []
@@ -297,14 +317,18 @@ def build(runs) -> list:
         if not curves:
             continue
         unit = "GB/s" if peak >= 1000 else "MB/s"
-        fig = _figure(rng, curves, unit, notes)
+        fig = _figure(rng, curves, unit, notes, statistic)
         sizes = sorted(s for s in all_sizes if rng.keep(s))
         caption = (f"Round-trip time and bandwidth 2·size/RTT, {rng.title}: "
                    f"{len(sizes)} sizes from {human(sizes[0])} to {human(sizes[-1])} B; "
                    f"{len(curves)} curve(s). Line: median; band: p25–p75; error bars (up to "
                    "40 points a curve): 95% confidence interval of the median; hollow "
-                   "circles: points whose interval did not reach the target precision; dotted: "
+                   "circles: points whose interval did not reach the target precision; red "
+                   "diamonds: points whose samples have two or more modes (the median lies "
+                   "between them: never reported as precise); dotted: "
                    "the mean of the samples, the statistic OSU prints (jostle-bench "
-                   "--statistic mean), above the median where a busy node adds outliers.")
+                   "--statistic mean), above the median where a busy node adds outliers."
+                   + (f" Dashed: {statistic}, the tail a bulk-synchronous code waits for."
+                      if statistic else ""))
         figures.append(Figure(f"pingpong-{rng.id}", f"Ping-pong, {rng.title}", caption, fig))
     return figures + buffers_figures(runs)
