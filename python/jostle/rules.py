@@ -94,7 +94,8 @@ def _study_lines(runs) -> list:
     ranks = sorted({(m.get("mpi") or {}).get("ranks") for m in metas} - {None})
     cores = sorted({(m.get("machine") or {}).get("cores") for m in metas} - {None})
     pct = sorted({str(p) for h in harness for p in h.get("percentiles") or []})
-    clock = [m.get("clock") for m in metas if m.get("clock")]
+    clock = [m.get("clock") or (m.get(m.get("benchmark")) or {}).get("clock") for m in metas]
+    clock = [c for c in clock if c]
     order = sorted({(h.get("order") or {}).get("kind", "increasing") for h in harness})
     tested = all("modes" in h for h in harness)
     env = all("environment" in m for m in metas)
@@ -122,7 +123,7 @@ def _study_lines(runs) -> list:
          + (", environment variables, huge pages, NUMA balancing, CPU frequency, NICs" if env
             else "; no environment (records from before it was kept)")
          + f"; sweep order {'/'.join(order)}"),
-        ("met", "clocks synchronised (offset and drift, residual recorded)" if clock else
+        ("met", "clocks mapped to rank 0's (offset and drift fitted, residual recorded)" if clock else
          "each sample timed on one rank's clock: no synchronisation needed"),
         ("not met", "no upper bound drawn (peak of the link or memory not measured here)"),
         ("met", "median, p25-p75 band, intervals, unconverged and multi-modal points marked"),

@@ -440,21 +440,7 @@ static void meta(jt_ctx *ctx, void *st, jt_json *j)
                  jt_dbcast_progress_mode_used(s->db) == JT_PROGRESS_THREAD ? "thread" : "poll");
     jt_json_kbool(j, "simulated", BC_SIMULATED);
     jt_json_kstr(j, "payload", BC_SIMULATED ? "SMPI_SHARED_MALLOC" : "hwloc buffer");
-    jt_json_key(j, "clock");
-    jt_json_object(j);
-    jt_json_kstr(j, "method", BC_SIMULATED ? "simulated clock (global)"
-                 : s->clock.corrected ? "same host: shared CLOCK_MONOTONIC; other hosts: offset "
-                                     "and drift fitted to 10 windows of 8 exchanges (HCA)"
-                                   : "one host: shared CLOCK_MONOTONIC (the model fitted to "
-                                     "10 windows of 8 exchanges is recorded, not applied)");
-    jt_json_kint(j, "corrected_ranks", s->clock.corrected);
-    jt_json_kint(j, "measured_ranks", s->clock.measured);
-    jt_json_knum(j, "max_error_s", s->clock.max_error);
-    jt_json_knum(j, "max_offset_s", s->clock.max_offset);
-    jt_json_knum(j, "max_drift_ppm", s->clock.max_drift * 1e6);
-    jt_json_knum(j, "max_residual_s", s->clock.max_residual);
-    jt_json_knum(j, "fit_span_s", s->clock.span);
-    jt_json_end(j);
+    jt_clock_offset_json(&s->clock, BC_SIMULATED, j);
     jt_json_key(j, "model");
     jt_json_object(j);
     jt_json_knum(j, "latency_s", s->model.latency);

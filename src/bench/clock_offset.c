@@ -76,3 +76,22 @@ double jt_clock_offset_now(const jt_clock_offset *c)
     double t = jt_now();
     return c->remote ? jt_clock_to_reference(&c->model, t) : t;
 }
+
+void jt_clock_offset_json(const jt_clock_offset *c, int simulated, jt_json *j)
+{
+    jt_json_key(j, "clock");
+    jt_json_object(j);
+    jt_json_kstr(j, "method", simulated ? "simulated clock (global)"
+                 : c->corrected ? "same host: shared CLOCK_MONOTONIC; other hosts: offset and "
+                                  "drift fitted to 10 windows of 8 exchanges (HCA)"
+                                : "one host: shared CLOCK_MONOTONIC (the model fitted to 10 "
+                                  "windows of 8 exchanges is recorded, not applied)");
+    jt_json_kint(j, "corrected_ranks", c->corrected);
+    jt_json_kint(j, "measured_ranks", c->measured);
+    jt_json_knum(j, "max_error_s", c->max_error);
+    jt_json_knum(j, "max_offset_s", c->max_offset);
+    jt_json_knum(j, "max_drift_ppm", c->max_drift * 1e6);
+    jt_json_knum(j, "max_residual_s", c->max_residual);
+    jt_json_knum(j, "fit_span_s", c->span);
+    jt_json_end(j);
+}

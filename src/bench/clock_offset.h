@@ -22,6 +22,9 @@ typedef struct {
  * one simulated clock. */
 void jt_clock_offset_measure(jt_ctx *ctx, jt_clock_offset *out);
 
+/* "clock": {...} for the meta line (rank 0): the method and the worst over the ranks. */
+void jt_clock_offset_json(const jt_clock_offset *c, int simulated, jt_json *j);
+
 /* Now, on rank 0's clock. */
 double jt_clock_offset_now(const jt_clock_offset *c);
 

@@ -95,7 +95,7 @@ int main(void)
     for (int kind = 0; kind < ONE_MODE_KINDS; kind++)
         for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
             size_t n = sizes[si];
-            int seeds = n >= 10000 ? 100 : 400, flagged = 0;
+            int seeds = n >= 10000 ? 60 : n >= 1000 ? 200 : 400, flagged = 0;
             for (int s = 0; s < seeds; s++) {
                 rng_state = 77 + (uint64_t)s * 7919;
                 for (size_t i = 0; i < n; i++)

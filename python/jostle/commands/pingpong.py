@@ -2,6 +2,7 @@
 
 import argparse
 import math
+import re
 import sys
 
 from .. import figures, launch
@@ -100,6 +101,14 @@ def register(sub):
                    help="what the printed table (--verbose) shows of each point's samples: "
                         "median (default: robust to a busy node's outliers) or mean (OSU's: the "
                         "metric of the mean time per iteration); the record keeps both")
+    g.add_argument("--order", type=order_type, metavar="ORDER",
+                   help="order of the sizes: increasing (default, OSU's), decreasing, shuffled "
+                        "or shuffled:SEED (a drift of the machine then spreads over every size "
+                        "instead of looking like a trend with size; the seed is recorded)")
+    g.add_argument("--percentiles", type=percentiles_type, metavar="LIST",
+                   help="percentiles to record and print beside the median, e.g. 50,90,99,99.9")
+    g.add_argument("--keep-samples", action="store_true",
+                   help="keep every sample of every point beside the run file (RUN.jsonl.samples)")
     g.add_argument("--buffers", type=buffers_type, metavar="STATE[,STATE…]",
                    help="state of the buffers: osu (OSU's conventions, the default), distinct "
                         "(a slot per message in flight), echo (send back what arrived: dirty "
@@ -131,15 +140,36 @@ def register(sub):
     p.set_defaults(func=main)
 
 
+def order_type(text):
+    """--order, checked here as jostle-bench checks it (a bad value never reaches a launch)."""
+    if re.fullmatch(r"increasing|decreasing|shuffled(:\d+)?", text):
+        return text
+    raise argparse.ArgumentTypeError(f"'{text}' is not allowed; expected increasing, "
+                                     "decreasing, shuffled or shuffled:SEED")
+
+
+def percentiles_type(text):
+    try:
+        values = [float(x) for x in text.split(",")]
+    except ValueError:
+        values = []
+    if not values or not all(0 < v < 100 for v in values) or len(values) > 16:
+        raise argparse.ArgumentTypeError(f"'{text}' is not allowed; expected up to 16 "
+                                         "comma-separated percents between 0 and 100, "
+                                         "e.g. 50,90,99,99.9")
+    return text
+
+
 def bench_args(args, spec, buffers=None) -> list:
     """The jostle-bench pingpong options from ours (only those the user gave)."""
     out = ["--sizes", spec, "--mode", args.mode] + (["--buffers", buffers] if buffers else [])
     for opt in ("window", "comm_core", "comm_mem", "topology", "min_reps", "max_reps",
-                "precision", "max_time", "warmup", "statistic"):
+                "precision", "max_time", "warmup", "statistic", "order", "percentiles"):
         v = getattr(args, opt)
         if v is not None:
             out += ["--" + opt.replace("_", "-"), str(v)]
     out += ["--check"] if args.check else []
+    out += ["--keep-samples"] if args.keep_samples else []
     return out
 
 

@@ -1,0 +1,162 @@
+"""Issue 26 with 2 real ranks: percentiles (-z), samples kept and read back, the order of a
+sweep, the environment in the record and the report, modes in the record, the report's warnings
+and its twelve rules, and `jostle plot --statistic`."""
+import json
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from jostle import report
+from jostle.results import load_run
+
+from mpijobs import ENV, ROOT, run_bench
+
+
+def bench(*args, **kw):
+    p = run_bench("pingpong", *args, timeout=120, **kw)
+    assert p.returncode == 0, p.stderr
+    return p
+
+
+def rows(text):
+    return [line.split() for line in text.splitlines() if line and not line.startswith("#")]
+
+
+def test_z_prints_percentile_columns_in_the_table_and_osu():
+    p = bench("-m", "1:4K", "-z", "-i", "60")
+    head = next(x for x in p.stdout.splitlines() if x.startswith("# Size"))
+    assert head.split()[-3:] == ["P50(us)", "P90(us)", "P99(us)"]
+    data = rows(p.stdout)
+    assert [r[0] for r in data] == [str(1 << k) for k in range(13)]
+    for r in data:   # P50 <= P90 <= P99, and P50 is the median printed as the latency
+        p50, p90, p99 = map(float, r[-3:])
+        assert p50 <= p90 <= p99 and p50 == pytest.approx(float(r[1]), abs=0.0011)
+    p = bench("-m", "4:16", "-z", "-i", "60", "--format", "osu")
+    assert "P50 Tail Lat(us)    P90 Tail Lat(us)    P99 Tail Lat(us)" in p.stdout
+    assert all(len(r) == 5 for r in rows(p.stdout))
+
+
+def test_percentiles_are_recorded(tmp_path):
+    out = tmp_path / "r.jsonl"
+    bench("--sizes", "8", "-i", "80", "--percentiles", "50,99.9", "--output", str(out))
+    r = load_run(out)
+    lat = r.points[r.points.metric == "latency"].iloc[0]
+    assert lat["p50"] == pytest.approx(lat["median"]) and lat["p99.9"] >= lat["p99"]
+    assert r.meta["harness"]["percentiles"] == [50, 99.9]
+
+
+def test_kept_samples_read_back_equal(tmp_path):
+    out = tmp_path / "r.jsonl"
+    bench("--sizes", "4,1K", "--min-reps", "150", "--max-time", "0.2", "--keep-samples",
+          "--output", str(out))
+    r = load_run(out)
+    assert r.samples_path().name == "r.jsonl.samples" and r.samples_path().exists()
+    total = 0
+    for i, pt in r.points.iterrows():
+        x = r.samples(i)
+        assert len(x) == pt["n"] >= 150
+        total += len(x)
+        # the record's statistics are the samples' (quantile type 7, as jostle-bench's)
+        for q, col in ((0.0, "min"), (0.25, "p25"), (0.5, "median"), (0.99, "p99"), (1.0, "max")):
+            assert np.quantile(x, q) == pytest.approx(pt[col], rel=1e-8)
+        assert x.mean() == pytest.approx(pt["mean"], rel=1e-8)
+    assert r.samples_path().stat().st_size == 8 * total
+
+
+def test_kept_samples_need_an_output_and_bad_values_are_named():
+    for args, what in ((["--keep-samples"], "--keep-samples"), (["--order", "random"], "random"),
+                       (["--order", "shuffled:x"], "shuffled:x"),
+                       (["--percentiles", "50,100"], "50,100")):
+        p = run_bench("pingpong", "--sizes", "4", *args, timeout=60)
+        assert p.returncode == 2 and what in p.stderr, (args, p.stderr)
+        assert "Traceback" not in p.stderr
+
+
+def sizes_measured(path):
+    return [json.loads(x)["params"]["size"] for x in path.read_text().splitlines()[1:-1]
+            if json.loads(x)["metric"] == "latency"]
+
+
+def test_shuffled_seven_twice_gives_the_same_order(tmp_path):
+    a, b, c = tmp_path / "a.jsonl", tmp_path / "b.jsonl", tmp_path / "c.jsonl"
+    for out in (a, b):
+        bench("--sizes", "1:64", "-i", "20", "--order", "shuffled:7", "--output", str(out))
+    bench("--sizes", "1:64", "-i", "20", "--order", "decreasing", "--output", str(c))
+    assert sizes_measured(a) == sizes_measured(b) != sorted(sizes_measured(a))
+    assert sorted(sizes_measured(a)) == [1, 2, 4, 8, 16, 32, 64]
+    assert sizes_measured(c) == [64, 32, 16, 8, 4, 2, 1]
+    assert load_run(a).meta["harness"]["order"] == {"kind": "shuffled", "seed": 7}
+    # without a seed one is drawn and recorded: with it, the order is repeated
+    bench("--sizes", "1:64", "-i", "20", "--order", "shuffled", "--output", str(c))
+    seed = load_run(c).meta["harness"]["order"]["seed"]
+    bench("--sizes", "1:64", "-i", "20", "--order", f"shuffled:{seed}", "--output", str(b))
+    assert sizes_measured(b) == sizes_measured(c)
+
+
+def test_ucx_tls_is_recorded_and_the_report_shows_it(tmp_path):
+    env = dict(ENV, UCX_TLS="sm,self")
+    for name, e in (("with", env), ("without", ENV)):
+        p = subprocess.run([sys.executable, "-m", "jostle.cli", "pingpong", "--sizes", "4",
+                            "--output-dir", str(tmp_path), "--campaign", "c", "--name", name,
+                            "--min-reps", "50", "--max-time", "0.2"],
+                           env=e, capture_output=True, text=True, timeout=180, cwd=ROOT)
+        assert p.returncode == 0, p.stderr
+    run = load_run(tmp_path / "c" / "with.jsonl")
+    env_rec = run.meta["environment"]
+    assert env_rec["variables"]["UCX_TLS"] == "sm,self"
+    assert not any(k.startswith("OMPI_MCA_orte_") for k in env_rec["variables"])
+    assert "thp" in env_rec or not os.path.exists("/sys/kernel/mm/transparent_hugepage")
+    assert "UCX_TLS" not in load_run(tmp_path / "c" / "without.jsonl").meta["environment"][
+        "variables"]
+    page = report.write([tmp_path / "c"], tmp_path / "r.html").read_text()
+    env_part = page[page.index('id="environment"'):page.index('id="figures"')]
+    assert "What differs between the 2 runs" in env_part
+    assert "<td>UCX_TLS</td><td>sm,self</td><td>with</td>" in env_part
+    assert "<td>UCX_TLS</td><td>(unset)</td><td>without</td>" in env_part
+    rules = page[page.index('id="rules"'):]
+    assert rules.count("<li value=") == 12 and "one NUMA node" in rules or \
+        run.meta["machine"]["numa_nodes"] > 1
+
+
+def test_modes_reach_the_warnings_and_the_figure(tmp_path):
+    """A record whose point has two modes (written as jostle-bench writes one): the report's
+    warnings count it, the figure marks it, and it is not converged."""
+    out = tmp_path / "r.jsonl"
+    bench("--sizes", "1,2,4", "-i", "60", "--output", str(out))
+    lines = out.read_text().splitlines()
+    for k, line in enumerate(lines[1:-1], start=1):   # every metric of size 1: one sample set
+        pt = json.loads(line)
+        if pt["params"]["size"] == 1:
+            scale = {"latency": 1, "rtt": 2}.get(pt["metric"], 10)
+            pt.update(modes=[{"at": 0.15 * scale, "share": 0.7},
+                             {"at": 0.38 * scale, "share": 0.3}], converged=False)
+            lines[k] = json.dumps(pt)
+    out.write_text("\n".join(lines) + "\n")
+    r = load_run(out)
+    assert r.points.loc[0, "modes"] == 2 and r.points.loc[0, "modes_at"] == [0.15, 0.38]
+    warns = report._warnings([r], [])
+    # (a point of the real run may have two modes too: the count is at least this one)
+    assert any(re.search(r"r: \d+ point\(s\) have two or more modes \(0.150 and 0.380 us at 1 B\)",
+                         w) for w in warns), warns
+    from jostle.figures import pingpong
+    figs = pingpong.build([r], statistic="p99")
+    labels = [t.get_text() for f in figs for t in f.fig.axes[0].get_legend().get_texts()]
+    assert any(re.fullmatch(r"two or more modes \(\d+\)", t) for t in labels), labels
+    assert "dashed: p99" in labels
+
+
+def test_plot_statistic(tmp_path):
+    out = tmp_path / "r.jsonl"
+    bench("--sizes", "1:1K", "-i", "30", "--percentiles", "90", "--output", str(out))
+    cmd = [sys.executable, "-m", "jostle.cli", "plot", str(out), "-o", str(tmp_path / "f"),
+           "--format", "png", "--statistic"]
+    for stat in ("p99", "p90"):
+        p = subprocess.run(cmd + [stat], env=ENV, capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0 and "pingpong-pow2.png" in p.stdout, p.stderr
+    for stat, why in (("p95", "no run holds it"), ("tail", "is not allowed")):
+        p = subprocess.run(cmd + [stat], env=ENV, capture_output=True, text=True, timeout=120)
+        assert p.returncode == 2 and why in p.stderr and "Traceback" not in p.stderr
