@@ -103,14 +103,14 @@ static void report_values(jt_ctx *ctx, const jt_point *p, const jt_stats *all, j
 
 /* What a point's metric adds to its line beside the distribution: the modes when there are
  * several, the percentiles asked for, where its samples are kept. */
-typedef struct extra {
+typedef struct metric_extra {
     jt_modes modes;
     double pct[JT_PERCENTILES_MAX];
     long long samples_at; /* -1: not kept */
     size_t count;
-} extra;
+} metric_extra;
 
-static void extra_json(const jt_ctx *ctx, const extra *x, jt_json *j)
+static void extra_json(const jt_ctx *ctx, const metric_extra *x, jt_json *j)
 {
     if (x->modes.n > 1) {
         jt_json_key(j, "modes");
@@ -144,7 +144,7 @@ static void extra_json(const jt_ctx *ctx, const extra *x, jt_json *j)
 
 /* The metric's samples, kept (in the order measured) when asked, then sorted into st, x. */
 static void analyse(jt_ctx *ctx, const jt_metric *mt, const jt_point *p, const jt_series *s,
-                    jt_stats *st, extra *x, double *sum)
+                    jt_stats *st, metric_extra *x, double *sum)
 {
     double *v = malloc((s->n ? s->n : 1) * sizeof *v);
     *sum = 0.0;
@@ -171,7 +171,7 @@ void jt_report_point(jt_ctx *ctx, const jt_point *p, jt_series *ser, jt_point_re
     if (table)
         fprintf(out, "%-12s", p->label);
     jt_stats first = {0}, all[JT_POINT_METRICS];
-    extra first_x = {0};
+    metric_extra first_x = {0};
     double osu_shown[4] = {0};
     int osu_n = p->osu_columns > 1 ? (p->osu_columns < 4 ? p->osu_columns : 4) : 1;
     for (int m = 0; m < p->nmetrics && m < JT_POINT_METRICS; m++) {
@@ -179,7 +179,7 @@ void jt_report_point(jt_ctx *ctx, const jt_point *p, jt_series *ser, jt_point_re
         const char *extra = p->params_extra ? p->params_extra[m] : NULL;
         jt_series *s = &ser[mt->series];
         jt_stats st;
-        extra x;
+        metric_extra x;
         double sum;
         analyse(ctx, mt, p, s, &st, &x, &sum);
         /* OSU's mean: the metric of the mean sample (a bandwidth is bytes over the mean time,
