@@ -297,6 +297,21 @@ def load(paths, allow_incomplete: bool = False) -> list:
     return runs
 
 
+def one_row_per_point(run) -> pd.DataFrame:
+    """RUN's points, one row each (their first metric's line): what is said of a point's
+    samples (modes, convergence) is said once."""
+    df = run.points
+    if df.empty:
+        return df
+    return df.drop_duplicates([c for c in run.param_names if c in df] or None)
+
+
+def multimodal_points(run) -> pd.DataFrame:
+    """The points of RUN whose samples have two or more modes, one row each."""
+    df = one_row_per_point(run)
+    return df[df["modes"] > 1] if "modes" in df else df.iloc[0:0]
+
+
 def frame(runs) -> pd.DataFrame:
     """All points of RUNS in one frame, with a 'run' column (the run's name)."""
     parts = [r.points.assign(run=r.name, benchmark=r.benchmark) for r in runs if len(r.points)]

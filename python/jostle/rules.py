@@ -5,6 +5,7 @@ and which they cannot here, one line each. The report shows them; docs/statistic
 """
 
 from . import units
+from .results import multimodal_points, one_row_per_point as _points
 
 # The twelve rules, abridged from the paper (its wording in docs/statistics.md).
 RULES = (
@@ -23,20 +24,9 @@ RULES = (
 )
 
 
-def _points(run):
-    """One row per measured point (its first metric): modes and convergence are per sample set."""
-    df = run.points
-    if df.empty:
-        return df
-    return df.drop_duplicates([c for c in run.param_names if c in df] or None)
-
-
 def multimodal(run) -> str:
-    """'3 point(s) have two or more modes (at 4 B: 0.15 and 0.38 us) ...', or ''."""
-    df = _points(run)
-    if df.empty or "modes" not in df:
-        return ""
-    multi = df[df["modes"] > 1]
+    """'3 point(s) have two or more modes (0.150 and 0.380 us at 4 B): ...', or ''."""
+    multi = multimodal_points(run)
     if multi.empty:
         return ""
     first = multi.iloc[0]
@@ -85,8 +75,7 @@ def _study_lines(runs) -> list:
     metas = [r.meta for r in runs]
     harness = [m.get("harness") or {} for m in metas]
     pts = sum(len(_points(r)) for r in runs)
-    multi = sum(int((_points(r)["modes"] > 1).sum()) for r in runs
-                if not r.points.empty and "modes" in r.points)
+    multi = sum(len(multimodal_points(r)) for r in runs)
     unconv = sum(int((_points(r)["converged"] == False).sum()) for r in runs  # noqa: E712
                  if not r.points.empty and "converged" in r.points)
     numa = {(m.get("machine") or {}).get("numa_nodes") for m in metas}

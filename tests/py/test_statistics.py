@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from jostle import report
+from jostle.figures import build as figures_build
 from jostle.results import load_run
 
 from mpijobs import ENV, ROOT, run_bench
@@ -147,6 +148,7 @@ def test_modes_reach_the_warnings_and_the_figure(tmp_path):
     labels = [t.get_text() for f in figs for t in f.fig.axes[0].get_legend().get_texts()]
     assert any(re.fullmatch(r"two or more modes \(\d+\)", t) for t in labels), labels
     assert "dashed: p99" in labels
+    assert all("have two or more modes" in f.caption for f in figures_build([r]))
 
 
 def test_plot_statistic(tmp_path):

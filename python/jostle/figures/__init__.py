@@ -17,6 +17,8 @@ import matplotlib
 matplotlib.use("Agg")  # figures are files, never windows: works on a headless node
 import matplotlib.pyplot as plt  # noqa: E402
 
+from ..results import multimodal_points  # noqa: E402
+
 FORMATS = ("png", "svg")
 
 
@@ -56,8 +58,20 @@ def build(runs, statistic=None) -> list:
         mod = module_for(bench)
         if mod is not None:
             takes = statistic and "statistic" in inspect.signature(mod.build).parameters
-            figures.extend(mod.build(group, statistic=statistic) if takes else mod.build(group))
+            built = mod.build(group, statistic=statistic) if takes else mod.build(group)
+            note = _modes_note(group)
+            for f in built:   # every figure of these runs says so, whatever it draws
+                f.caption = f"{f.caption} {note}" if note else f.caption
+            figures.extend(built)
     return figures
+
+
+def _modes_note(runs) -> str:
+    """'3 point(s) of these runs have two or more modes …', or '' (docs/statistics.md)."""
+    count = sum(len(multimodal_points(r)) for r in runs)
+    return (f"{count} point(s) of these runs have two or more modes: their median lies between "
+            "them and describes neither (the modes are in the records and the report's "
+            "warnings).") if count else ""
 
 
 def save(figures, outdir, formats=FORMATS) -> list:

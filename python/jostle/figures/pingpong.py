@@ -21,6 +21,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import FuncFormatter, MultipleLocator
 
+from ..results import multimodal_points
 from ..sizes import human
 from ..units import size_label
 from . import Figure, caveats_footer
@@ -100,10 +101,8 @@ def caveats(run) -> list:
     if arrays and llc and threads and int(arrays) * int(threads) <= llc:
         found.append(f"arrays ({size_label(arrays)} a thread) fit in the {size_label(llc)} "
                      "last-level cache: no memory contention measured")
-    df = run.points
-    if "modes" in df and (df["modes"] > 1).any():   # every figure drawing the run says so
-        multi = df[df["modes"] > 1].drop_duplicates([c for c in run.param_names if c in df]
-                                                    or None)
+    multi = multimodal_points(run)
+    if len(multi):   # every figure drawing the run says so
         found.append(f"{len(multi)} point(s) with two or more modes (their median lies between)")
     if not run.complete:
         found.append(f"INCOMPLETE ({len(run.points)} points)")
