@@ -148,3 +148,24 @@ def test_jostle_cli_with_the_netns_launcher(hosts, tmp_path, monkeypatch, capsys
     assert run.hosts == [a, b]
     # the namespaces were up already, so the launcher must have left them up
     assert _script("status", check=False).returncode == 0
+
+
+def test_one_pair_across_namespaces(hosts, tmp_path):
+    """pingpong --pairs 1 (osu_mbw_mr's method) with each rank on its own "host": the pair
+    crosses the veth pair, and its flow is recorded beside the aggregate."""
+    a, b = hosts
+    out = tmp_path / "pairs.jsonl"
+    _script("mpirun", str(BENCH), "pingpong", "--pairs", "1", "--mode", "stream", "--sizes",
+            "4,64K", "--min-reps", "20", "--max-time", "0.5", *CORES, "--output", str(out))
+    meta, points, end = _records(out)
+    assert meta["hosts"] == [a, b] and end["status"] == "ok"
+    assert meta["flows"]["pairs"] == 1 and "osu_mbw_mr" in meta["flows"]["sync"]
+    for size in (4, 65536):
+        agg = _median(points, size, "bandwidth")
+        [pair] = [p for p in points if p["params"]["size"] == size
+                  and p["metric"] == "pair_bandwidth"]
+        assert pair["params"]["pair"] == 0 and agg > 0
+        # one pair: the aggregate is that pair, sample by sample
+        assert agg == pytest.approx(pair["median"], rel=1e-9)
+        rate = _median(points, size, "message_rate")
+        assert rate == pytest.approx(agg * 1e6 / size, rel=1e-6)
