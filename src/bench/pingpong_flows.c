@@ -102,6 +102,16 @@ jt_pp_flows *jt_pp_flows_setup(jt_ctx *ctx, jt_p2p_mode mode, jt_p2p_buffers buf
     place(ctx, m, cores, numas);
     jt_flows_init(&m->f, &ctx->topo, ctx->comm, m->pairs, m->threads, mode, buffers, window,
                   check, arena, frames, cores, numas);
+    /* On several hosts the pairs are meant to cross the network, as osu_mbw_mr's do with its
+     * ranks placed by block; a launcher that places them round-robin pairs ranks of one host. */
+    char partner[sizeof ctx->host] = "";
+    if (m->f.side >= 0)
+        MPI_Sendrecv(ctx->host, (int)sizeof ctx->host, MPI_CHAR, m->f.peer, 0, partner,
+                     (int)sizeof partner, MPI_CHAR, m->f.peer, 0, ctx->comm, MPI_STATUS_IGNORE);
+    if (m->f.side == 0 && ctx->local_size < ctx->size && strcmp(partner, ctx->host) == 0)
+        jt_warn(ctx, "pair %d (ranks %d and %d) is on one host, %s, in a job over several hosts: "
+                "place ranks by block (rank i and i+%d on different hosts) for pairs that cross "
+                "the network", m->f.pair, ctx->rank, m->f.peer, ctx->host, m->pairs);
     for (int t = 0; m->f.side >= 0 && t < m->per_rank; t++) {
         char role[32];
         snprintf(role, sizeof role, "comm_thread_%d", t);

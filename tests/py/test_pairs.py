@@ -142,3 +142,33 @@ def test_comm_threads_refused_where_the_library_gives_less_than_multiple(tmp_pat
     assert "--comm-threads 2 is not allowed" in p.stderr and "MPI_THREAD_MULTIPLE" in p.stderr
     assert "granted single" in p.stderr
     assert not out.exists() and not (tmp_path / "sim.jsonl.partial").exists()
+
+
+def jostle_cli(*args, timeout=300):
+    return subprocess.run([sys.executable, "-m", "jostle.cli", *args], env=ENV,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def test_jostle_pingpong_pairs_list_one_run_each(tmp_path):
+    bench_exe()
+    from jostle.results import load_run
+    p = jostle_cli("pingpong", "--pairs", "1,2", "--mode", "stream", "--sizes", "64", *QUICK,
+                   "--output-dir", str(tmp_path), "--campaign", "c", "--name", "pp", "--quiet")
+    assert p.returncode == 0, p.stderr[-2000:]
+    for pairs in (1, 2):
+        run = load_run(tmp_path / "c" / f"pp-p{pairs}-t0.jsonl")
+        assert run.meta["mpi"]["ranks"] == 2 * pairs and run.meta["flows"]["pairs"] == pairs
+        pts = run.points
+        assert sorted(pts[pts["metric"] == "pair_bandwidth"]["pair"]) == list(range(pairs))
+
+
+@pytest.mark.parametrize("args, named", [
+    (["--pairs", "0"], "--pairs: '0' is not allowed"),
+    (["--comm-threads", "2,2"], "--comm-threads: '2,2' is not allowed"),
+    (["--pairs", "1", "--mode", "get"], "--pairs is not allowed with --mode get"),
+    (["--pairs", "8", "--comm-threads", "9"], "72 flows, at most 64"),
+])
+def test_jostle_pingpong_refuses_bad_flows(tmp_path, args, named):
+    p = jostle_cli("pingpong", *args, "--output-dir", str(tmp_path), "--dry-run")
+    assert p.returncode == 2 and named in p.stderr and "Traceback" not in p.stderr, p.stderr
+    assert list(tmp_path.iterdir()) == []

@@ -24,6 +24,19 @@ def positive_int(text):
     return v
 
 
+def counts_type(text) -> list:
+    """1,2,4: whole numbers from 1 to 64 (pairs or threads that talk, jostle-bench's bound),
+    each once, in the order given."""
+    try:
+        vals = [int(x) for x in text.split(",")]
+    except ValueError:
+        vals = []
+    if not vals or min(vals) < 1 or max(vals) > 64 or len(set(vals)) < len(vals):
+        raise argparse.ArgumentTypeError(f"'{text}' is not allowed; expected whole numbers from 1 "
+                                         "to 64, each once: 1,2,4")
+    return vals
+
+
 def nonneg_int(text):
     try:
         v = int(text)

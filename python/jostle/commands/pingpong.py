@@ -114,6 +114,13 @@ def register(sub):
                         "(a slot per message in flight), echo (send back what arrived: dirty "
                         "lines; --mode pingpong only), cold (never in cache); several: one run "
                         "each and a figure of what the state costs")
+    g.add_argument("--pairs", type=c.counts_type, metavar="N[,N…]",
+                   help="N pairs at once, rank i with rank i+N (osu_mbw_mr's pairing), 2N ranks "
+                        "(or --ranks): the aggregate bandwidth, message rate and each pair; "
+                        "several: one run each")
+    g.add_argument("--comm-threads", type=c.counts_type, metavar="T[,T…]",
+                   help="T communicating threads per rank (MPI_THREAD_MULTIPLE), thread t with "
+                        "thread t of the partner; several: one run each")
     g.add_argument("--ranks", type=c.ranks_type, default=2, metavar="N", help="ranks (default 2; ≥ 2)")
     g.add_argument("--hosts", type=c.hosts_type, metavar="A,B",
                    help="hosts, one rank each in turn (default: this host only, intra-node)")
@@ -160,9 +167,11 @@ def percentiles_type(text):
     return text
 
 
-def bench_args(args, spec, buffers=None) -> list:
+def bench_args(args, spec, buffers=None, pairs=None, threads=None) -> list:
     """The jostle-bench pingpong options from ours (only those the user gave)."""
     out = ["--sizes", spec, "--mode", args.mode] + (["--buffers", buffers] if buffers else [])
+    out += (["--pairs", str(pairs)] if pairs else []) + (
+        ["--comm-threads", str(threads)] if threads else [])
     for opt in ("window", "comm_core", "comm_mem", "topology", "min_reps", "max_reps",
                 "precision", "max_time", "warmup", "statistic", "order", "percentiles"):
         v = getattr(args, opt)
@@ -171,6 +180,23 @@ def bench_args(args, spec, buffers=None) -> list:
     out += ["--check"] if args.check else []
     out += ["--keep-samples"] if args.keep_samples else []
     return out
+
+
+def flow_grid(args) -> list:
+    """(pairs, threads) of each run when --pairs or --comm-threads is given (None: not given),
+    checked here so that no run starts with a value jostle-bench would refuse."""
+    if not args.pairs and not args.comm_threads:
+        return []
+    if args.mode in ("put", "get"):
+        flag = "--pairs" if args.pairs else "--comm-threads"
+        raise UsageError(f"{flag} is not allowed with --mode {args.mode}: the one-sided modes run "
+                         "between ranks 0 and 1 only; allowed: pingpong, stream, bidir")
+    grid = [(p, t) for p in (args.pairs or [None]) for t in (args.comm_threads or [None])]
+    for p, t in grid:
+        if (p or 1) * (t or 1) > 64:
+            raise UsageError(f"--pairs {p} with --comm-threads {t} is not allowed: "
+                             f"{(p or 1) * (t or 1)} flows, at most 64")
+    return grid
 
 
 def main(args):
@@ -188,6 +214,7 @@ def main(args):
     c.check_memory(sizes, per_host, buffers=2 if args.check else 1,
                    option="--preset" if args.preset else "--sizes", spec=spec)
     states = args.buffers or [None]
+    flows = flow_grid(args)
     if "echo" in states and args.mode != "pingpong":
         raise UsageError(f"--buffers echo is not allowed with --mode {args.mode}: only the "
                          "ping-pong's answer sends back what arrived; allowed: osu, distinct, cold")
@@ -200,7 +227,11 @@ def main(args):
     timeout = args.timeout or launch.estimate_timeout(
         sizes, args.min_reps or 100, args.max_time, args.warmup or 10)
     runs = [RunSpec(f"{base}-{st}" if several else base, "pingpong", bench_args(args, spec, st),
-                    args.ranks, hosts, timeout, estimate=sweep) for st in states]
+                    args.ranks, hosts, timeout, estimate=sweep) for st in states] if not flows else [
+        RunSpec(f"{base}{'-' + st if several else ''}-p{p or 1}-t{t or 0}", "pingpong",
+                bench_args(args, spec, st, p, t), max(args.ranks, 2 * (p or 1)), hosts, timeout,
+                estimate=sweep)
+        for st in states for p, t in flows]
     camp = Campaign(f"{args.output_dir}/{args.campaign}", runs)
     config = c.launch_config(args)
     if args.dry_run:
