@@ -106,8 +106,9 @@ static void osu_args_free(osu_args *o)
 static void usage(const jt_bench *b, FILE *f)
 {
     fprintf(f, "Usage: jostle-bench %s [options]   (under an MPI launcher, %d ranks at least)\n\n"
-               "%s\n\nCommon options (OSU's -m [MIN:]MAX, -i ITER and -x SKIP are read as --sizes, "
-               "--iterations and --warmup):\n", b->name, b->min_ranks, b->summary);
+               "%s\n\nCommon options (OSU's -m [MIN:]MAX, -i ITER, -x SKIP and -z are read as "
+               "--sizes, --iterations, --warmup and --percentiles 50,90,99):\n", b->name,
+            b->min_ranks, b->summary);
     jt_opt_table_help(jt_common_options, f);
     if (b->options && b->options->name) {
         fprintf(f, "\nOptions of %s:\n", b->name);
