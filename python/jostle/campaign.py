@@ -12,7 +12,7 @@ import os
 import sys
 import time
 import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Optional
 
@@ -34,6 +34,15 @@ class RunSpec:
     hosts: list = field(default_factory=list)
     timeout: Optional[float] = None   # seconds; None: no limit
     estimate: Optional[float] = None  # seconds it should take at most, when the sweep says
+
+
+def repeated(specs, times: int) -> list:
+    """Each run of SPECS TIMES times, as separate launches named NAME-r1 … NAME-rTIMES: one MPI
+    job is one draw of what a job gets (its buffers' physical pages), so a comparison needs
+    several (docs/statistics.md). TIMES = 1 keeps the runs and their names as they are."""
+    if times <= 1:
+        return list(specs)
+    return [replace(s, name=f"{s.name}-r{i}") for s in specs for i in range(1, times + 1)]
 
 
 @dataclass

@@ -7,6 +7,7 @@ one template per section, autoescaped: every string from a record is escaped).
 """
 
 import json
+import math
 import time
 import warnings
 from importlib import resources
@@ -15,7 +16,8 @@ from typing import NamedTuple
 
 import jinja2
 
-from . import __version__, advise, figures, rules, units
+from . import __version__, advise, comparison, figures, rules, units
+from .figures import compare as compare_figures
 from .figures.pingpong import EXCLUDE_NOTE, mpi_transport, short_mpi
 from .results import IncompleteRunWarning, load
 
@@ -220,8 +222,38 @@ def _topology(dirs) -> list:
     return out
 
 
+def _comparison(runs, reference) -> dict:
+    """The section of the comparison of RUNS against REFERENCE (a campaign or run file), with
+    compare's defaults; None without one."""
+    if reference is None:
+        return None
+    a = comparison.load_side(reference, "A", allow_incomplete=True)
+    cmp = comparison.compare(a, comparison.points_of([r for r in runs if r.complete], "B"))
+    figs = compare_figures.build(cmp)
+    try:
+        items = [{"id": f.id, "title": f.title, "caption": f.caption, "png": figures.png_base64(f.fig)}
+                 for f in figs]
+    finally:
+        figures.close(figs)
+    rows = cmp.rows[cmp.rows["verdict"] != "same"]
+    rows = rows.assign(w=rows["slowdown"].apply(lambda x: abs(math.log(x))))
+    rows = rows.sort_values(["verdict", "w"], ascending=[True, False], key=lambda c: c.map(
+        {v: i for i, v in enumerate(comparison.VERDICTS)}) if c.name == "verdict" else c)
+    table = _table(["verdict", "benchmark", "metric", "point", "slowdown", "95% low", "95% high"],
+                   [(r["verdict"], r["benchmark"], r["metric"], comparison.where(r["params"]),
+                     r["slowdown"], r["lo"], r["hi"]) for r in rows.head(50).to_dict("records")],
+                   num_cols=("slowdown", "95% low", "95% high"))
+    n_only = len(cmp.only_a) + len(cmp.only_b)
+    return {"reference": str(reference), "counts": cmp.counts(),
+            "verdict": "slower than the reference" if cmp.slower else "no point slower",
+            "tolerance": f"{cmp.tolerance:.0%}", "jobs": cmp.jobs_note, "method": cmp.method,
+            "figures": items, "table": table if len(rows) else None,
+            "unmatched": (f"{len(cmp.only_a)} point(s) only in the reference, {len(cmp.only_b)} "
+                          "only here") if n_only else ""}
+
+
 def render(runs, title="jostle report", missing=(), figures_dir=None, topology=(),
-           summary=None) -> str:
+           summary=None, compared=None) -> str:
     """The page for RUNS; MISSING: run names planned but never run; TOPOLOGY: _topology()."""
     figs = figures.build(runs)
     try:
@@ -238,13 +270,15 @@ def render(runs, title="jostle report", missing=(), figures_dir=None, topology=(
         machines=_machines(runs), topology=list(topology), figures=fig_items, summary=summary,
         environment=_environment(runs),
         rules=rules.twelve_rules(runs, lambda r: figures.study_of(r) or r.benchmark),
+        comparison=compared,
         benchmark_tables=_benchmark_tables(runs), results=_results(runs))
 
 
-def write(paths, output, title=None, figures_dir=None) -> Path:
+def write(paths, output, title=None, figures_dir=None, compare_with=None) -> Path:
     """Load PATHS (incomplete runs included, and flagged) and write the page to OUTPUT.
 
-    With FIGURES_DIR, the figures are also saved there as PNG and SVG files."""
+    With FIGURES_DIR, the figures are also saved there as PNG and SVG files; with
+    COMPARE_WITH (a campaign), a section compares the complete runs against it."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IncompleteRunWarning)  # flagged in the page instead
         runs = load(paths, allow_incomplete=True)
@@ -252,6 +286,7 @@ def write(paths, output, title=None, figures_dir=None) -> Path:
     title = title or "jostle report: " + ", ".join(p.name for p in map(Path, paths))
     output = Path(output)
     summary = advise.for_runs([r for r in runs if r.complete], title)
+    compared = _comparison(runs, compare_with)
     output.write_text(render(runs, title, _missing(dirs, runs), figures_dir, _topology(dirs),
-                             summary), encoding="utf-8")
+                             summary, compared), encoding="utf-8")
     return output

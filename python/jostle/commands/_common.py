@@ -107,6 +107,14 @@ def add_output_options(p, campaign_default):
     g.add_argument("--quiet", action="store_true", help=argparse.SUPPRESS)  # the default now
 
 
+def add_runs_option(group):
+    """--runs K: each run of the study launched K times (campaign.repeated)."""
+    group.add_argument("--runs", type=positive_int, default=1, metavar="K",
+                       help="launch each run K times into the campaign (NAME-r1 … NAME-rK), each "
+                            "a separate MPI job, so that `jostle compare` measures the variation "
+                            "between jobs (default 1)")
+
+
 def given_over(base, args, names) -> list:
     """jostle-bench flags BASE (e.g. --quick's) with each option of NAMES the user gave
     (args.min_reps -> --min-reps V) in place of BASE's value: an explicit option wins."""

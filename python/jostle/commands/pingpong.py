@@ -6,7 +6,7 @@ import re
 import sys
 
 from .. import figures, launch
-from ..campaign import Campaign, RunSpec
+from ..campaign import Campaign, RunSpec, repeated
 from ..errors import UsageError
 from ..figures import pingpong as pingpong_figures
 from ..progress import Progress
@@ -139,6 +139,7 @@ def register(sub):
     h.add_argument("--warmup", type=c.nonneg_int, metavar="N", help="untimed round trips before each size (default 10)")
     c.add_launch_options(p)
     c.add_output_options(p, campaign_default="adhoc")
+    c.add_runs_option(h)
     p.add_argument("--name", type=c.name_type,
                    help="run name (default: pingpong-<intra|inter>-<mode>-<hash of the options>, "
                         "so the same command resumes)")
@@ -232,6 +233,7 @@ def main(args):
                 bench_args(args, spec, st, p, t), max(args.ranks, 2 * (p or 1)), hosts, timeout,
                 estimate=sweep)
         for st in states for p, t in flows]
+    runs = repeated(runs, args.runs)
     camp = Campaign(f"{args.output_dir}/{args.campaign}", runs)
     config = c.launch_config(args)
     if args.dry_run:

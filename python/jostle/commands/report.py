@@ -20,11 +20,14 @@ def register(sub):
     p.add_argument("paths", nargs="+", metavar="DIR")
     p.add_argument("-o", "--output", metavar="FILE.html", help="default: DIR/report.html")
     p.add_argument("--title", help="page title")
+    p.add_argument("--compare", metavar="A",
+                   help="add a section comparing these runs with the reference A (a campaign "
+                        "folder or run file), as `jostle compare A DIR` with its defaults")
     p.set_defaults(func=main)
 
 
 def main(args):
-    missing = [p for p in args.paths if not Path(p).exists()]
+    missing = [p for p in args.paths + ([args.compare] if args.compare else []) if not Path(p).exists()]
     if missing:
         raise UsageError(f"'{missing[0]}' does not exist; expected a campaign directory or .jsonl file")
     first = Path(args.paths[0])
@@ -33,7 +36,7 @@ def main(args):
         raise UsageError(f"-o '{out}': the directory '{out.parent}' does not exist; "
                          "expected a file in an existing directory")
     try:
-        path = report.write(args.paths, out, args.title)
+        path = report.write(args.paths, out, args.title, compare_with=args.compare)
     except OSError as e:
         raise UsageError(f"cannot write the report to '{out}': {e.strerror}") from None
     print(path)

@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""How often `jostle compare` cries wolf, and how often it finds a real slowdown (issue 23).
+
+Campaigns of the same command on this machine: intra-node ping-pong, every power of two
+1 B - 4 MiB, --runs R (R separate MPI jobs) each. 2P campaigns with --buffers osu and P with
+--buffers cold (every message from memory, never from cache: a real, known slowdown of the
+large messages; docs/cli.md measured 1.4-2.3x from 512 KiB to 2 MiB on this VM).
+
+1. A/A: P pairs (osu-2i, osu-2i+1): the share of pairs with any point `slower` (target <= 5%),
+   and with any point `slower` or `faster`.
+2. A/B: P pairs (osu-2i, cold-i). Which points the slowdown really touches is taken from the
+   pooled comparison of every osu run against every cold run (`slower` there); a pair finds
+   the slowdown when those points at >= 1 MiB are all `slower` (target: >= 95% of pairs);
+   the points the pooled comparison calls `same` must not be `slower` in any pair.
+3. The spread between jobs of one command (the default of --job-sd, stats.JOB_SD_DEFAULT):
+   per point, the standard deviation of the log of the runs' medians over every osu run.
+
+Campaigns are kept under --workdir and resumed (a complete run is never launched again), so
+an interrupted measurement goes on where it stopped. The machine is printed first; timings on
+a shared machine are what they are: the load average is printed with them.
+
+Usage: .venv/bin/python bench/compare_targets.py [--pairs 20] [--runs 3] [--workdir results/compare_targets]
+"""
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# this checkout's jostle, whichever Python runs the script (its venv's, with numpy and pandas)
+JOSTLE = [sys.executable, "-m", "jostle.cli"]
+ENV = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+MIB = 1 << 20
+
+
+def machine():
+    out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines()
+    keep = ("Model name", "CPU(s)", "Hypervisor vendor", "NUMA node(s)")
+    return "; ".join(" ".join(line.split()) for line in out if line.split(":")[0] in keep)
+
+
+def campaign(workdir, kind, k, args):
+    """One campaign of --runs jobs (resumed when it exists)."""
+    out = os.path.join(workdir, kind)
+    cmd = [*JOSTLE, "pingpong", "--sizes", args.sizes, "--buffers", kind, "--runs", str(args.runs),
+           "--min-reps", str(args.min_reps), "--max-time", str(args.max_time), "--mpi", args.mpi,
+           "--output-dir", out, "--campaign", f"{kind}-{k:02d}", "--name", "pingpong"]
+    p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=ENV)
+    if p.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr.strip()[-500:]}")
+    return os.path.join(out, f"{kind}-{k:02d}")
+
+
+def compare(a, b, *extra):
+    p = subprocess.run([*JOSTLE, "compare", a, b, "--format", "json", *extra],
+                       capture_output=True, text=True, env=ENV)
+    if p.returncode not in (0, 1):
+        sys.exit(f"jostle compare {a} {b} failed ({p.returncode}): {p.stderr.strip()}")
+    return json.loads(p.stdout)
+
+
+def key(p):
+    return p["metric"], p["size"]
+
+
+def job_spread(folder):
+    """{(metric, size): sd of the log medians over every run under FOLDER}."""
+    logs = {}
+    for root, _, files in os.walk(folder):
+        for f in files:
+            if f.endswith(".jsonl"):
+                for line in open(os.path.join(root, f)):
+                    r = json.loads(line)
+                    if r.get("type") == "point" and r["median"] > 0:
+                        logs.setdefault((r["metric"], r["params"]["size"]), []).append(math.log(r["median"]))
+    return {k: statistics.stdev(v) for k, v in logs.items() if len(v) >= 2}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--pairs", type=int, default=20)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--sizes", default="1:4M")
+    ap.add_argument("--min-reps", type=int, default=20)
+    ap.add_argument("--max-time", type=float, default=0.05)
+    ap.add_argument("--mpi", default="openmpi")
+    ap.add_argument("--workdir", default=os.path.join(ROOT, "results", "compare_targets"))
+    args = ap.parse_args()
+    if args.pairs < 1 or args.runs < 1:
+        sys.exit("--pairs and --runs: at least 1")
+    print(f"machine: {machine()}; load average {os.getloadavg()[0]:.1f} at the start")
+    print(f"campaigns: jostle pingpong --sizes {args.sizes} --runs {args.runs} --min-reps "
+          f"{args.min_reps} --max-time {args.max_time} --mpi {args.mpi}; {2 * args.pairs} osu, "
+          f"{args.pairs} cold", flush=True)
+    t0 = time.monotonic()
+    osu, cold = [], []
+    for i in range(args.pairs):   # interleaved: a change of the machine's load hits every kind
+        osu += [campaign(args.workdir, "osu", 2 * i, args), campaign(args.workdir, "osu", 2 * i + 1, args)]
+        cold.append(campaign(args.workdir, "cold", i, args))
+    print(f"measured in {time.monotonic() - t0:.0f} s; load average "
+          f"{os.getloadavg()[0]:.1f} now", flush=True)
+
+    aa = [compare(osu[2 * i], osu[2 * i + 1]) for i in range(args.pairs)]
+    any_slower = sum(c["counts"]["slower"] > 0 for c in aa)
+    any_diff = sum(c["counts"]["slower"] + c["counts"]["faster"] > 0 for c in aa)
+    npts = len(aa[0]["points"])
+    same = statistics.mean(c["counts"]["same"] / len(c["points"]) for c in aa)
+    print(f"\nA/A, {args.pairs} pairs of {npts} points: pairs with any point slower "
+          f"{any_slower}/{args.pairs} = {any_slower / args.pairs:.0%} (target <= 5%); slower "
+          f"or faster {any_diff}/{args.pairs}; points 'same' on average {same:.0%}")
+
+    pooled = compare(os.path.join(args.workdir, "osu"), os.path.join(args.workdir, "cold"))
+    truth = {key(p): p for p in pooled["points"]}
+    hit = [k for k, p in truth.items() if p["verdict"] == "slower" and k[1] >= MIB]
+    unaffected = [k for k, p in truth.items() if p["verdict"] == "same"]
+    print(f"pooled, {2 * args.pairs * args.runs} osu runs against {args.pairs * args.runs} cold: "
+          f"{len(hit)} points slower at >= 1 MiB, {len(unaffected)} same: "
+          + ", ".join(f"{m} {s // MIB} MiB x{truth[(m, s)]['slowdown']:.2f}" for m, s in sorted(hit)))
+    ab = [compare(osu[2 * i], cold[i]) for i in range(args.pairs)]
+    found = per_point = false = 0
+    for c in ab:
+        got = {key(p): p["verdict"] for p in c["points"]}
+        found += all(got.get(k) == "slower" for k in hit)
+        per_point += sum(got.get(k) == "slower" for k in hit)
+        false += sum(got.get(k) == "slower" for k in unaffected)
+    print(f"A/B, {args.pairs} pairs (osu against cold): every slowed point >= 1 MiB found in "
+          f"{found}/{args.pairs} = {found / args.pairs:.0%} of pairs (target >= 95%); slowed "
+          f"points found {per_point}/{len(hit) * args.pairs} = "
+          f"{per_point / max(1, len(hit) * args.pairs):.0%}; unaffected points called slower "
+          f"{false}/{len(unaffected) * args.pairs}")
+
+    sd = job_spread(os.path.join(args.workdir, "osu"))
+    print(f"\nspread between jobs of one command ({2 * args.pairs * args.runs} osu runs), sd of "
+          "the log median per point:")
+    for metric in sorted({m for m, _ in sd}):
+        v = sorted((s, x) for (m, s), x in sd.items() if m == metric)
+        print(f"  {metric:10s} " + " ".join(f"{s}:{x:.3f}" for s, x in v))
+    allsd = sorted(sd.values())
+    print(f"  over every point: median {statistics.median(allsd):.3f}, 90th percentile "
+          f"{allsd[int(0.9 * (len(allsd) - 1))]:.3f}, largest {allsd[-1]:.3f}")
+    print(f"done in {time.monotonic() - t0:.0f} s; load average {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()
