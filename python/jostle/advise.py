@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from . import model
+from . import bounds, model
 from .errors import JostleError
 from .figures import bcast as bcast_figures
 from .figures import overlap as overlap_figures
@@ -195,9 +195,11 @@ def _full_cores(doc) -> list:
                      + ", ".join(parts), "numbers": at}] if parts else []
 
 
-def pingpong_headline(runs) -> list:
+def pingpong_headline(runs, limits=None) -> list:
     """Of each ping-pong run: the latency of its smallest message and its highest bandwidth,
-    each with the 95% interval of its median, as the run measured them."""
+    each with the 95% interval of its median, as the run measured them, and beside each its
+    bound (bounds.py: LIMITS, else those of RUNS)."""
+    limits = bounds.of(runs) if limits is None else limits
     out = []
     for r in runs:
         if r.benchmark != "pingpong" or r.points.empty or "size" not in r.points:
@@ -209,14 +211,16 @@ def pingpong_headline(runs) -> list:
             x = lat.iloc[0]
             out.append({"topic": "latency", "text": f"{int(x['size'])} B one-way latency: "
                         f"{x['median']:.3g} µs (95% CI {x['ci95_lo']:.3g}..{x['ci95_hi']:.3g}"
-                        f"{state})", "numbers": {"size": int(x["size"]), "latency_us":
+                        f"{state}){bounds.latency_text(float(x['median']), limits)}", "numbers": {"size": int(x["size"]), "latency_us":
                         float(x["median"]), "ci95": [float(x["ci95_lo"]), float(x["ci95_hi"])]}})
         bw = p[p.metric == "bandwidth"]
         if not bw.empty:
             x = bw.loc[bw["median"].idxmax()]
             out.append({"topic": "bandwidth", "text": f"highest bandwidth: "
                         f"{x['median'] / 1e3:.3g} GB/s at {human(int(x['size']))} (95% CI "
-                        f"{x['ci95_lo'] / 1e3:.3g}..{x['ci95_hi'] / 1e3:.3g}{state})",
+                        f"{x['ci95_lo'] / 1e3:.3g}..{x['ci95_hi'] / 1e3:.3g}{state})"
+                        + bounds.bandwidth_text(float(x["median"]) / 1e3, len(set(r.hosts)) > 1,
+                                                limits),
                         "numbers": {"size": int(x["size"]), "GBps": float(x["median"]) / 1e3}})
     return out
 

@@ -30,7 +30,7 @@ METHOD = ("Benjamini-Hochberg at q = {q} over {m} points (false discovery rate);
           "(Benjamini-Yekutieli 2005)")
 # What a point carries besides its parameters (results.py's columns and ours).
 _NOT_PARAMS = {"metric", "unit", "n", "ci95_lo", "ci95_hi", "converged", "elapsed_s", "run",
-               "benchmark", "digest", *STATS}
+               "benchmark", "digest", "rep", *STATS}
 
 
 def machine_facts(meta: dict) -> dict:
@@ -134,15 +134,24 @@ def _within_se2(rows, statistic) -> np.ndarray:
 
 
 def _sides(frame, statistic):
-    """{(benchmark, metric, point): Side} and the sorted digests of its runs."""
+    """{(benchmark, metric, point): (Side, the sorted digests of its runs, a row)}. Repeats
+    inside one run (a contention run's `rep`) are one job's draws: their median is the run's."""
     out = {}
     for (bench, metric, point), rows in frame.groupby(["benchmark", "metric", "point"], sort=False):
+        first = rows.iloc[0]
+        if rows["run"].duplicated().any():
+            se2 = pd.Series(_within_se2(rows, statistic), index=rows.index)
+            rows = rows.assign(_se2=se2).groupby("run", sort=False).agg(
+                {statistic: "median", "_se2": "median", "digest": "first"})
+            within = rows["_se2"].to_numpy(float)
+        else:
+            within = _within_se2(rows, statistic)
         vals = rows[statistic].to_numpy(float)
         if not np.all(np.isfinite(vals) & (vals > 0)):
             out[(bench, metric, point)] = None      # a zero or missing value has no ratio
             continue
-        out[(bench, metric, point)] = (stats.Side(np.log(vals), _within_se2(rows, statistic)),
-                                       tuple(sorted(rows["digest"])), rows.iloc[0])
+        out[(bench, metric, point)] = (stats.Side(np.log(vals), within),
+                                       tuple(sorted(rows["digest"])), first)
     return out
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import launch, topo_links
+from .. import bounds, launch, topo_links
 from ..errors import JostleError, UsageError
 from .run import Step, add_step
 
@@ -250,3 +250,21 @@ def step_topo(ctx):
 
 add_step(Step("topo", "the machine as hwloc sees it and the comm placement advice (for the "
                       "report)", step_topo), before="pingpong")
+
+
+def step_bounds(ctx):
+    """`jostle run`: the bounds the report sets the headline numbers against (bounds.py)."""
+    try:
+        found = bounds.measure(ctx.config.bench)
+    except JostleError as e:  # a bench without --latency-matrix: the bounds are said unknown
+        ctx.notes.append(f"bounds not measured (the report says them unknown): {e}")
+        return
+    ctx.dir.mkdir(parents=True, exist_ok=True)
+    bounds.save(ctx.dir, found)
+    lat, copy = found["memory_latency_ns"], found["copy_GBps"]
+    print(f"jostle: bounds: memory latency {f'{lat:.3g} ns' if lat else 'unknown'}, one core's "
+          f"copy {f'{copy:.3g} GB/s' if copy else 'unknown'}", file=sys.stderr)
+
+
+add_step(Step("bounds", "measure what the report's headline numbers are set against: the memory "
+                        "latency and one core's copy bandwidth", step_bounds), before="pingpong")

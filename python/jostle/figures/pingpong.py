@@ -24,6 +24,7 @@ from matplotlib.ticker import FuncFormatter, MultipleLocator
 from ..results import multimodal_points
 from ..sizes import human
 from ..units import size_label
+from .. import bounds
 from . import Figure, caveats_footer
 
 KIB = 1024
@@ -168,6 +169,25 @@ def _size_axis(ax, rng):
     ax.xaxis.set_major_formatter(FuncFormatter(
         lambda v, _: human(int(round(v))) if v >= 1 or (v == 0 and not rng.log) else ""))
     ax.grid(True, which="major", alpha=0.3)
+
+
+def _bound_lines(ax, runs, div) -> str:
+    """One core's copy (intra-node runs) and the NIC's link (inter-node) as horizontal lines
+    on the bandwidth panel (bounds.py); the caption's sentence about them."""
+    limits = bounds.of(runs)
+    said = []
+    for inter, key, what in ((False, "copy_GBps", "one core's copy"), (True, "link_GBps", "the NIC's link")):
+        if not any((len(set(r.hosts)) > 1) == inter for r in runs):
+            continue
+        v = limits.get(key)
+        if v:
+            ax.axhline(v * 1000 / div, color="black", ls="-.", lw=0.9,
+                       label=f"bound: {what}, {v:.3g} GB/s")
+            said.append(f"dash-dot: the bound, {what} ({v:.3g} GB/s); a curve above it is an error "
+                        "of the measurement")
+        else:
+            said.append(f"the bound ({what}) is unknown here")
+    return "; ".join(said)
 
 
 def _figure(rng, curves, bw_unit, notes, statistic=None):
@@ -322,6 +342,10 @@ def build(runs, statistic=None) -> list:
             continue
         unit = "GB/s" if peak >= 1000 else "MB/s"
         fig = _figure(rng, curves, unit, notes, statistic)
+        bound_note = _bound_lines(fig.axes[1], runs, 1000.0 if unit == "GB/s" else 1.0)
+        if bound_note:
+            fig.axes[0].legend(fontsize=8, loc="best")
+            fig.axes[1].legend(fontsize=8, loc="best")
         sizes = sorted(s for s in all_sizes if rng.keep(s))
         caption = (f"Round-trip time and bandwidth 2·size/RTT, {rng.title}: "
                    f"{len(sizes)} sizes from {human(sizes[0])} to {human(sizes[-1])} B; "
@@ -333,6 +357,7 @@ def build(runs, statistic=None) -> list:
                    "the mean of the samples, the statistic OSU prints (jostle-bench "
                    "--statistic mean), above the median where a busy node adds outliers."
                    + (f" Dashed: {statistic}, the tail a bulk-synchronous code waits for."
-                      if statistic else ""))
+                      if statistic else "")
+                   + (f" Bandwidth panel, {bound_note}." if bound_note else ""))
         figures.append(Figure(f"pingpong-{rng.id}", f"Ping-pong, {rng.title}", caption, fig))
     return figures + buffers_figures(runs)
