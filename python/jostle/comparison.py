@@ -33,6 +33,9 @@ _NOT_PARAMS = {"metric", "unit", "n", "ci95_lo", "ci95_hi", "converged", "elapse
                "benchmark", "digest", "rep", *STATS}
 
 
+_STAT_COLUMNS = {"metric", "unit", "n", "ci95_lo", "ci95_hi", *STATS}
+
+
 def machine_facts(meta: dict) -> dict:
     """What names the kind of machine a run was made on (a baseline's key)."""
     m = meta.get("machine") or {}
@@ -82,8 +85,13 @@ def points_of(runs, label, missing=()) -> Points:
         if r.points.empty:
             continue
         mpi = r.meta.get("mpi") or {}
-        parts.append(r.points.assign(benchmark=r.benchmark, run=str(r.path), digest=_digest(r),
-                                     ranks=mpi.get("ranks"), nodes=len(set(r.hosts)) or None))
+        # the run's parameters and the statistics; not what describes a point's shape (modes,
+        # extra percentiles, samples), which would otherwise be taken for parameters
+        keep = [col for col in r.points.columns
+                if col in r.param_names or col in _STAT_COLUMNS]
+        parts.append(r.points[keep].assign(benchmark=r.benchmark, run=str(r.path),
+                                           digest=_digest(r), ranks=mpi.get("ranks"),
+                                           nodes=len(set(r.hosts)) or None))
     frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
     return Points(label, frame, facts or {}, len(runs), list(missing))
 
