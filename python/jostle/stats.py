@@ -25,10 +25,12 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-# The conservative default of the variation between MPI jobs, as a standard deviation of the
-# log of a point's median, used when a side has one run only: measured on this project's
-# 2-core EPYC VM by bench/compare_targets.py --job-spread (docs/statistics.md, "One run per side").
-JOB_SD_DEFAULT = 0.10
+# The default variation between MPI jobs, as a standard deviation of the log of a point's
+# median, used when neither side has two runs: bench/compare_targets.py measured it over 120
+# launches of one ping-pong command on this project's 2-core EPYC VM (busy: load 15-22). The
+# robust (MAD-based) spread between jobs was 0.09-0.19 at 19 of 23 sizes, 0.22-1.5 at the four
+# where more jobs stalled (docs/statistics.md, "The default for one run per side").
+JOB_SD_DEFAULT = 0.20
 MAD_NORMAL = 1.4826   # 1 / Phi^-1(3/4): MAD * this estimates sigma for a normal sample
 
 

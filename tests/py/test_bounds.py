@@ -26,6 +26,11 @@ def test_intra_node_bandwidth_against_one_cores_copy(tmp_path, data):
 def test_a_bandwidth_above_its_bound_is_an_error(tmp_path, data):
     text = headline(tmp_path, data, "pingpong_intra.jsonl",
                     {"memory_latency_ns": 90.0, "copy_GBps": 0.001})
+    assert "from memory" in text and "only while the message stays in cache" in text
+    shutil.copy(data / "pingpong_inter.jsonl", tmp_path / "i.jsonl")
+    run = load_run(tmp_path / "i.jsonl")
+    run.meta["machine"]["nics"][0]["link_gbps"] = 0.001   # an inter-node bound is absolute
+    text = " | ".join(h["text"] for h in advise.pingpong_headline([run]))
     assert "ABOVE its bound" in text and "an error of the measurement" in text
 
 
