@@ -187,3 +187,18 @@ def test_statistics_against_known_values():
     # variances 10^4 apart: little shrinkage (d0 well below a point's own 2)
     s2 = [np.var(rng.normal(0, rng.choice([0.003, 0.3]), 3), ddof=1) for _ in range(2000)]
     assert stats.variance_prior(s2, [2] * 2000).df < 1
+
+
+def test_pingpong_runs_k_launches_k_jobs_that_compare_measures(capsys, fake_bench, tmp_path):
+    """--runs 3: three launches of the same run into one campaign (NAME-r1..r3); a second
+    campaign of the same command is compared with the variation between jobs measured."""
+    for camp in ("a", "b"):
+        rc = cli.main(["pingpong", "--sizes", "1:64", "--runs", "3", "--launcher", "",
+                       "--output-dir", str(tmp_path), "--campaign", camp, "--name", "pp"])
+        assert rc == 0
+    assert sorted(p.name for p in (tmp_path / "a").glob("*.jsonl")) == \
+        ["pp-r1.jsonl", "pp-r2.jsonl", "pp-r3.jsonl"]
+    capsys.readouterr()
+    rc, got = verdicts(capsys, tmp_path / "a", tmp_path / "b")
+    assert got["a"]["runs"] == 3 and all(p["runs_a"] == 3 == p["runs_b"] for p in got["points"])
+    assert got["jobs"].startswith("job-to-job variation measured from the runs of both sides")

@@ -19,7 +19,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from .. import contention, figures, launch
-from ..campaign import Campaign, RunSpec
+from ..campaign import Campaign, RunSpec, repeated
 from ..errors import UsageError
 from ..figures import contention as contention_figures
 from ..progress import Progress
@@ -236,7 +236,7 @@ def plan(study, args, machine, bench=None) -> list:
     elif study == "usecases":
         for k in args.kernels or kernel_list_type(USECASE_KERNELS):
             add(k, k, fixed_cores(args, machine), both, both_spec, _placement_args(args, *paper))
-    return runs
+    return repeated(runs, getattr(args, "runs", 1))   # --runs K: K jobs of each (jostle run: 1)
 
 
 # ---------------------------------------------------------------- the command
@@ -310,6 +310,7 @@ def _options(p, study):
         h.add_argument(flag, type=typ, metavar=meta, help=what)
     c.add_launch_options(p)
     c.add_output_options(p, campaign_default="contention")
+    c.add_runs_option(h)
     p.add_argument("--dry-run", action="store_true", help="print the command lines and exit")
 
 

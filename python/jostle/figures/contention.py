@@ -73,7 +73,7 @@ def per_core(k, compute):
 def study_of(run) -> tuple:
     """(study, quick) from the run's name, else from what varies in its points."""
     m = re.match(r"(fig[1-4]|usecases)-", run.name)
-    quick = run.name.endswith("-quick")
+    quick = re.search(r"-quick(-r\d+)?$", run.name) is not None   # -rK: a job of --runs K
     if m:
         return m.group(1), quick
     df = run.points
