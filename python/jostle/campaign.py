@@ -45,6 +45,17 @@ def repeated(specs, times: int) -> list:
     return [replace(s, name=f"{s.name}-r{i}") for s in specs for i in range(1, times + 1)]
 
 
+class RunTimeout(JostleError):
+    """A run stopped at its time-out (it hung, or a host did not answer)."""
+
+
+@dataclass
+class Failure:
+    """How a run of a keep-going campaign failed."""
+    message: str
+    timeout: bool
+
+
 @dataclass
 class LaunchConfig:
     """How every run of a campaign is started (see launch.build_command)."""
@@ -211,18 +222,28 @@ class Campaign:
                                        indent=1) + "\n")
 
     def run(self, config, progress: Optional[Progress] = None, quiet: bool = False,
-            jobs: int = 1) -> list:
+            jobs: int = 1, keep_going: bool = False) -> list:
         """Run what is missing, in order; returns [(spec, 'skipped'|'ok')]. Stops at the first
         failure. config: the LaunchConfig of every run, or a function of the RunSpec giving
         each its own (one library or platform per run). JOBS > 1 runs that many side by side
-        (simulated runs only: their time is the simulator's, not this machine's); after a
-        failure the runs already started finish and no other starts."""
+        (simulated runs, or runs each on hosts of its own); after a failure the runs already
+        started finish and no other starts. KEEP_GOING: a run that fails or times out does not
+        stop the others; its entry is (spec, Failure) instead (a scan: one dead node)."""
         config_of = config if callable(config) else (lambda spec: config)
         progress = progress or Progress()
         self.prepare()
         # All checked first: a run made with other options is refused before any is measured.
         complete = [self.is_complete(spec) for spec in self.runs]
-        todo = []
+        todo, failed = [], {}
+        one = self._one
+        if keep_going:
+            def one(k, spec, *rest):
+                try:
+                    self._one(k, spec, *rest)
+                except Interrupted:
+                    raise
+                except JostleError as e:
+                    failed[spec.name] = Failure(str(e), isinstance(e, RunTimeout))
         with progress.campaign(len(self.runs), done=sum(complete)):
             for k, (spec, skip) in enumerate(zip(self.runs, complete), start=1):
                 if skip:
@@ -232,12 +253,13 @@ class Campaign:
                     todo.append((k, spec))
             if jobs <= 1:
                 for k, spec in todo:
-                    self._one(k, spec, config_of(spec), progress, quiet)
+                    one(k, spec, config_of(spec), progress, quiet)
             else:
-                self._side_by_side(todo, config_of, progress, quiet, jobs)
-        return [(spec, "skipped" if skip else "ok") for spec, skip in zip(self.runs, complete)]
+                self._side_by_side(todo, config_of, progress, quiet, jobs, one)
+        return [(spec, "skipped" if skip else failed.get(spec.name, "ok"))
+                for spec, skip in zip(self.runs, complete)]
 
-    def _side_by_side(self, todo, config_of, progress, quiet, jobs):
+    def _side_by_side(self, todo, config_of, progress, quiet, jobs, one):
         """The runs of TODO, JOBS at a time on threads. Signals reach the main thread only:
         it asks every run to stop (each forwards the signal to its process group and seals
         its file) and raises the first run's Interrupted once all have stopped."""
@@ -246,7 +268,7 @@ class Campaign:
         # The longest first (by estimate, else time-out, which grows with a simulated node
         # count): a long run started last would finish alone.
         todo = sorted(todo, key=lambda ks: -(ks[1].estimate or ks[1].timeout or 0))
-        futures = [pool.submit(self._one, k, spec, config_of(spec), progress, quiet, stop)
+        futures = [pool.submit(one, k, spec, config_of(spec), progress, quiet, stop)
                    for k, spec in todo]
         saved = launch.trap_termination()
         try:
@@ -302,7 +324,7 @@ class Campaign:
         progress.finish(bar, outcome.status, headline(done) if done else "")
 
         if outcome.status == "timeout":
-            raise JostleError(
+            raise RunTimeout(
                 f"run '{spec.name}' exceeded its time-out of {spec.timeout:.0f} s (it hung, or is "
                 f"much slower than expected) and was stopped; the points measured so far are in "
                 f"{partial} ({_count_points(partial)} point lines). Raise --timeout or shrink --sizes.")

@@ -119,13 +119,17 @@ def _fmt(x: float) -> str:
 
 
 def platform_xml(nodes: int, bandwidth: float, latency: float, speed: float,
-                 prefix: str = "node-", cores: int = 1) -> str:
+                 prefix: str = "node-", cores: int = 1, links=None) -> str:
     """The platform file text: bandwidth in bytes/s, latency in s, speed in flop/s per core,
-    cores per node (an execution runs on one core: W concurrent ones need W cores)."""
+    cores per node (an execution runs on one core: W concurrent ones need W cores).
+    LINKS: {node: (bandwidth, latency)} for the nodes whose private link differs (a fault
+    injected by `jostle scan --simulate`); the same cluster, written host by host."""
     if nodes < 1:
         raise UsageError(f"a platform needs at least 1 node, not {nodes}")
     if cores < 1:
         raise UsageError(f"a node needs at least 1 core, not {cores}")
+    if links:
+        return _explicit_cluster(nodes, bandwidth, latency, speed, prefix, cores, links)
     return (
         "<?xml version='1.0'?>\n"
         '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
@@ -138,17 +142,38 @@ def platform_xml(nodes: int, bandwidth: float, latency: float, speed: float,
         "</platform>\n")
 
 
+def _explicit_cluster(nodes, bandwidth, latency, speed, prefix, cores, links) -> str:
+    """What <cluster> expands to (a Cluster zone: per host a split-duplex private link, and a
+    backbone), written out so that a node's link can have its own bandwidth and latency."""
+    out = ["<?xml version='1.0'?>\n", '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n',
+           '<platform version="4.1">\n',
+           f"  <!-- jostle: {nodes} nodes, {_fmt(bandwidth)} B/s and {_fmt(latency)} s per node link"
+           f" (except nodes {', '.join(map(str, sorted(links)))}), {cores} core(s) of "
+           f"{_fmt(speed)} flop/s per node -->\n",
+           '  <zone id="jostle" routing="Cluster">\n']
+    for i in range(nodes):
+        bw, lat = links.get(i, (bandwidth, latency))
+        h = f"{prefix}{i}"
+        out.append(f'    <host id="{h}" speed="{_fmt(speed)}f" core="{cores}"/>\n'
+                   f'    <link id="{h}_link" bandwidth="{_fmt(bw)}Bps" latency="{_fmt(lat)}s"'
+                   ' sharing_policy="SPLITDUPLEX"/>\n'
+                   f'    <host_link id="{h}" up="{h}_link_UP" down="{h}_link_DOWN"/>\n')
+    out.append(f'    <backbone id="jostle_backbone" bandwidth="{_fmt(bandwidth * nodes)}Bps"'
+               ' latency="0s"/>\n  </zone>\n</platform>\n')
+    return "".join(out)
+
+
 def hostfile_text(nodes: int, prefix: str = "node-") -> str:
     return "".join(f"{prefix}{i}\n" for i in range(nodes))
 
 
 def write_platform(directory, nodes: int, bandwidth: float, latency: float, speed: float,
-                   cores: int = 1):
-    """Writes <dir>/platform-<N>.xml and hostfile-<N>; returns (platform, hostfile) paths."""
+                   cores: int = 1, links=None, tag: str = ""):
+    """Writes <dir>/platform-<N><TAG>.xml and hostfile-<N>; returns (platform, hostfile) paths."""
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
-    plat, hosts = d / f"platform-{nodes}.xml", d / f"hostfile-{nodes}"
-    plat.write_text(platform_xml(nodes, bandwidth, latency, speed, cores=cores))
+    plat, hosts = d / f"platform-{nodes}{tag}.xml", d / f"hostfile-{nodes}"
+    plat.write_text(platform_xml(nodes, bandwidth, latency, speed, cores=cores, links=links))
     hosts.write_text(hostfile_text(nodes))
     return plat, hosts
 

@@ -74,6 +74,11 @@ jt_point_result jt_measure_point(jt_ctx *ctx, const jt_bench *b, void *st, size_
                 ser[k].v[q] = fmax(ser[k].v[q] - ctx->timer_overhead, 1e-9);
             done[k] = ser[k].n;
         }
+        /* A fixed count (--iterations) and no minimum time: every rank knows the decision, and
+         * at hundreds of simulated ranks its broadcast would cost more than the point. */
+        if (ctx->cfg.min_reps == ctx->cfg.max_reps && p->min_time <= 0 &&
+            (long)total >= ctx->cfg.max_reps)
+            break;
         if (ctx->rank == 0) {
             double el = jt_now() - t0;
             jt_series *s = &ser[conv_series];

@@ -1,0 +1,460 @@
+"""`jostle scan`: the slow node and the bad link of an allocation (docs/scan.md).
+
+A campaign like every study: a fingerprint per node (every node at once, each measuring only
+itself), then every link with mpiGraph's shift pattern, then each node and link against the
+allocation's median (jostle.scan). A node that does not answer is named unreachable after its
+run's time-out and the scan goes on without it; what was measured is kept, and the same command
+resumes."""
+
+import argparse
+import json
+import os
+import shlex
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from .. import figures, launch, scan, simgrid
+from ..campaign import Campaign, Failure, LaunchConfig, RunSpec
+from ..errors import JostleError, UsageError
+from ..figures import shift as shift_figures
+from ..progress import Progress
+from ..results import load_run
+from ..units import duration
+from . import _common as c
+
+ORDER = 45
+EXAMPLES = """examples:
+  salloc -N 16 jostle scan                          every node of the job, then its links
+  jostle scan --hosts n1,n2,n3,n4 --budget 30       four hosts, 30 s of fingerprint each
+  jostle scan --hostfile nodes.txt --format json    the figures and suspects as JSON
+  jostle scan --drain-script drain.sh               scontrol lines for the flagged nodes
+  jostle scan --dry-run --nodes 256                 the plan and its time bound for 256 nodes
+  jostle scan --simulate --nodes 256 --inject link:7:bandwidth=0.5
+                                                    the link part under SimGrid, one bad link
+
+exit status: 0 nothing flagged, 1 a node or link flagged (or unreachable), 2 bad input."""
+FP_SIZES = {"pingpong": "8,1M", "contention": "4,64M"}
+# Each point also stops at this many samples: on an oversubscribed node a batch sized from
+# the first (fast) samples can run far past --max-time when later ones are descheduled.
+FP_MAX_REPS = "20000"
+LINK_SIZES = "8,1M"
+LINK_MAX_REPS = "30"
+PROBE_TIMEOUT = 30.0
+DEFAULT_MARGIN = 60.0   # seconds past a run's expected time before its node is unreachable
+
+
+def load_sizes_type(text):
+    from ..sizes import parse_sizes
+    try:
+        sizes = parse_sizes(text)
+    except UsageError:
+        sizes = []
+    if len(sizes) != 2 or "," not in text:
+        raise argparse.ArgumentTypeError(f"'{text}' is not allowed; expected two message sizes "
+                                         "SMALL,LARGE, e.g. 4,64M")
+    return text
+
+
+def threshold_type(text):
+    return c.positive_float(text)
+
+
+def register(sub):
+    p = sub.add_parser("scan", help="find the slow node and the bad link of an allocation",
+                       description=__doc__.split("\n\n")[0], epilog=EXAMPLES,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    g = p.add_argument_group("the allocation (default: the SLURM job's nodes)")
+    g.add_argument("--hosts", type=c.hosts_type, metavar="A,B,…", help="the nodes to scan")
+    g.add_argument("--hostfile", metavar="FILE", help="the nodes to scan, one per line")
+    m = p.add_argument_group("measuring")
+    m.add_argument("--budget", type=c.positive_float, default=60.0, metavar="S",
+                   help="seconds of fingerprint per node (default 60; every node at once)")
+    m.add_argument("--round-time", type=c.positive_float, default=1.0, metavar="S",
+                   help="seconds per round of the link part, N-1 rounds (default 1)")
+    m.add_argument("--link-metrics", choices=("all", "bandwidth", "latency"), default="all",
+                   help="what the link part measures and judges: bandwidth at 1 MiB, latency at "
+                        "8 B, or both (default)")
+    m.add_argument("--pairwise", action="store_true",
+                   help="links one pair at a time (no contention between pairs; for small N)")
+    m.add_argument("--parts", choices=("all", "fingerprint", "links"), default="all",
+                   help="what to measure (default all)")
+    m.add_argument("--fingerprint-jobs", type=c.positive_int, metavar="K",
+                   help="nodes fingerprinted at once (default: all of them)")
+    m.add_argument("--load-sizes", type=load_sizes_type, default=FP_SIZES["contention"],
+                   metavar="SMALL,LARGE", help="message sizes of the contention under load "
+                   f"(default {FP_SIZES['contention']}; smaller for a small or busy machine)")
+    m.add_argument("--compute-cores", type=c.nonneg_int, metavar="N",
+                   help="compute threads per rank under load (default: jostle-bench's, the "
+                        "free cores of the rank's share)")
+    m.add_argument("--comm-core", metavar="LIST", help="--comm-core of the link run's ranks")
+    j = p.add_argument_group("judging")
+    j.add_argument("--threshold", type=threshold_type, default=3.5, metavar="Z",
+                   help="robust z (from the MAD) from which a value is flagged (default 3.5, Iglewicz and Hoaglin's cut-off for the modified z score)")
+    j.add_argument("--no-confirm", action="store_true",
+                   help="do not measure again what was flagged (by default a suspect must be "
+                        "flagged twice: a shared node can be slow for a moment)")
+    j.add_argument("--min-effect", type=c.positive_float, default=0.25, metavar="F",
+                   help="never flag a difference from the median smaller than F (relative; "
+                        "for a degradation, in fractions) (default 0.25)")
+    o = p.add_argument_group("output")
+    o.add_argument("--format", choices=("text", "json"), default="text")
+    o.add_argument("--drain-script", metavar="FILE",
+                   help="write scontrol DRAIN lines for the flagged nodes (never run)")
+    o.add_argument("--dry-run", action="store_true", help="print the plan and its time bound")
+    l = p.add_argument_group("launching")
+    l.add_argument("--mpi", choices=("auto", "openmpi", "mpich"), default="auto")
+    l.add_argument("--bench", metavar="PATH", help="the jostle-bench binary")
+    l.add_argument("--launcher", metavar="'CMD …'",
+                   help="launcher prefix instead of the detected one; {np} and {hosts} (a,b or "
+                        "a:2) are replaced by each run's ranks and hosts")
+    l.add_argument("--oversubscribe", choices=("auto", "yes", "no"), default="auto")
+    l.add_argument("--srun-mpi", metavar="NAME", help="srun's PMI plugin in a SLURM job")
+    l.add_argument("--timeout", type=c.positive_float, metavar="S",
+                   help="a run still going S seconds after the time it should take is stopped "
+                        f"and its node named unreachable (default {DEFAULT_MARGIN:g})")
+    s = simgrid.add_options(p, "1Gf", "node speed")
+    s.add_argument("--inject", action="append", metavar="link:I:KIND=F",
+                   help="with --simulate: node I's link at F times the platform's bandwidth or "
+                        "latency (KIND); repeatable")
+    c.add_output_options(p, campaign_default="scan")
+    p.set_defaults(func=main)
+
+
+# ---------------------------------------------------------------- the allocation
+
+def allocation(args) -> list:
+    """The hosts to scan, checked: --hosts, --hostfile, else the SLURM job's nodes."""
+    job = os.environ.get("SLURM_JOB_NODELIST")
+    allowed = _slurm_hosts(job) if job else None
+    if args.hosts and args.hostfile:
+        raise UsageError("--hosts and --hostfile both name the hosts; give one")
+    if args.hosts or args.hostfile:
+        where = "--hosts" if args.hosts else f"--hostfile '{args.hostfile}'"
+        hosts = scan.check_hosts(args.hosts or scan.read_hostfile(args.hostfile), allowed, where)
+        if allowed is None:
+            for h in hosts:
+                try:
+                    socket.getaddrinfo(h, None)
+                except OSError:
+                    raise UsageError(f"{where}: unknown host '{h}' (its name does not resolve)") from None
+        return hosts
+    if allowed is None:
+        raise UsageError("no hosts: give --hosts A,B,… or --hostfile FILE, or run inside a SLURM "
+                         "job (salloc -N 4 jostle scan)")
+    return scan.check_hosts(allowed, where="the SLURM job's nodes")
+
+
+def _slurm_hosts(nodelist) -> list:
+    try:
+        out = subprocess.run(["scontrol", "show", "hostnames", nodelist], capture_output=True,
+                             text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise JostleError(f"'scontrol show hostnames {nodelist}' failed: {e}") from None
+    if out.returncode:
+        raise JostleError(f"'scontrol show hostnames {nodelist}': {out.stderr.strip()}")
+    return out.stdout.split()
+
+
+# ---------------------------------------------------------------- the plan
+
+def fingerprint_runs(args, hosts, only=None, suffix="") -> list:
+    """The fingerprint runs of HOSTS (of benchmark ONLY, when given; SUFFIX on their names)."""
+    b = args.budget
+    margin = args.timeout or DEFAULT_MARGIN
+    extra = ([] if args.compute_cores is None else ["--compute-cores", str(args.compute_cores)])
+    extra += ["--oversubscribe"] if args.oversubscribe == "yes" else []
+    runs = []
+    for h in hosts:
+        pp = ["--sizes", FP_SIZES["pingpong"], "--min-reps", "20", "--max-reps", FP_MAX_REPS,
+              "--warmup", "5", "--max-time", f"{0.05 * b:.3g}"]
+        ct = ["--kernel", "triad", "--sizes", args.load_sizes, "--phases",
+              "compute,comm,together", "--phase-time", f"{0.1 * b:.3g}", "--min-reps", "10",
+              "--max-reps", FP_MAX_REPS, "--max-time", f"{0.1 * b:.3g}", *extra]
+        for bench, a, share in (("pingpong", pp, 0.15), ("contention", ct, 0.85)):
+            if only in (None, bench):
+                runs.append(RunSpec(f"fp-{bench}-{h}{suffix}", bench, a, 2, [h],
+                                    share * b + 5 + margin, estimate=share * b + 5))
+    return runs
+
+
+def link_run(args, hosts, exact=False) -> RunSpec:
+    n = len(hosts)
+    sizes = {"all": LINK_SIZES, "bandwidth": "1M", "latency": "8"}[args.link_metrics]
+    nsizes = len(sizes.split(","))
+    a = ["--sizes", sizes, "--pattern", "pairwise" if args.pairwise else "shift"]
+    if exact:   # simulated: deterministic, one sample says it all
+        a += ["--iterations", "1", "--warmup", "0"]
+    else:
+        # --max-reps bounds the rounds measured: a point fed from the rounds already taken
+        # is fast, and the harness would size its next batch of new rounds from that speed.
+        a += ["--min-reps", "5", "--max-reps", LINK_MAX_REPS, "--warmup", "2",
+              "--max-time", f"{args.round_time / (n * nsizes):.3g}"]
+    a += ["--comm-core", args.comm_core] if getattr(args, "comm_core", None) else []
+    bound = (n - 1) * args.round_time + 10
+    name = c.default_name(f"links-{'pairwise' if args.pairwise else 'shift'}-n{n}", a, n, hosts)
+    return RunSpec(name, "shift", a, n, list(hosts), 2 * bound + (args.timeout or DEFAULT_MARGIN),
+                   estimate=bound)
+
+
+def config_for(args):
+    """A function RunSpec -> LaunchConfig: the detected launcher, or --launcher with its
+    {np} and {hosts} filled in per run."""
+    ns = argparse.Namespace(**{**vars(args), "launcher": None, "platform": None,
+                               "hostfile": None})
+    if args.launcher is None:
+        config = c.launch_config(ns)
+        return lambda spec: config
+    bench = launch.find_bench(args.mpi, args.bench)
+
+    def of(spec):
+        hosts = launch._host_list(spec.hosts, spec.ranks)[0] if spec.hosts else ""
+        prefix = args.launcher.replace("{np}", str(spec.ranks)).replace("{hosts}", hosts)
+        return LaunchConfig(bench, "custom", prefix=prefix)
+    return of
+
+
+def time_bound(args, n) -> str:
+    fp = 0 if args.parts == "links" else args.budget * -(-n // (args.fingerprint_jobs or n))
+    links = 0 if args.parts == "fingerprint" else (n - 1) * args.round_time
+    return (f"jostle: scan of {n} nodes: fingerprint ≤ {duration(fp)} "
+            f"({'every node at once' if not args.fingerprint_jobs else f'{args.fingerprint_jobs} at once'}), "
+            f"links {n - 1} rounds × {args.round_time:g} s ≤ {duration(links)}, plus start-ups: "
+            f"at most about {duration(fp + links + 60)}")
+
+
+# ---------------------------------------------------------------- running
+
+def _probe(config_of, hosts) -> dict:
+    """Which of HOSTS answer a one-rank launch of `jostle-bench --version` in time."""
+    dead = {}
+    for h in hosts:
+        spec = RunSpec("probe", "--version", [], 1, [h])
+        plan = config_of(spec).plan(spec, ["--version"])
+        try:
+            out = launch.execute(plan.argv, timeout=PROBE_TIMEOUT, on_stdout=lambda line: None)
+        except JostleError as e:
+            out = Failure(str(e), False)
+        if not getattr(out, "status", None) == "ok":
+            dead[h] = f"no answer to a one-rank launch within {PROBE_TIMEOUT:g} s"
+    return dead
+
+
+def run_fingerprints(args, camp_dir, hosts, config_of, progress, suffix="") -> dict:
+    """Runs every node's fingerprint, a benchmark at a time (a node that did not answer the
+    first is not asked again); returns {host: (why, run file)} of the unreachable."""
+    dead = {}
+    for bench in ("pingpong", "contention"):
+        runs = fingerprint_runs(args, [h for h in hosts if h not in dead], bench, suffix)
+        camp = Campaign(camp_dir, runs)
+        done = camp.run(config_of, progress, quiet=True,
+                        jobs=args.fingerprint_jobs or len(hosts), keep_going=True)
+        for spec, status in done:
+            if isinstance(status, Failure):
+                why = ("no answer before the time-out" if status.timeout
+                       else "its run failed: " + status.message.splitlines()[0][:200])
+                dead[spec.hosts[0]] = (why, str(camp.output(spec)) + ".partial")
+    return dead
+
+
+def run_links(args, camp_dir, hosts, config_of, progress, dead, suffix="") -> "Path | None":
+    """The link run over HOSTS; when it fails, the hosts that do not answer are added to DEAD
+    and it is run again without them. Returns the complete run file, or None."""
+    while len(hosts) >= 2:
+        spec = link_run(args, hosts)
+        spec.name += suffix
+        camp = Campaign(camp_dir, [spec])
+        [(_, status)] = camp.run(config_of, progress, quiet=True, keep_going=True)
+        if not isinstance(status, Failure):
+            return camp.output(spec)
+        lost = _probe(config_of, hosts)
+        if not lost:
+            raise JostleError(f"the link run failed and every host answers: {status.message}")
+        for h, why in lost.items():
+            dead[h] = (why, str(camp.output(spec)) + ".partial")
+        hosts = [h for h in hosts if h not in lost]
+    return None
+
+
+def main(args):
+    if not args.simulate and args.dry_run and hasattr(args, "nodes"):
+        nodes = args.nodes   # the plan for N nodes, real ones: no --simulate needed
+        del args.nodes
+    else:
+        nodes = None
+    simgrid.check_simulation(args)
+    if args.simulate:
+        return simulated(args)
+    if args.inject:
+        raise UsageError("--inject is only used with --simulate")
+    if args.dry_run and nodes is not None and not (args.hosts or args.hostfile):
+        hosts = [f"node-{i}" for i in range(simgrid.parse_nodes(nodes)[-1])]
+    else:
+        hosts = allocation(args)
+    camp_dir = Path(args.output_dir) / args.campaign
+    config_of = config_for(args)
+    if args.dry_run:
+        parts = (fingerprint_runs(args, hosts) if args.parts != "links" else []) + \
+            ([link_run(args, hosts)] if args.parts != "fingerprint" else [])
+        Campaign(camp_dir, parts).dry_run(config_of)
+        print(time_bound(args, len(hosts)), file=sys.stderr)
+        return 0
+    progress = Progress()
+    t0 = time.monotonic()
+    dead = run_fingerprints(args, camp_dir, hosts, config_of, progress) \
+        if args.parts != "links" else {}
+    link_file = None
+    if args.parts != "fingerprint":
+        link_file = run_links(args, camp_dir, [h for h in hosts if h not in dead], config_of,
+                              progress, dead)
+    fp_files = fp_outputs(args, camp_dir, [h for h in hosts if h not in dead])
+    result = analyse(args, hosts, fp_files, link_file, dead)
+    if not args.no_confirm and any(s.kind != "unreachable" for s in result["suspects"]):
+        result = confirm(args, camp_dir, hosts, config_of, progress, result, fp_files, dead)
+    return report(args, camp_dir, hosts, result, dead, time.monotonic() - t0)
+
+
+def fp_outputs(args, camp_dir, hosts, suffix="") -> dict:
+    """{(host, benchmark): run file} of the fingerprints of HOSTS."""
+    if args.parts == "links":
+        return {}
+    return {(s.hosts[0], s.benchmark): Campaign(camp_dir, []).output(s)
+            for s in fingerprint_runs(args, hosts, suffix=suffix)}
+
+
+def confirm(args, camp_dir, hosts, config_of, progress, first, fp_files, dead) -> dict:
+    """Measure again what was flagged (the flagged nodes' fingerprints, the links) and keep a
+    suspect only when the second measurement flags it too: a node of a shared machine can be
+    slow for a few seconds because of another job, a bad one stays bad. Its evidence: both."""
+    fp_names = {m.name for m in scan.FINGERPRINT}
+    again = sorted({s.where for s in first["suspects"] if s.kind == "node"
+                    and any(e["metric"] in fp_names for e in s.evidence)})
+    fp2 = dict(fp_files)
+    if again:
+        lost = run_fingerprints(args, camp_dir, again, config_of, progress, "-again")
+        dead.update(lost)
+        fp2.update(fp_outputs(args, camp_dir, [h for h in again if h not in lost], "-again"))
+    link_file = first["link_file"]
+    if link_file is not None and any(s.kind == "link" or any(
+            e["metric"].startswith("links_") for e in s.evidence) for s in first["suspects"]):
+        link_file = run_links(args, camp_dir, first["link_hosts"], config_of, progress, dead,
+                              "-again")
+    second = analyse(args, hosts, {k: v for k, v in fp2.items() if k[0] not in dead},
+                     link_file, dead)
+    before = {(s.kind, s.where): s for s in first["suspects"]}
+    kept = []
+    for s in second["suspects"]:
+        if s.kind == "unreachable" or (s.kind, s.where) in before:
+            if s.kind != "unreachable":
+                s.evidence = before[(s.kind, s.where)].evidence + s.evidence
+            kept.append(s)
+    second["suspects"] = kept
+    return second
+
+
+# ---------------------------------------------------------------- output
+
+def analyse(args, hosts, fp_files, link_file, dead) -> dict:
+    runs_by_host = {}
+    for (h, bench), path in fp_files.items():
+        runs_by_host.setdefault(h, {})[bench] = load_run(path)
+    values = scan.node_values({h: runs_by_host.get(h, {}) for h in hosts if h not in dead})
+    table, node_ev = scan.judge_nodes(values, {k: str(v) for k, v in fp_files.items()},
+                                      args.threshold, args.min_effect)
+    links, link_findings, link_run_ = None, [], None
+    if link_file is not None:
+        link_run_ = load_run(link_file)
+        links, more, link_findings = scan.judge_links(
+            scan.link_values(link_run_), [h for h in hosts if h not in dead], link_file,
+            args.threshold, args.min_effect,
+            metrics=None if args.link_metrics == "all" else (args.link_metrics,))
+        for h, ev in more.items():
+            node_ev.setdefault(h, []).extend(ev)
+    suspects = scan.rank(dead, node_ev, link_findings)
+    return {"table": table, "links": links, "suspects": suspects, "link_run": link_run_,
+            "link_file": link_file, "link_hosts": [h for h in hosts if h not in dead]}
+
+
+def report(args, camp_dir, hosts, a, dead, elapsed) -> int:
+    suspects = a["suspects"]
+    figs = []
+    if a["link_run"] is not None:
+        figs = figures.write(shift_figures.build([a["link_run"]]), camp_dir / "figures")
+    if args.drain_script:
+        _write_atomic(Path(args.drain_script),
+                      "#!/bin/sh\n# written by jostle scan; review before running\n"
+                      + "".join(line + "\n" for line in scan.drain_lines(suspects)))
+    doc = {"schema": 1, "campaign": str(camp_dir), "hosts": hosts, "elapsed_s": round(elapsed, 1),
+           "threshold": args.threshold, "min_effect": args.min_effect,
+           "unreachable": sorted(dead), "nodes": scan.nodes_json(a["table"], dead),
+           "links": [] if a["links"] is None else scan.links_json(a["links"]),
+           "suspects": [s.to_dict(i + 1) for i, s in enumerate(suspects)],
+           "figures": [str(p) for p in figs if str(p).endswith(".png")]}
+    _write_atomic(camp_dir / "scan.json", json.dumps(doc, indent=1) + "\n")
+    if args.format == "json":
+        print(json.dumps(doc, indent=1))
+    else:
+        print(scan.text(doc, a["table"]))
+    return 1 if suspects else 0
+
+
+def _write_atomic(path: Path, body: str):
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_text(body)
+        os.replace(tmp, path)
+    except OSError as e:
+        raise JostleError(f"cannot write {path}: {e.strerror}") from None
+
+
+# ---------------------------------------------------------------- simulated
+
+def simulated(args) -> int:
+    """The link part on a generated cluster under SimGrid, with faults injected."""
+    counts = simgrid.parse_nodes(args.nodes)
+    if len(counts) != 1:
+        raise UsageError(f"--nodes '{args.nodes}': a scan simulates one node count; give N")
+    n = counts[0]
+    injected = [scan.parse_inject(x, n) for x in args.inject or []]
+    bw, lat = simgrid.parse_bandwidth(args.bandwidth), simgrid.parse_latency(args.latency)
+    speed = simgrid.parse_speed(args.speed)
+    links = {}
+    for i, kind, f in injected:
+        b, l_ = links.get(i, (bw, lat))
+        links[i] = (b * f, l_) if kind == "bandwidth" else (b, l_ * f)
+    hosts = [f"node-{i}" for i in range(n)]
+    camp_dir = Path(args.output_dir) / args.campaign
+    tag = "-" + c.default_name("inject", sorted(map(str, injected)))[7:] if injected else ""
+    spec = link_run(args, hosts, exact=True)
+    spec.name += tag
+    spec.timeout = (args.timeout or 600) + 0.06 * n * n   # N(N-1) links: about 16 ms each at 256 here
+    if not args.dry_run and not shutil_which("smpirun"):
+        raise JostleError("smpirun is not installed (SimGrid); --simulate needs it")
+    bench = simgrid.find_bench(args.bench)
+    plat, hostfile = simgrid.write_platform(camp_dir / "platforms", n, bw, lat, speed,
+                                            links=links, tag=tag)
+    prefix = shlex.join(["smpirun", "-np", str(n), "-platform", str(plat), "-hostfile",
+                         str(hostfile), *simgrid.smpi_flags(args.poll_cost),
+                         "--log=root.thresh:warning", "--log=smpi_config.thresh:error"])
+    config = LaunchConfig(bench, "custom", prefix=prefix)
+    camp = Campaign(camp_dir, [spec])
+    if args.dry_run:
+        camp.dry_run(config)
+        print(time_bound(argparse.Namespace(**{**vars(args), "parts": "links"}), n),
+              file=sys.stderr)
+        return 0
+    camp.run(config, Progress(), quiet=True)
+    run = load_run(camp.output(spec))
+    real = float((run.launch or {}).get("elapsed_s") or 0)   # the launch's, also when resumed
+    print(f"jostle: simulated {n} nodes: the link part would take "
+          f"{float((run.end or {}).get('elapsed_s') or 0):.3f} s of simulated time on this "
+          f"platform; it took {real:.1f} s here", file=sys.stderr)
+    return report(args, camp_dir, hosts, analyse(args, hosts, {}, camp.output(spec), {}), {},
+                  real)
+
+
+def shutil_which(name):
+    import shutil
+    return shutil.which(name)

@@ -1,0 +1,338 @@
+"""`jostle scan`'s reading of its campaign: each node and link against the allocation.
+
+A scan's runs (commands/scan.py plans them) are a fingerprint per node (pingpong and contention
+runs on that node alone) and one `shift` run over all nodes (every directed link). This module
+turns their records into one value per node and metric and one per link and metric, and flags
+what is far from the allocation's own median on the side that is worse:
+
+    z = (x - median) / MAD    (robust z: the median absolute deviation, scaled by 1.4826)
+
+computed on log(x) for a latency or a bandwidth (a ratio is a difference there) and on x for a
+degradation under load (a fraction); the MAD is taken as 0.01 at least (1%). A value is flagged when z >= the threshold AND it differs
+from the median by at least the minimum effect (a relative difference for a value, a difference
+of fractions for a degradation): with few nodes the MAD can be tiny, and a 3% difference is not
+a fault whatever its z. A node whose every link out (or in) is flagged is named as the node,
+not as N-1 links.
+"""
+
+import math
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from . import contention
+from .errors import UsageError
+from .stats import worse_z
+
+# The MAD is never taken below 1% (of the median, on the log scale; 0.01 of a fraction): values
+# all alike (a simulation, a quiet machine) give a MAD of 0, and every difference an infinite z.
+MAD_FLOOR = 0.01
+HOST_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
+INJECT_KINDS = ("bandwidth", "latency")
+
+
+@dataclass(frozen=True)
+class NodeMetric:
+    name: str
+    benchmark: str     # which fingerprint run holds it
+    metric: str
+    unit: str
+    worse: int         # +1: higher is worse
+    size: object = None   # the point's message size: bytes, "small" or "large" of the run's, None: any
+    phase: str = None  # contention's phase
+    degradation: bool = False   # a contention.pairs() degradation, not a point's median
+    label: str = ""
+
+
+FINGERPRINT = (
+    NodeMetric("pingpong_latency", "pingpong", "latency", "us", +1, 8,
+               label="intra-node latency at 8 B"),
+    NodeMetric("pingpong_bandwidth", "pingpong", "bandwidth", "MB/s", -1, 1 << 20,
+               label="intra-node bandwidth at 1 MiB"),
+    NodeMetric("triad", "contention", "compute_throughput", "GB/s", -1, None, "compute",
+               label="triad on the compute cores, alone"),
+    NodeMetric("latency_alone", "contention", "latency", "us", +1, "small", "comm",
+               label="latency at the small size (4 B) beside idle cores"),
+    NodeMetric("latency_under_load", "contention", "latency", "", +1, "small", degradation=True,
+               label="latency at 4 B: degradation with every other core computing"),
+    NodeMetric("bandwidth_under_load", "contention", "bandwidth", "", +1, "large",
+               degradation=True, label="bandwidth at the large size (64 MiB): degradation under load"),
+)
+LINK_METRICS = (("latency", "us", +1), ("bandwidth", "MB/s", -1))
+
+
+# ---------------------------------------------------------------- input
+
+def check_hosts(hosts, allowed=None, where="--hosts") -> list:
+    """HOSTS as given, refused (exit 2, the value named) when fewer than two, repeated, not a
+    plain host name (it becomes part of a file name), or not among ALLOWED (the job's nodes)."""
+    hosts = [h.strip() for h in hosts if h.strip()]
+    if len(hosts) < 2:
+        raise UsageError(f"{where} '{','.join(hosts)}': a scan needs at least 2 hosts "
+                         "(it compares each node with the others)")
+    for h in hosts:
+        if not HOST_RE.match(h):
+            raise UsageError(f"{where}: host '{h}' is not allowed; expected a host name of "
+                             "letters, digits, '.', '-' and '_'")
+    dup = sorted({h for h in hosts if hosts.count(h) > 1})
+    if dup:
+        raise UsageError(f"{where}: host '{dup[0]}' is named twice; each host once")
+    if allowed is not None:
+        unknown = [h for h in hosts if h not in allowed]
+        if unknown:
+            raise UsageError(f"{where}: unknown host '{unknown[0]}': not in this allocation; "
+                             f"allowed: {', '.join(allowed)}")
+    return hosts
+
+
+def read_hostfile(path) -> list:
+    """One host per line (`host slots=N` and `host:N` read as host; # starts a comment)."""
+    try:
+        text = open(path).read()
+    except OSError as e:
+        raise UsageError(f"--hostfile '{path}': cannot read it ({e.strerror})") from None
+    out = []
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            out.append(line.split()[0].split(":")[0])
+    return out
+
+
+def parse_inject(text, nodes) -> tuple:
+    """'link:I:bandwidth=F' or 'link:I:latency=F' -> (I, kind, F): node I's link at F times the
+    platform's bandwidth (or latency)."""
+    m = re.match(r"^link:([0-9]+):([a-z_]+)=([0-9.eE+-]+)$", text or "")
+    if not m:
+        raise UsageError(f"--inject '{text}' is not allowed; expected link:I:bandwidth=F or "
+                         "link:I:latency=F")
+    i, kind = int(m.group(1)), m.group(2)
+    if kind not in INJECT_KINDS:
+        raise UsageError(f"--inject '{text}': unknown kind '{kind}'; allowed: "
+                         f"{', '.join(INJECT_KINDS)}")
+    if i >= nodes:
+        raise UsageError(f"--inject '{text}': node {i} does not exist; allowed: 0 to {nodes - 1}")
+    try:
+        f = float(m.group(3))
+    except ValueError:
+        f = math.nan
+    if not (f > 0 and math.isfinite(f)):
+        raise UsageError(f"--inject '{text}': factor '{m.group(3)}' is not allowed; expected a "
+                         "number > 0")
+    return i, kind, f
+
+
+# ---------------------------------------------------------------- tables from records
+
+def _size(points, size):
+    if size in ("small", "large") and "size" in points and len(points):
+        return points["size"].min() if size == "small" else points["size"].max()
+    return size
+
+
+def _pick(points, metric, size=None, phase=None):
+    df = points[points.metric == metric]
+    size = _size(points, size)
+    if size is not None and "size" in df:
+        df = df[df["size"] == size]
+    if phase is not None and "phase" in df:
+        df = df[df["phase"] == phase]
+    return df
+
+
+def node_values(runs_by_host: dict) -> pd.DataFrame:
+    """One row per host, one column per FINGERPRINT metric (NaN where a run is missing).
+    RUNS_BY_HOST: host -> {benchmark: results.Run}."""
+    rows = {}
+    for host, runs in runs_by_host.items():
+        row = {}
+        for m in FINGERPRINT:
+            run = runs.get(m.benchmark)
+            v = math.nan
+            if run is not None and m.degradation:
+                pairs = contention.pairs(run.points, run.param_names)
+                sel = pairs[(pairs.metric == m.metric) & (pairs["size"] == _size(run.points, m.size))] \
+                    if not pairs.empty and "size" in pairs else pairs.iloc[0:0]
+                v = float(sel.degradation.median()) if len(sel) else math.nan
+            elif run is not None:
+                sel = _pick(run.points, m.metric, m.size, m.phase)
+                v = float(sel["median"].median()) if len(sel) else math.nan
+            row[m.name] = v
+        rows[host] = row
+    return pd.DataFrame.from_dict(rows, orient="index", columns=[m.name for m in FINGERPRINT])
+
+
+def link_values(run) -> pd.DataFrame:
+    """One row per directed link of a shift run: src, dst (hosts), latency at its smallest size,
+    bandwidth at its largest."""
+    df = run.points
+    if df.empty:
+        return pd.DataFrame(columns=["src", "dst", "latency", "bandwidth"])
+    small, large = df["size"].min(), df["size"].max()
+    lat = df[(df.metric == "latency") & (df["size"] == small)]
+    bw = df[(df.metric == "bandwidth") & (df["size"] == large)]
+    out = lat[["src_host", "dst_host", "median"]].rename(columns={"median": "latency"}).merge(
+        bw[["src_host", "dst_host", "median"]].rename(columns={"median": "bandwidth"}),
+        on=["src_host", "dst_host"], how="outer")
+    return out.rename(columns={"src_host": "src", "dst_host": "dst"}).reset_index(drop=True)
+
+
+# ---------------------------------------------------------------- outliers
+
+def score(values, worse, threshold, min_effect, fraction=False, center=None):
+    """(z, flagged) of each value against the values' median (or CENTER, a baseline)."""
+    v = np.asarray(values, dtype=float)
+    ok = np.isfinite(v) & ((v > 0) | fraction)
+    x = v if fraction else np.log(np.where(ok, v, 1.0))
+    c = None if center is None else (center if fraction else math.log(center))
+    med = float(np.median(x[ok])) if c is None and ok.any() else c
+    if med is None:
+        return np.full(v.shape, math.nan), np.zeros(v.shape, bool)
+    z = worse_z(np.where(ok, x, np.nan), worse, floor=MAD_FLOOR, center=med)
+    effect = np.abs(x - med) if fraction else np.abs(np.exp(x - med) - 1)
+    flagged = ok & (z >= threshold) & (effect >= min_effect)
+    return np.where(ok, z, np.nan), flagged
+
+
+@dataclass
+class Finding:
+    kind: str          # unreachable | node | link
+    where: str         # a host, or SRC->DST
+    evidence: list     # [{metric, value, unit, median, z, run, label}]
+    z: float
+
+    def to_dict(self, rank) -> dict:
+        node = self.where if self.kind != "link" else None
+        return {"rank": rank, "kind": self.kind, "node": node,
+                "link": self.where if self.kind == "link" else None,
+                "z": None if not math.isfinite(self.z) else round(self.z, 2),
+                "evidence": self.evidence}
+
+
+def _ev(metric, value, unit, median, z, run, label=""):
+    def num(x):
+        return None if x is None or not math.isfinite(x) else round(float(x), 6)
+    return {"metric": metric, "value": num(value), "unit": unit, "median": num(median),
+            "z": None if not math.isfinite(z) else round(float(z), 2), "run": run,
+            "label": label}
+
+
+def judge_nodes(values: pd.DataFrame, runs_of: dict, threshold, min_effect) -> tuple:
+    """(table with a z and a flag per metric, {host: [evidence]})."""
+    table = values.copy()
+    flagged = {}
+    for m in FINGERPRINT:
+        col = values[m.name].to_numpy(dtype=float)
+        z, f = score(col, m.worse, threshold, min_effect, fraction=m.degradation)
+        table[m.name + "_z"] = z
+        med = float(np.nanmedian(col)) if np.isfinite(col).any() else math.nan
+        for host, zz, ff, v in zip(values.index, z, f, col):
+            if ff:
+                flagged.setdefault(host, []).append(
+                    _ev(m.name, v, m.unit, med, zz, runs_of.get((host, m.benchmark), ""), m.label))
+    return table, flagged
+
+
+def judge_links(links: pd.DataFrame, hosts, run_path, threshold, min_effect,
+                metrics=None) -> tuple:
+    """(links table with z and flags, node findings, link findings). A node all of whose links
+    out, or all in, are flagged for one metric is one node finding. METRICS: the names of
+    LINK_METRICS judged (default all; the others get no flag)."""
+    links = links.copy()
+    for metric, unit, worse in LINK_METRICS:
+        if metrics is not None and metric not in metrics:
+            links[metric + "_z"], links[metric + "_flag"] = np.nan, False
+            continue
+        z, f = score(links[metric].to_numpy(dtype=float), worse, threshold, min_effect)
+        links[metric + "_z"], links[metric + "_flag"] = z, f
+    nodes, claimed = {}, set()
+    for h in hosts:
+        for side, col in (("out", "src"), ("in", "dst")):
+            mine = links[links[col] == h]
+            for metric, unit, _ in LINK_METRICS:
+                if len(mine) >= 2 and mine[metric + "_flag"].all():
+                    med = float(links[metric].median())
+                    nodes.setdefault(h, []).append(_ev(
+                        f"links_{side}_{metric}", float(mine[metric].median()), unit, med,
+                        float(mine[metric + "_z"].min()), str(run_path),
+                        f"every link {side} of the node: median {metric} of its {len(mine)}"))
+                    claimed.update(mine.index)
+    found = []
+    for idx, row in links.iterrows():
+        if idx in claimed:
+            continue
+        ev = [_ev(metric, row[metric], unit, float(links[metric].median()), row[metric + "_z"],
+                  str(run_path)) for metric, unit, _ in LINK_METRICS if row[metric + "_flag"]]
+        if ev:
+            found.append(Finding("link", f"{row.src}->{row.dst}", ev, max(e["z"] for e in ev)))
+    return links, nodes, found
+
+
+def rank(unreachable: dict, node_ev: dict, link_findings: list) -> list:
+    """Suspects, worst first: unreachable nodes, then by their largest robust z."""
+    out = [Finding("unreachable", h, [{"metric": "reachable", "value": None, "unit": "",
+                                       "median": None, "z": None, "run": run, "label": why}],
+                   math.inf) for h, (why, run) in unreachable.items()]
+    found = [Finding("node", h, ev, max((e["z"] or 0) for e in ev)) for h, ev in node_ev.items()]
+    found += link_findings
+    out += sorted(found, key=lambda f: -f.z)
+    return out
+
+
+def drain_lines(suspects) -> list:
+    """`scontrol update` lines that drain each flagged node (links name no node to drain)."""
+    out = []
+    for s in suspects:
+        if s.kind == "link":
+            continue
+        what = "unreachable" if s.kind == "unreachable" else \
+            ", ".join(f"{e['metric']} z={e['z']}" for e in s.evidence[:3])
+        reason = re.sub(r"[^A-Za-z0-9 .,:=_+-]", "", f"jostle scan: {what}")[:200]
+        out.append(f'scontrol update NodeName={s.where} State=DRAIN Reason="{reason}"')
+    return out
+
+
+# ---------------------------------------------------------------- output
+
+def _num(x):
+    return None if x is None or x != x or x in (float("inf"), float("-inf")) else round(float(x), 4)
+
+
+def nodes_json(table, dead) -> list:
+    out = [{"host": h, "status": "ok", **{k: _num(v) for k, v in row.items()}}
+           for h, row in table.iterrows()]
+    return out + [{"host": h, "status": "unreachable"} for h in sorted(dead)]
+
+
+def links_json(links) -> list:
+    return [{"src": r.src, "dst": r.dst, "latency_us": _num(r.latency),
+             "bandwidth_MBps": _num(r.bandwidth), "latency_z": _num(r.latency_z),
+             "bandwidth_z": _num(r.bandwidth_z),
+             "flagged": bool(r.latency_flag or r.bandwidth_flag)} for r in links.itertuples()]
+
+
+def text(doc, table) -> str:
+    cols = [m.name for m in FINGERPRINT]
+    lines = [f"jostle scan: {len(doc['hosts'])} nodes, {len(doc['unreachable'])} unreachable, "
+             f"{len(doc['suspects'])} suspect(s), {doc['elapsed_s']:.0f} s; {doc['campaign']}"]
+    if not table.empty and table[cols].notna().any().any():
+        lines.append("node".ljust(18) + "".join(c_[:19].rjust(21) for c_ in cols))
+        for h, row in table.iterrows():
+            lines.append(h[:17].ljust(18) + "".join(
+                f"{row[c_]:.4g} (z {row[c_ + '_z']:+.1f})".rjust(21) if row[c_] == row[c_]
+                else "-".rjust(21) for c_ in cols))
+    if doc["links"]:
+        flagged = sum(x["flagged"] for x in doc["links"])
+        lines.append(f"links: {len(doc['links'])} measured, {flagged} flagged")
+    for s in doc["suspects"]:
+        where = s["node"] or s["link"]
+        ev = "; ".join(f"{e['metric']} {e['value']} {e['unit']} (median {e['median']}, z {e['z']}) "
+                       f"[{e['run']}]" if e["value"] is not None else f"{e['label']} [{e['run']}]"
+                       for e in s["evidence"])
+        lines.append(f"  {s['rank']}. {s['kind']} {where}: {ev}")
+    if not doc["suspects"]:
+        lines.append("nothing flagged")
+    lines += [f"figure: {f}" for f in doc["figures"]]
+    return "\n".join(lines)

@@ -1,0 +1,82 @@
+"""`jostle scan` over four "hosts" (network namespaces on a bridge, tests/py/netns4.py): a clean
+scan flags nothing, a degraded link (tbf on a host's veth) and a slow node (its processes in a
+cgroup of 5% of a core) are named, and a host killed mid-scan is named unreachable while the
+others are still reported. Each scan takes one to two minutes here; skipped unless root with
+Open MPI, tc and namespaces."""
+
+import json
+import time
+
+import pytest
+
+import netns4
+
+REASON = netns4.unavailable()
+pytestmark = pytest.mark.skipif(bool(REASON), reason=REASON or "ok")
+
+
+@pytest.fixture(scope="module")
+def hosts():
+    with netns4.Hosts(4) as h:
+        yield h
+
+
+def _doc(proc):
+    assert proc.returncode in (0, 1), proc.stderr[-3000:]
+    return json.loads(proc.stdout)
+
+
+def test_clean_scan_flags_nothing(hosts, tmp_path):
+    doc = _doc(hosts.scan(tmp_path, "clean"))
+    assert doc["suspects"] == [], json.dumps(doc["suspects"], indent=1)
+    assert [n["host"] for n in doc["nodes"]] == hosts.ips
+    assert all(n["status"] == "ok" and n["triad"] for n in doc["nodes"])
+    assert len(doc["links"]) == 12 and doc["unreachable"] == []
+
+
+def test_degraded_link_and_slow_node_are_named(hosts, tmp_path):
+    bad_link, slow = hosts.ips[1], hosts.ips[2]
+    try:
+        hosts.script("degrade", bad_link, "20mbit")
+        hosts.script("slow", slow, "5000")
+        proc = hosts.scan(tmp_path, "faults", "--drain-script", str(tmp_path / "drain.sh"))
+    finally:
+        hosts.heal()
+    doc = _doc(proc)
+    assert proc.returncode == 1
+    named = {s["node"]: s for s in doc["suspects"]}
+    assert set(named) == {bad_link, slow}, json.dumps(doc["suspects"], indent=1)
+    assert any(e["metric"] == "links_out_bandwidth" for e in named[bad_link]["evidence"])
+    # the slow node by its fingerprint: its triad (compute over the phase's wall time)
+    assert any(e["metric"] == "triad" and e["value"] < e["median"] / 2
+               for e in named[slow]["evidence"])
+    assert all(e["run"] for s in doc["suspects"] for e in s["evidence"])
+    drain = (tmp_path / "drain.sh").read_text()
+    assert f"NodeName={bad_link} State=DRAIN" in drain and f"NodeName={slow} State=DRAIN" in drain
+    assert any(p.endswith("-bandwidth.png") for p in doc["figures"])
+
+
+def test_killed_host_is_unreachable_and_the_others_reported(hosts, tmp_path):
+    victim = hosts.ips[3]
+    proc = hosts.scan(tmp_path, "killed", "--timeout", "20", background=True)
+    try:
+        first = tmp_path / "killed" / f"fp-pingpong-{hosts.ips[0]}.jsonl"
+        deadline = time.monotonic() + 120
+        while not first.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.5)
+        hosts.script("kill", victim)      # mid-scan: the first node is done, the victim not yet
+        out, err = proc.communicate(timeout=600)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        hosts.heal()
+    assert proc.returncode == 1, err[-3000:]
+    doc = json.loads(out)
+    assert doc["unreachable"] == [victim]
+    assert doc["suspects"][0]["kind"] == "unreachable" and doc["suspects"][0]["node"] == victim
+    alive = [n for n in doc["nodes"] if n["status"] == "ok"]
+    assert [n["host"] for n in alive] == hosts.ips[:3]
+    assert all(n["pingpong_latency"] for n in alive)
+    assert len(doc["links"]) == 6            # the three others, every way
+    assert (tmp_path / "killed" / f"fp-pingpong-{victim}.jsonl.partial").exists() or \
+        (tmp_path / "killed" / f"fp-pingpong-{victim}.launch.json").exists()
