@@ -164,10 +164,16 @@ def node_values(runs_by_host: dict) -> pd.DataFrame:
     return pd.DataFrame.from_dict(rows, orient="index", columns=[m.name for m in FINGERPRINT])
 
 
-def link_values(run) -> pd.DataFrame:
+def link_values(run, hosts=None) -> pd.DataFrame:
     """One row per directed link of a shift run: src, dst (hosts), latency at its smallest size,
-    bandwidth at its largest."""
+    bandwidth at its largest. HOSTS: the run's hosts as the scan names them, rank r on HOSTS[r]
+    (one rank per host, in order): used when the ranks' own host names are others (an address
+    given, a name the node gives itself)."""
     df = run.points
+    if hosts is not None and not df.empty and \
+            not set(df.src_host) | set(df.dst_host) <= set(hosts) and df.src.max() < len(hosts):
+        df = df.assign(src_host=[hosts[int(r)] for r in df.src],
+                       dst_host=[hosts[int(r)] for r in df.dst])
     if df.empty:
         return pd.DataFrame(columns=["src", "dst", "latency", "bandwidth"])
     small, large = df["size"].min(), df["size"].max()

@@ -367,7 +367,9 @@ def analyse(args, hosts, fp_files, link_file, dead) -> dict:
     if link_file is not None:
         link_run_ = load_run(link_file)
         links, more, link_findings = scan.judge_links(
-            scan.link_values(link_run_), [h for h in hosts if h not in dead], link_file,
+            scan.link_values(link_run_, (link_run_.launch or {}).get("hosts") or
+                             [h for h in hosts if h not in dead]),
+            [h for h in hosts if h not in dead], link_file,
             args.threshold, args.min_effect,
             metrics=None if args.link_metrics == "all" else (args.link_metrics,))
         for h, ev in more.items():
@@ -437,6 +439,9 @@ def simulated(args) -> int:
                                             links=links, tag=tag)
     prefix = shlex.join(["smpirun", "-np", str(n), "-platform", str(plat), "-hostfile",
                          str(hostfile), *simgrid.smpi_flags(args.poll_cost),
+                         # SimGrid 3.32 crashes (SIGSEGV) at 256 ranks on the written-out
+                         # cluster with its default stacks; 32 MiB each is reserved, not used
+                         "--cfg=contexts/stack-size:32768",
                          "--log=root.thresh:warning", "--log=smpi_config.thresh:error"])
     config = LaunchConfig(bench, "custom", prefix=prefix)
     camp = Campaign(camp_dir, [spec])
