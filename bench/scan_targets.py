@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
 """Targets of `jostle scan` (issue 24), printed with PASS or FAIL:
 
-  * simulated: 256 nodes (--nodes) under SimGrid with two injected faults (node 37's link at
-    half the bandwidth, node 200's at 5 times the latency): the suspects are exactly those two
-    nodes; the simulated time of the link part and the real time it took here are printed;
+  * simulated: --nodes N (default 64) under SimGrid with two injected faults (node 37's link at
+    half the bandwidth, node 20's at 5 times the latency): the suspects are exactly those two
+    nodes; the simulated time of the link part and the real time it took here are printed.
+    The issue asks for 256 nodes: SimGrid 3.32 (Debian 12) crashes there (SIGSEGV in
+    kernel::lmm::MaxMin::do_solve, under next_occurring_event_lazy) on the written-out cluster
+    that an injected fault needs, from 128 ranks with a slower link and at 256 with a latency
+    fault alone; --nodes 256 runs it anyway;
   * clean: --clean K scans (default 10) of four "hosts" on this machine (network namespaces,
     tests/py/netns4.py; needs root) with no fault: at most one of them flags anything, and
     each flag is printed (what, which node, its z and effect).
@@ -25,7 +29,7 @@ ROOT = checkout_venv.ROOT
 sys.path.insert(0, str(ROOT / "tests" / "py"))
 import netns4  # noqa: E402
 
-FAULTS = {37: "bandwidth=0.5", 200: "latency=5"}
+FAULTS = {37: "bandwidth=0.5", 20: "latency=5"}
 
 
 def simulated(keep: Path, nodes: int) -> bool:
@@ -86,7 +90,7 @@ def clean(k: int, out: Path) -> bool:
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--nodes", type=int, default=256, help="simulated nodes (default 256)")
+    ap.add_argument("--nodes", type=int, default=64, help="simulated nodes (default 64)")
     ap.add_argument("--clean", type=int, default=10, help="clean scans (default 10; 0: none)")
     ap.add_argument("--skip-sim", action="store_true")
     ap.add_argument("--keep", metavar="DIR", help="keep the campaigns here (resumed)")

@@ -5,7 +5,9 @@ others are still reported. Each scan takes one to two minutes here; skipped unle
 Open MPI, tc and namespaces."""
 
 import json
+import tempfile
 import time
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +21,14 @@ pytestmark = pytest.mark.skipif(bool(REASON), reason=REASON or "ok")
 def hosts():
     with netns4.Hosts(4) as h:
         yield h
+
+
+@pytest.fixture
+def tmp_path():
+    """A directory of this test's own: pytest's basetemp is shared by every session of this
+    user, and another session's clean-up removes it while a scan of minutes writes there."""
+    with tempfile.TemporaryDirectory(prefix="jostle-scan-test-") as d:
+        yield Path(d)
 
 
 def _doc(proc):

@@ -253,9 +253,14 @@ def run_fingerprints(args, camp_dir, hosts, config_of, progress, suffix="") -> d
                         jobs=args.fingerprint_jobs or len(hosts), keep_going=True)
         for spec, status in done:
             if isinstance(status, Failure):
+                lines = status.message.splitlines()
                 why = ("no answer before the time-out" if status.timeout
-                       else "its run failed: " + status.message.splitlines()[0][:200])
+                       else "its run failed: " + (lines[1] if len(lines) > 1 else lines[0])[:200])
                 dead[spec.hosts[0]] = (why, str(camp.output(spec)) + ".partial")
+        if len(dead) == len(hosts):   # the launch, not the nodes: say so instead of N suspects
+            h, (why, _) = next(iter(dead.items()))
+            raise JostleError(f"no node could be measured ({h}: {why}); inside SLURM, ask for "
+                              "two tasks per node (salloc -N N --ntasks-per-node=2)")
     return dead
 
 
@@ -439,9 +444,7 @@ def simulated(args) -> int:
                                             links=links, tag=tag)
     prefix = shlex.join(["smpirun", "-np", str(n), "-platform", str(plat), "-hostfile",
                          str(hostfile), *simgrid.smpi_flags(args.poll_cost),
-                         # SimGrid 3.32 crashes (SIGSEGV) at 256 ranks on the written-out
-                         # cluster with its default stacks; 32 MiB each is reserved, not used
-                         "--cfg=contexts/stack-size:32768",
+
                          "--log=root.thresh:warning", "--log=smpi_config.thresh:error"])
     config = LaunchConfig(bench, "custom", prefix=prefix)
     camp = Campaign(camp_dir, [spec])
