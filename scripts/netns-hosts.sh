@@ -19,7 +19,8 @@
 #   netns-hosts.sh degrade HOST RATE  a tbf qdisc on HOST's veth: what it sends is capped at RATE
 #   netns-hosts.sh slow HOST QUOTA_US what starts on HOST from now on (exec, rsh) runs in a cgroup
 #                                     v1 `cpu` group of cfs_quota_us QUOTA_US per 100000 µs
-#   netns-hosts.sh kill HOST          HOST's processes killed and its link down: it answers no more
+#   netns-hosts.sh kill HOST          HOST's processes killed, its link down, and what is started
+#                                     there from now on hangs (until heal): it answers no more
 #   netns-hosts.sh heal HOST          undo degrade and slow (and bring the link up)
 #
 # `mpirun` adds, unless ARGS already name them: -np 2, --host <A's IP>,<B's IP> (one rank each,
@@ -96,7 +97,7 @@ check() {
 down() {
     local ns
     for ns in "${NAMES[@]}" $BRIDGE_NS; do
-        [ "$ns" = "$BRIDGE_NS" ] || heal_cgroup "$ns"
+        [ "$ns" = "$BRIDGE_NS" ] || { heal_cgroup "$ns"; rm -f "$AGENT_DIR/dead-$ns"; }
         if ip netns pids "$ns" >/dev/null 2>&1; then
             # whatever is still running there (a hung rank) would keep it alive
             local pids; pids=$(ip netns pids "$ns" 2>/dev/null || true)
@@ -184,6 +185,7 @@ exec_in() {
     [ $# -gt 0 ] || die "exec: no command"
     local cg; cg=$(cgroup_of "$ns")
     [ ! -d "$cg" ] || echo $$ > "$cg/cgroup.procs"
+    hang_if_dead "$ns"
     exec ip netns exec "$ns" unshare --uts -- /bin/sh -c 'hostname "$0" && exec "$@"' "$ns" "$@"
 }
 
@@ -217,13 +219,21 @@ heal_cgroup() {
 
 heal() {
     local ns; ns=$(host_of "$1")
+    rm -f "$AGENT_DIR/dead-$ns"
     ip netns exec "$ns" tc qdisc del dev "veth-$ns" root 2>/dev/null || true
     heal_cgroup "$ns"
     ip -n "$ns" link set "veth-$ns" up 2>/dev/null || true
 }
 
+# A host that `kill` took down answers nothing: what is started there hangs, as an ssh to a dead
+# node does, until its caller's time-out.
+hang_if_dead() {
+    [ ! -e "$AGENT_DIR/dead-$1" ] || exec sleep 1000000
+}
+
 kill_host() {
     local ns; ns=$(host_of "$1")
+    mkdir -p "$AGENT_DIR" && touch "$AGENT_DIR/dead-$ns"
     ip -n "$ns" link set "veth-$ns" down
     local pids; pids=$(ip netns pids "$ns" 2>/dev/null || true)
     [ -z "$pids" ] || kill -KILL $pids 2>/dev/null || true
@@ -328,6 +338,7 @@ mpirun_cmd() {
     # Not exec: the EXIT trap must run afterwards. In the host's cgroup when `slow` made one.
     local cg; cg=$(cgroup_of "$home")
     [ ! -d "$cg" ] || echo $$ > "$cg/cgroup.procs"
+    hang_if_dead "$home"
     ip netns exec "$home" unshare --uts -- /bin/sh -c 'hostname "$0" && exec "$@"' "$home" \
         env SHELL=/bin/sh "$MPIRUN" "${args[@]}" "$@" &
     pid=$!
