@@ -315,18 +315,15 @@ static void point(void *st, size_t i, jt_point *p)
         used = (int)jt_dbcast_route_choose((size_t)b, k, s->segment, &s->model, &seg);
     else if (r != R_MPI)
         seg = jt_dbcast_route_segment((jt_dbcast_routing)r, (size_t)b, k, s->segment, &s->model);
-    int n = snprintf(p->params, sizeof p->params,
-                     "{\"routing\":\"%s\",\"size\":%llu,\"recipients\":%d", route_name(s, r),
-                     (unsigned long long)b, k);
+    jt_json_kstr(p->params, "routing", route_name(s, r));
+    jt_json_kint(p->params, "size", (long long)b);
+    jt_json_kint(p->params, "recipients", k);
     if (r != R_MPI) {
-        n += snprintf(p->params + n, sizeof p->params - (size_t)n, ",\"chosen\":\"%s\"",
-                      route_name(s, used));
+        jt_json_kstr(p->params, "chosen", route_name(s, used));
         if (jt_dbcast_route_is_pipelined((jt_dbcast_routing)used))
-            n += snprintf(p->params + n, sizeof p->params - (size_t)n, ",\"segment\":%zu", seg);
-        n += snprintf(p->params + n, sizeof p->params - (size_t)n, ",\"inline\":%s",
-                      b <= s->inline_bytes ? "true" : "false");
+            jt_json_kint(p->params, "segment", (long long)seg);
+        jt_json_kbool(p->params, "inline", b <= s->inline_bytes);
     }
-    snprintf(p->params + n, sizeof p->params - (size_t)n, "}");
 }
 
 /* ---- one sample ----------------------------------------------------------------------- */

@@ -290,11 +290,17 @@ static void point(void *st, size_t i, jt_point *p)
 {
     state *s = st;
     snprintf(p->label, sizeof p->label, "%s", mode_names[s->modes[i]]);
-    snprintf(p->params, sizeof p->params,
-             "{\"mode\":\"%s\",\"routing\":\"%s\",\"order\":%ld,\"tile\":%d,\"grid\":\"%dx%d\","
-             "\"workers\":%d,\"matrix\":\"%s\",\"datatype\":\"%s\"}", mode_names[s->modes[i]],
-             jt_dbcast_route_name(send_of(s, i).routing), s->N, s->g.nb, s->g.P, s->g.Q, s->workers,
-             matrix_names[s->kind], datatype_names[s->plan->single]);
+    char grid[32];
+    snprintf(grid, sizeof grid, "%dx%d", s->g.P, s->g.Q);
+    jt_json *j = p->params;
+    jt_json_kstr(j, "mode", mode_names[s->modes[i]]);
+    jt_json_kstr(j, "routing", jt_dbcast_route_name(send_of(s, i).routing));
+    jt_json_kint(j, "order", s->N);
+    jt_json_kint(j, "tile", s->g.nb);
+    jt_json_kstr(j, "grid", grid);
+    jt_json_kint(j, "workers", s->workers);
+    jt_json_kstr(j, "matrix", matrix_names[s->kind]);
+    jt_json_kstr(j, "datatype", datatype_names[s->plan->single]);
     p->arg[0] = jt_chol_flops((double)s->N);
     p->metrics = metrics;
     p->nmetrics = CH_SIM ? 2 : 3;

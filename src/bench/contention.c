@@ -273,12 +273,15 @@ static void point(void *st, size_t i, jt_point *p)
     p->arg[0] = (double)s->sizes[k];
     sweep_counts(s, &p->arg[2], &p->arg[1], &p->arg[3]);
     p->min_time = s->phase_time;
-    snprintf(p->params, sizeof p->params,
-             "{\"phase\":\"%s\",\"size\":%llu,\"kernel\":\"%s\",\"compute_cores\":%d,\"ai\":%.6g,"
-             "\"stores\":\"%s\",\"rep\":%d,\"buffers\":\"%s\"}",
-             phase_names[phase], (unsigned long long)s->sizes[k], jt_kernel_name(s->kernel), s->ncompute,
-             p->arg[2] > 0 ? p->arg[3] / p->arg[2] : 0.0, jt_stores_names[s->stores], rep,
-             jt_p2p_buffers_names[s->buffers]);
+    jt_json *j = p->params;
+    jt_json_kstr(j, "phase", phase_names[phase]);
+    jt_json_kint(j, "size", (long long)s->sizes[k]);
+    jt_json_kstr(j, "kernel", jt_kernel_name(s->kernel));
+    jt_json_kint(j, "compute_cores", s->ncompute);
+    jt_json_knum(j, "ai", p->arg[2] > 0 ? p->arg[3] / p->arg[2] : 0.0); /* as executed */
+    jt_json_kstr(j, "stores", jt_stores_names[s->stores]);
+    jt_json_kint(j, "rep", rep);
+    jt_json_kstr(j, "buffers", jt_p2p_buffers_names[s->buffers]);
     if (phase == PH_COMM || s->ncomp_m == 0 || s->ncompute == 0) {
         p->metrics = s->comm_m;
         p->nmetrics = phase == PH_COMPUTE ? 0 : 3;

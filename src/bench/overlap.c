@@ -266,14 +266,14 @@ static void point(void *st, size_t i, jt_point *p)
     p->nmetrics = 3;
     p->values = values;
     p->nvalues = 2;
-    snprintf(p->params, sizeof p->params,
-             "{\"collective\":\"%s\",\"size\":%llu,\"kernel\":\"%s\",\"policy\":\"%s\","
-             "\"progress\":\"%s\",\"thread_core\":\"%s\"}",
-             jt_nbc_names[op], size, jt_work_names[s->work.kind],
-             jt_rank_policy_names[s->policy], mode_names[s->mode],
-             s->mode != MODE_THREAD ? "none"
-             : s->thread_pol >= 0   ? jt_progress_policy_names[s->thread_pol]
-                                    : "explicit");
+    jt_json_kstr(p->params, "collective", jt_nbc_names[op]);
+    jt_json_kint(p->params, "size", (long long)size);
+    jt_json_kstr(p->params, "kernel", jt_work_names[s->work.kind]);
+    jt_json_kstr(p->params, "policy", jt_rank_policy_names[s->policy]);
+    jt_json_kstr(p->params, "progress", mode_names[s->mode]);
+    const char *tc = s->mode != MODE_THREAD ? "none"
+                     : s->thread_pol >= 0   ? jt_progress_policy_names[s->thread_pol] : "explicit";
+    jt_json_kstr(p->params, "thread_core", tc);
 }
 
 static void poll_test(void *arg)

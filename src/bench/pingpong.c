@@ -133,17 +133,16 @@ static void point(void *st, size_t i, jt_point *p)
         p->arg[1] = 2; /* D each way per round trip: bandwidth 2D/RTT */
         p->metrics = pingpong_metrics;
         p->nmetrics = 3;
-        snprintf(p->params, sizeof p->params,
-                 "{\"size\":%llu,\"mode\":\"pingpong\",\"buffers\":\"%s\"}",
-                 (unsigned long long)b, bufs);
     } else {
         p->arg[1] = (double)w * (s->mode == JT_P2P_BIDIR ? 2 : 1);
         p->metrics = stream_metrics;
         p->nmetrics = 3;
-        snprintf(p->params, sizeof p->params,
-                 "{\"size\":%llu,\"mode\":\"%s\",\"window\":%d,\"buffers\":\"%s\"}",
-                 (unsigned long long)b, jt_p2p_mode_names[s->mode], w, bufs);
     }
+    jt_json_kint(p->params, "size", (long long)b);
+    jt_json_kstr(p->params, "mode", jt_p2p_mode_names[s->mode]);
+    if (s->mode != JT_P2P_PINGPONG)
+        jt_json_kint(p->params, "window", w);
+    jt_json_kstr(p->params, "buffers", bufs);
 }
 
 static void run(jt_ctx *ctx, void *st, size_t i, jt_series *ser, size_t n)

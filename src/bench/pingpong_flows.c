@@ -155,11 +155,12 @@ void jt_pp_flows_point(jt_pp_flows *m, uint64_t b, jt_point *p)
     p->osu_columns = m->mode == JT_P2P_PINGPONG ? 1 : 2;
     p->osu_heads = m->mode == JT_P2P_PINGPONG ? NULL : mbw_mr;
     p->params_extra = m->extras;
-    snprintf(p->params, sizeof p->params,
-             "{\"size\":%llu,\"mode\":\"%s\",\"window\":%d,\"buffers\":\"%s\",\"pairs\":%d,"
-             "\"comm_threads\":%d}",
-             (unsigned long long)b, jt_p2p_mode_names[m->mode], m->mode == JT_P2P_PINGPONG ? 1 : w,
-             jt_p2p_buffers_names[m->buffers], m->pairs, m->threads);
+    jt_json_kint(p->params, "size", (long long)b);
+    jt_json_kstr(p->params, "mode", jt_p2p_mode_names[m->mode]);
+    jt_json_kint(p->params, "window", m->mode == JT_P2P_PINGPONG ? 1 : w);
+    jt_json_kstr(p->params, "buffers", jt_p2p_buffers_names[m->buffers]);
+    jt_json_kint(p->params, "pairs", m->pairs);
+    jt_json_kint(p->params, "comm_threads", m->threads);
 }
 
 void jt_pp_flows_run(jt_ctx *ctx, jt_pp_flows *m, uint64_t bytes, int touch, jt_series *ser,

@@ -57,8 +57,8 @@ static void point(void *st, size_t i, jt_point *p)
 {
     state *s = st;
     snprintf(p->label, sizeof p->label, "%s", jt_chol_kind_name((jt_chol_kind)i));
-    snprintf(p->params, sizeof p->params, "{\"kernel\":\"%s\",\"tile\":%d}",
-             jt_chol_kind_name((jt_chol_kind)i), s->nb);
+    jt_json_kstr(p->params, "kernel", jt_chol_kind_name((jt_chol_kind)i));
+    jt_json_kint(p->params, "tile", s->nb);
     p->arg[0] = jt_chol_task_flops((jt_chol_kind)i, s->nb);
     p->metrics = metrics;
     p->nmetrics = 2;

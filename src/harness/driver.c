@@ -255,11 +255,17 @@ int jt_harness_main(const jt_bench *b, int argc, char **argv)
     jt_order_permute(&ctx->cfg.order, np, order);
     const jt_metric *shown = NULL;
     int shown_n = -1;
+    jt_json params;
+    jt_json_init(&params);
     for (size_t k = 0; k < np; k++) {
         size_t i = order[k];
         jt_point p;
         memset(&p, 0, sizeof p);
+        jt_json_reset(&params);
+        jt_json_object(&params);
+        p.params = &params;
         b->point(st, i, &p);
+        jt_json_end(&params);
         jt_check_declared(b, &p);
         /* A new set of columns (values follow metrics): the same table may show fewer. */
         if (screen && (p.metrics != shown || p.nmetrics != shown_n))
@@ -274,6 +280,7 @@ int jt_harness_main(const jt_bench *b, int argc, char **argv)
         }
     }
     free(order);
+    jt_json_free(&params);
     for (int k = 0; k < b->nseries; k++)
         jt_series_free(&ser[k]);
     free(ser);

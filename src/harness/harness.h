@@ -45,13 +45,13 @@ typedef struct jt_metric_info {
     jt_better better;
 } jt_metric_info;
 
-#define JT_POINT_PARAMS 1024
 #define JT_POINT_METRICS 80 /* metrics a point reports (values see them): 64 flows and more */
 
 /* A point of a sweep, as the benchmark describes it to the harness. */
 typedef struct jt_point {
     char label[32];                /* first column of the table */
-    char params[JT_POINT_PARAMS];  /* JSON object text: what identifies the point */
+    jt_json *params;               /* what identifies the point: an object the harness has
+                                    * opened, the benchmark adds its keys (jt_json_k*) */
     double arg[4];                 /* values the derive functions need (bytes, messages, ...) */
     double min_time;               /* measure at least this long (a phase's duration), seconds */
     const jt_metric *metrics;

@@ -3,6 +3,7 @@
  * JSON lines, or CSV. */
 #include "harness/internal.h"
 
+#include "core/errors.h"
 #include "core/modes.h"
 #include "core/stats.h"
 #include "jostle_buildinfo.h"
@@ -28,14 +29,17 @@ static void point_head(jt_json *j, const jt_point *p, const char *metric, const 
     jt_json_object(j);
     jt_json_kstr(j, "type", "point");
     jt_json_key(j, "params");
+    const char *params = p->params->buf;
     if (extra) { /* the params object, its closing brace moved after the metric's members */
-        size_t l = strlen(p->params);
-        char merged[JT_POINT_PARAMS + 256];
-        snprintf(merged, sizeof merged, "%.*s%s%s}", (int)(l - 1), p->params, l > 2 ? "," : "",
-                 extra);
+        size_t l = strlen(params), len = l + strlen(extra) + 2;
+        char *merged = malloc(len);
+        if (!merged)
+            jt_fatal("out of memory writing a point");
+        snprintf(merged, len, "%.*s%s%s}", (int)(l - 1), params, l > 2 ? "," : "", extra);
         jt_json_raw(j, merged);
+        free(merged);
     } else {
-        jt_json_raw(j, p->params);
+        jt_json_raw(j, params);
     }
     jt_json_kstr(j, "metric", metric);
     jt_json_kstr(j, "unit", unit);
@@ -70,7 +74,7 @@ static void csv_row(FILE *out, const jt_point *p, const char *name, const char *
     fprintf(out, "%s,%s,%s,%zu,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%s,%d,", p->label,
             name, unit, st->n, st->min, st->p25, st->median, st->p75, st->p99, st->max, st->mean,
             st->stddev, st->ci_lo, st->ci_hi, converged ? "true" : "false", modes);
-    csv_params(out, p->params);
+    csv_params(out, p->params->buf);
 }
 
 /* The point's values computed from its metrics' statistics: n is the fewest samples any
@@ -90,7 +94,7 @@ static void report_values(jt_ctx *ctx, const jt_point *p, const jt_stats *all, j
             continue;
         if (out && ctx->format == JT_FMT_CSV) {
             fprintf(out, "%s,%s,%s,%zu,,,%.9g,,,,,,,,,,", p->label, v->name, v->unit, n, x);
-            csv_params(out, p->params);
+            csv_params(out, p->params->buf);
         }
         jt_json j;
         point_head(&j, p, v->name, v->unit, (long long)n, NULL);
