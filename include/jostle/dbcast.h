@@ -108,12 +108,14 @@ typedef struct {
 #define JT_DBCAST_ANY_SOURCE (-1)
 #define JT_DBCAST_ANY_TAG    (-1)
 
-/* Return codes (0 = success). */
+/* Return codes (0 = success): all that the library returns.  A failure of the machine inside
+ * the library (out of memory, a failed MPI call, a corrupt message from a peer) is not returned: it prints one
+ * line on stderr and aborts the job (MPI_Abort) with exit status 1, the failure status, as an
+ * MPI error does under MPI's default handler (MPI_ERRORS_ARE_FATAL).  Codes -3 and -4 are no
+ * longer used (they were an MPI failure and out of memory, never returned). */
 #define JT_DBCAST_OK        0
 #define JT_DBCAST_EINVAL   (-1)  /* bad argument (message printed unless cfg.quiet) */
 #define JT_DBCAST_ETRUNC   (-2)  /* incoming broadcast larger than the receive buffer */
-#define JT_DBCAST_EMPI     (-3)  /* an MPI call failed */
-#define JT_DBCAST_ENOMEM   (-4)
 #define JT_DBCAST_ESTATE   (-5)  /* e.g. finalize with requests still pending */
 
 typedef struct jt_dbcast_ctx jt_dbcast_ctx;

@@ -8,6 +8,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "comm/dbcast_internal.h"
 
+#include "core/errors.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,8 +57,9 @@ void jt_dbcast_fatal(jt_dbcast_ctx *ctx, const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
-    MPI_Abort(ctx->comm, 2);
-    exit(2);
+    /* Not the user's input: the failure status, not the usage one (core/errors.h). */
+    MPI_Abort(ctx->comm, JT_EXIT_FAIL);
+    exit(JT_EXIT_FAIL);
 }
 
 const char *jt_dbcast_strerror(int err)
@@ -65,8 +68,6 @@ const char *jt_dbcast_strerror(int err)
     case JT_DBCAST_OK: return "success";
     case JT_DBCAST_EINVAL: return "invalid argument";
     case JT_DBCAST_ETRUNC: return "broadcast larger than the receive buffer";
-    case JT_DBCAST_EMPI: return "MPI call failed";
-    case JT_DBCAST_ENOMEM: return "out of memory";
     case JT_DBCAST_ESTATE: return "requests still pending";
     default: return "unknown error";
     }
@@ -192,9 +193,10 @@ jt_dbcast_ctx *jt_dbcast_init(MPI_Comm comm, const jt_dbcast_cfg *cfgp)
     }
 
     jt_dbcast_ctx *ctx = calloc(1, sizeof *ctx);
-    if (!ctx) {
-        jt_dbcast_complain(NULL, cfg.quiet, JT_DBCAST_ENOMEM, fn, "out of memory");
-        return NULL;
+    if (!ctx) { /* the machine's failure, not the caller's: fatal, as in jt_dbcast_fatal */
+        fprintf(stderr, "jostle: dbcast: %s: fatal: out of memory\n", fn);
+        MPI_Abort(comm, JT_EXIT_FAIL);
+        exit(JT_EXIT_FAIL);
     }
     ctx->cfg = cfg;
     ctx->mode = mode;

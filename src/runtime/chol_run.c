@@ -3,6 +3,8 @@
 #include "runtime/chol_kernels.h"
 #include "runtime/chol_trace.h"
 
+#include "core/errors.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -174,7 +176,7 @@ int jt_chol_run(jt_chol_plan *p, jt_sched *s, jt_dbcast_ctx *db, jt_chol_send ho
               malloc((size_t)(p->nmsgs + 1) * sizeof(queued)), 0, 0,
               malloc(ORDERED_INFLIGHT * sizeof(pending)), 0,
               malloc((size_t)(p->g.P + p->g.Q + 1) * sizeof(int))};
-    int rc = JT_DBCAST_ENOMEM;
+    int rc = JT_DBCAST_OK;
     if (CHOL_SIM) {
         char mode[64];
         snprintf(mode, sizeof mode, "%s%s", how.routing == JT_ROUTE_FLAT ? "flat" : "dbcast-",
@@ -183,8 +185,7 @@ int jt_chol_run(jt_chol_plan *p, jt_sched *s, jt_dbcast_ctx *db, jt_chol_send ho
         p->trace = jt_chol_trace_open(p->rank, mode);
     }
     if (!L.done || !L.recv || !L.held || !L.queue || !L.out || !L.first)
-        goto out;
-    rc = JT_DBCAST_OK;
+        jt_fatal("rank %d: out of memory for the queues of %d tasks", p->rank, p->ntasks);
     /* Every count is set before the first push: a worker may finish a task and release
      * others at once. */
     for (int i = 0; i < p->ntasks; i++)
@@ -213,8 +214,10 @@ int jt_chol_run(jt_chol_plan *p, jt_sched *s, jt_dbcast_ctx *db, jt_chol_send ho
         events += n;
         if (rc == JT_DBCAST_OK)
             rc = post_ordered(&L);
-        if (rc == JT_DBCAST_OK && (L.nrecv || L.nheld || L.nout))
-            rc = jt_dbcast_progress(db) < 0 ? JT_DBCAST_EMPI : JT_DBCAST_OK;
+        if (rc == JT_DBCAST_OK && (L.nrecv || L.nheld || L.nout)) {
+            int got = jt_dbcast_progress(db); /* events handled, or an error */
+            rc = got < 0 ? got : JT_DBCAST_OK;
+        }
         if (rc == JT_DBCAST_OK)
             rc = sweep(&L, L.recv, &L.nrecv, 1, &events);
         if (rc == JT_DBCAST_OK)
@@ -233,7 +236,6 @@ int jt_chol_run(jt_chol_plan *p, jt_sched *s, jt_dbcast_ctx *db, jt_chol_send ho
         }
     }
     jt_chol_trace_ev(p->trace, JT_TR_LOOP, (int)(busy * 1e6), (int)(slept * 1e6), (int)iters, 0);
-out:
     jt_chol_trace_close(p->trace);
     p->trace = NULL;
     free(L.done), free(L.recv), free(L.held), free(L.queue), free(L.out), free(L.first);
