@@ -76,7 +76,7 @@ typedef struct state {
     kset *ks;
     int nks;
     size_t segment, inline_bytes;
-    int check;
+    int check, mode; /* --check, --progress-mode */
     jt_dbcast_ctx *db;
     jt_dbcast_cfg cfg;
     jt_dbcast_model model;
@@ -185,9 +185,9 @@ static void parse_ks(state *s, const char *spec, int P)
         jt_usage_error("--recipients '%s' names no number of recipients", spec);
 }
 
-static size_t bytes_option(jt_ctx *ctx, const char *name, uint64_t max)
+static size_t bytes_option(const jt_opts *o, const char *name, uint64_t max)
 {
-    const char *v = jt_opt_str(&ctx->opts, name);
+    const char *v = jt_opt_str(o, name);
     uint64_t b;
     char err[256];
     if (jt_parse_bytes(v, &b, err, sizeof err))
@@ -200,24 +200,31 @@ static size_t bytes_option(jt_ctx *ctx, const char *name, uint64_t max)
 
 /* ---- setup --------------------------------------------------------------------------- */
 
-static void *setup(jt_ctx *ctx)
+static void read_options(const jt_opts *o, const jt_topo *tp, void *st)
 {
-    state *s = calloc(1, sizeof *s);
-    s->nsizes = jt_bench_sizes(ctx, &s->sizes);
+    state *s = st;
+    (void)tp;
+    s->nsizes = jt_bench_sizes(o, &jt_bench_bcast, &s->sizes);
     for (size_t i = 0; i < s->nsizes; i++)
         s->cap = s->sizes[i] > s->cap ? (size_t)s->sizes[i] : s->cap;
-    parse_routes(s, jt_opt_str(&ctx->opts, "routing"));
-    parse_ks(s, jt_opt_str(&ctx->opts, "recipients"), ctx->size);
-    s->segment = bytes_option(ctx, "segment", JT_DBCAST_MAX_SEGMENT);
+    parse_routes(s, jt_opt_str(o, "routing"));
+    s->segment = bytes_option(o, "segment", JT_DBCAST_MAX_SEGMENT);
     if (s->segment > s->cap)
         jt_usage_error("--segment '%s' is larger than the largest size of --sizes (%zu bytes)",
-                       jt_opt_str(&ctx->opts, "segment"), s->cap);
-    s->inline_bytes = bytes_option(ctx, "inline", 1 << 20);
-    int mode = jt_opt_choice(&ctx->opts, "progress-mode");
-    s->check = jt_opt_flag(&ctx->opts, "check");
-    if (BC_SIMULATED && mode == 1)
+                       jt_opt_str(o, "segment"), s->cap);
+    s->inline_bytes = bytes_option(o, "inline", 1 << 20);
+    s->mode = jt_opt_choice(o, "progress-mode");
+    s->check = jt_opt_flag(o, "check");
+    if (BC_SIMULATED && s->mode == 1)
         jt_usage_error("--progress-mode thread is not allowed under SimGrid, which forbids MPI "
                        "calls from extra threads: use poll or auto");
+}
+
+static void setup(jt_ctx *ctx, void *st)
+{
+    state *s = st;
+    int mode = s->mode;
+    parse_ks(s, jt_opt_str(&ctx->opts, "recipients"), ctx->size);
     if (BC_SIMULATED && s->check) {
         if (ctx->rank == 0)
             jt_warn(ctx, "--check ignored under SimGrid: payloads are shared (SMPI_SHARED_MALLOC) "
@@ -275,7 +282,6 @@ static void *setup(jt_ctx *ctx)
     jt_dbcast_get_model(s->db, &s->model); /* fitted by the probe at init */
     if (!BC_SIMULATED) /* under SimGrid every rank reads the one simulated clock */
         jt_clock_offset_measure(ctx, &s->clock);
-    return s;
 }
 
 /* ---- points -------------------------------------------------------------------------- */
@@ -419,7 +425,6 @@ static void teardown(jt_ctx *ctx, void *st)
 #endif
     free(s->ks);
     free(s->sizes);
-    free(s);
 }
 
 static void meta(jt_ctx *ctx, void *st, jt_json *j)
@@ -479,6 +484,8 @@ const jt_bench jt_bench_bcast = {
     .min_ranks = 2,
     .nseries = 1,
     .label_head = "Point",
+    .state_size = sizeof(state),
+    .read = read_options,
     .setup = setup,
     .npoints = npoints,
     .point = point,

@@ -15,10 +15,10 @@ extern const jt_bench *const jt_benches[];
 /* jostle-bench --describe: every benchmark of list.h (this build's) as JSON on stdout. */
 int jt_bench_describe(void);
 
-/* --sizes, or the benchmark's default_sizes when not given, as message sizes: parsed, each
- * within one MPI message (an int count of MPI_BYTE); a usage error names the bad value.
- * Returns how many; *sizes is malloc'ed. */
-size_t jt_bench_sizes(const jt_ctx *ctx, uint64_t **sizes);
+/* --sizes, or b's default_sizes when not given, as message sizes: parsed, each within one MPI
+ * message (an int count of MPI_BYTE); a usage error names the bad value.  Returns how many;
+ * *sizes is malloc'ed.  Pure (a benchmark's read). */
+size_t jt_bench_sizes(const jt_opts *o, const jt_bench *b, uint64_t **sizes);
 
 /* Bytes this host can give each of its ranks (MemAvailable / local ranks), for size checks. */
 size_t jt_bench_memory_per_rank(const jt_ctx *ctx);
@@ -34,7 +34,7 @@ size_t jt_bench_memory_per_rank(const jt_ctx *ctx);
 #define JT_BENCH_COLD_OPTION {"cold", NULL, NULL, "removed: use --buffers cold", NULL}
 
 /* The state asked for, refused (exit 2, the value named) where MODE cannot have it. */
-jt_p2p_buffers jt_bench_buffers(const jt_ctx *ctx, jt_p2p_mode mode);
+jt_p2p_buffers jt_bench_buffers(const jt_opts *o, jt_p2p_mode mode);
 /* The meta's "buffers" object: the state and what it means. */
 void jt_bench_buffers_json(jt_json *j, jt_p2p_mode mode, jt_p2p_buffers buffers);
 

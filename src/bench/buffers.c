@@ -3,12 +3,12 @@
 
 #include "core/errors.h"
 
-jt_p2p_buffers jt_bench_buffers(const jt_ctx *ctx, jt_p2p_mode mode)
+jt_p2p_buffers jt_bench_buffers(const jt_opts *o, jt_p2p_mode mode)
 {
-    if (jt_opt_flag(&ctx->opts, "cold"))
+    if (jt_opt_flag(o, "cold"))
         jt_usage_error("--cold is no longer an option: it is one state of the buffers among "
                        "others, --buffers cold");
-    jt_p2p_buffers b = (jt_p2p_buffers)jt_opt_choice(&ctx->opts, "buffers");
+    jt_p2p_buffers b = (jt_p2p_buffers)jt_opt_choice(o, "buffers");
     const char *why = jt_p2p_buffers_refusal(mode, b);
     if (why)
         jt_usage_error("--buffers %s is not allowed with --mode %s: %s", jt_p2p_buffers_names[b],

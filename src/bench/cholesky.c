@@ -92,6 +92,7 @@ typedef struct state {
     long msgs;
     int unchecked; /* batches whose residual rank 0 could not compute (no memory) */
     double rates[4];   /* --kernel-rates, GFlop/s by kind; 0: the host's speed */
+    int single;        /* --datatype float */
 } state;
 
 static double secs(double s, const jt_point *p) { (void)p; return s; }
@@ -125,16 +126,22 @@ static void parse_modes(state *s, const char *spec)
         jt_usage_error("--modes '%s' names no mode", spec);
 }
 
-static void parse_grid(jt_ctx *ctx, state *s, const char *spec)
+/* --grid's form (read: P and Q, 0 for auto), then its match with the job (setup). */
+static void parse_grid(state *s, const char *spec)
 {
-    if (strcmp(spec, "auto") == 0) {
+    char x;
+    if (strcmp(spec, "auto") != 0 &&
+        (sscanf(spec, "%d%c%d", &s->g.P, &x, &s->g.Q) != 3 || x != 'x' || s->g.P < 1 ||
+         s->g.Q < 1))
+        jt_usage_error("--grid '%s' is not a process grid; expected PxQ, e.g. 2x2", spec);
+}
+
+static void match_grid(jt_ctx *ctx, state *s, const char *spec)
+{
+    if (s->g.P == 0) {
         jt_chol_grid_auto(ctx->size, &s->g.P, &s->g.Q);
         return;
     }
-    char x;
-    if (sscanf(spec, "%d%c%d", &s->g.P, &x, &s->g.Q) != 3 || x != 'x' || s->g.P < 1 ||
-        s->g.Q < 1)
-        jt_usage_error("--grid '%s' is not a process grid; expected PxQ, e.g. 2x2", spec);
     if (s->g.P * s->g.Q != ctx->size)
         jt_usage_error("--grid %s does not match the job: %d x %d = %d ranks, the job has %d",
                        spec, s->g.P, s->g.Q, s->g.P * s->g.Q, ctx->size);
@@ -185,29 +192,37 @@ static void kernel_rates(state *s, const char *list)
     if (seen != 15)
         jt_usage_error("--kernel-rates '%s' is not allowed: give all of potrf, trsm, syrk, gemm",
                        list);
-#if CH_SIM
-    for (int k = 0; k < 4; k++)
-        s->plan->cost_scale[k] = sg_host_get_speed(sg_host_self()) / (s->rates[k] * 1e9);
-#endif
 }
 
-static void *setup(jt_ctx *ctx)
+static void read_options(const jt_opts *o, const jt_topo *tp, void *st)
 {
+    state *s = st;
+    (void)tp;
     if (!CH_SIM && !jt_chol_kernels_available())
         jt_usage_error("cholesky needs OpenBLAS and LAPACKE, which this build did not find");
-    state *s = calloc(1, sizeof *s);
-    s->N = jt_opt_long(&ctx->opts, "n", 1, 1L << 20);
-    s->g.nb = (int)jt_opt_long(&ctx->opts, "tile", 1, 1 << 15);
+    s->N = jt_opt_long(o, "n", 1, 1L << 20);
+    s->g.nb = (int)jt_opt_long(o, "tile", 1, 1 << 15);
     if (s->N % s->g.nb)
         jt_usage_error("--tile %d does not divide --n %ld (%ld = %ld x %d + %ld): choose a tile "
                        "order that divides the matrix order", s->g.nb, s->N, s->N,
                        s->N / s->g.nb, s->g.nb, s->N % s->g.nb);
     s->g.T = (int)(s->N / s->g.nb);
-    parse_grid(ctx, s, jt_opt_str(&ctx->opts, "grid"));
-    parse_modes(s, jt_opt_str(&ctx->opts, "modes"));
-    s->routing = (jt_dbcast_routing)jt_opt_choice(&ctx->opts, "routing");
-    s->kind = (jt_chol_matrix)jt_opt_choice(&ctx->opts, "matrix");
-    s->workers = (int)jt_opt_long(&ctx->opts, "workers", 0, 1024);
+    parse_grid(s, jt_opt_str(o, "grid"));
+    parse_modes(s, jt_opt_str(o, "modes"));
+    s->routing = (jt_dbcast_routing)jt_opt_choice(o, "routing");
+    s->kind = (jt_chol_matrix)jt_opt_choice(o, "matrix");
+    s->workers = (int)jt_opt_long(o, "workers", 0, 1024);
+    if (CH_SIM && s->kind == JT_MATRIX_NONSPD)
+        jt_usage_error("--matrix nonspd is not allowed simulated: the kernels do not run");
+    if (jt_opt_given(o, "kernel-rates"))
+        kernel_rates(s, jt_opt_str(o, "kernel-rates"));
+    s->single = jt_opt_choice(o, "datatype") == 1;
+}
+
+static void setup(jt_ctx *ctx, void *st)
+{
+    state *s = st;
+    match_grid(ctx, s, jt_opt_str(&ctx->opts, "grid"));
     if (s->workers == 0) {
 #if CH_SIM /* the simulated node's cores: one worker each */
         long cores = (long)sg_host_core_count(sg_host_self()) * ctx->local_size;
@@ -216,16 +231,15 @@ static void *setup(jt_ctx *ctx)
 #endif
         s->workers = cores / ctx->local_size > 1 ? (int)(cores / ctx->local_size) : 1;
     }
-    if (CH_SIM && s->kind == JT_MATRIX_NONSPD)
-        jt_usage_error("--matrix nonspd is not allowed simulated: the kernels do not run");
-
     s->plan = jt_chol_plan_build(&s->g, ctx->rank);
     if (!s->plan)
         jt_fatal("rank %d: cannot build the local view of %d x %d tiles", ctx->rank, s->g.T,
                  s->g.T);
-    if (jt_opt_given(&ctx->opts, "kernel-rates"))
-        kernel_rates(s, jt_opt_str(&ctx->opts, "kernel-rates"));
-    s->plan->single = jt_opt_choice(&ctx->opts, "datatype") == 1;
+#if CH_SIM
+    for (int k = 0; s->rates[0] > 0 && k < 4; k++) /* --kernel-rates given */
+        s->plan->cost_scale[k] = sg_host_get_speed(sg_host_self()) / (s->rates[k] * 1e9);
+#endif
+    s->plan->single = s->single;
     size_t bytes = jt_chol_tile_bytes(s->plan), ntile = 0;
     for (int i = 0; i < s->plan->ntiles; i++)
         ntile += s->plan->tiles[i].where != JT_TILE_NONE;
@@ -274,7 +288,6 @@ static void *setup(jt_ctx *ctx)
     cfg.progress = JT_PROGRESS_POLL; /* the runtime's communication thread drives it */
     s->db = jt_dbcast_init(ctx->comm, &cfg);
     jt_check_all(ctx, s->db ? NULL : "jt_dbcast_init refused the configuration (see above)");
-    return s;
 }
 
 static size_t npoints(void *st) { return (size_t)((state *)st)->nmodes; }
@@ -374,7 +387,6 @@ static void teardown(jt_ctx *ctx, void *st)
         if (s->plan->tiles[i].a)
             tile_free(s->plan->tiles[i].a);
     jt_chol_plan_free(s->plan);
-    free(s);
 }
 
 static void meta(jt_ctx *ctx, void *st, jt_json *j)
@@ -438,6 +450,8 @@ const jt_bench jt_bench_cholesky = {
     .nseries = 2,
     .ratio_series = 1u << 1,
     .label_head = "Mode",
+    .state_size = sizeof(state),
+    .read = read_options,
     .setup = setup,
     .npoints = npoints,
     .point = point,

@@ -69,6 +69,7 @@ typedef struct state {
     double since;      /* sweeps that start before this belong to an earlier point */
     jt_metric comm_m[3], comp_m[5], both_m[8];
     int ncomp_m;
+    int compute_on;    /* --compute-on: both, sender, none */
     char counters_reason[160];
 } state;
 
@@ -130,50 +131,72 @@ static void metrics(state *s)
     memcpy(s->both_m + 3, s->comp_m, (size_t)k * sizeof *s->comp_m);
 }
 
-static void *setup(jt_ctx *ctx)
+static void read_options(const jt_opts *o, const jt_topo *tp, void *st)
 {
-    state *s = calloc(1, sizeof *s);
+    state *s = st;
     char err[512];
-    s->nsizes = jt_bench_sizes(ctx, &s->sizes);
-    const char *kname = jt_opt_str(&ctx->opts, "kernel");
-    s->kernel = &jt_kernels[jt_opt_choice(&ctx->opts, "kernel")];
+    s->nsizes = jt_bench_sizes(o, &jt_bench_contention, &s->sizes);
+    const char *kname = jt_opt_str(o, "kernel");
+    s->kernel = &jt_kernels[jt_opt_choice(o, "kernel")];
 #ifndef JT_HAVE_OPENBLAS
     if (s->kernel->needs_blas)
         jt_usage_error("--kernel gemm is not available: jostle-bench was built without OpenBLAS");
 #endif
     s->reps = 1;
-    s->stores = jt_opt_choice(&ctx->opts, "stores");
+    s->stores = jt_opt_choice(o, "stores");
     if (s->stores == JT_STORES_NT && !s->kernel->has_stores)
         jt_usage_error("--stores nt applies to --kernel copy and triad, not '%s'", kname);
     if (s->stores == JT_STORES_NT && !jt_streams_nt_available())
         jt_usage_error("--stores nt is not available: this CPU has no non-temporal vector stores "
                        "jostle knows (x86-64 only)");
-    if (jt_opt_given(&ctx->opts, "ai")) {
+    if (jt_opt_given(o, "ai")) {
         if (s->kernel != jt_kernel_find("triad"))
             jt_usage_error("--ai applies to --kernel triad only, not '%s'", kname);
-        double ai = jt_opt_double(&ctx->opts, "ai", 0.0, 1e6);
+        double ai = jt_opt_double(o, "ai", 0.0, 1e6);
         if (ai < 1.0 / 12.0 - 1e-9)
             jt_usage_error("--ai '%s' is not allowed: triad moves 24 bytes per 2 flops, so the "
-                           "lowest intensity is 1/12 = 0.0833 flop/byte", jt_opt_str(&ctx->opts, "ai"));
+                           "lowest intensity is 1/12 = 0.0833 flop/byte", jt_opt_str(o, "ai"));
         s->reps = jt_triad_reps_for_ai(ai);
         if (s->reps > 1 && s->stores == JT_STORES_NT)
             jt_usage_error("--stores nt with --ai '%s' is not allowed: non-temporal stores exist "
-                           "for triad at its lowest intensity (1/12) only",
-                           jt_opt_str(&ctx->opts, "ai"));
+                           "for triad at its lowest intensity (1/12) only", jt_opt_str(o, "ai"));
     }
-    parse_phases(s, jt_opt_str(&ctx->opts, "phases"));
-    s->repeat = (int)jt_opt_long(&ctx->opts, "repeat", 1, 1000);
-    s->phase_time = jt_opt_double(&ctx->opts, "phase-time", 0.0, 3600.0);
-    int on = jt_opt_choice(&ctx->opts, "compute-on");
+    parse_phases(s, jt_opt_str(o, "phases"));
+    s->repeat = (int)jt_opt_long(o, "repeat", 1, 1000);
+    s->phase_time = jt_opt_double(o, "phase-time", 0.0, 3600.0);
+    s->compute_on = jt_opt_choice(o, "compute-on");
+    s->ncompute = jt_opt_given(o, "compute-cores") ? (int)jt_opt_long(o, "compute-cores", 0, 4096)
+                                                   : -1; /* -1: the free cores, in setup */
+    const char *cm = jt_opt_str(o, "compute-mem");
+    char *end;
+    long node = strtol(cm, &end, 10);
+    if (strcmp(cm, "local") && strcmp(cm, "near") && strcmp(cm, "far") &&
+        strcmp(cm, "interleave") && (end == cm || *end || node < 0 || node >= jt_topo_nnuma(tp)))
+        jt_usage_error("--compute-mem '%s' is not allowed: NUMA nodes are 0 to %d, or local, "
+                       "near, far, interleave", cm, jt_topo_nnuma(tp) - 1);
+    if (jt_opt_given(o, "array-bytes")) {
+        uint64_t v;
+        if (jt_parse_bytes(jt_opt_str(o, "array-bytes"), &v, err, sizeof err) || v < 4096)
+            jt_usage_error("--array-bytes '%s' is not allowed: expected a byte count of at least "
+                           "4K", jt_opt_str(o, "array-bytes"));
+        s->array_bytes = (size_t)v;
+    }
+    s->buffers = jt_bench_buffers(o, JT_P2P_PINGPONG);
+}
+
+static void setup(jt_ctx *ctx, void *st)
+{
+    state *s = st;
+    char err[512];
+    int on = s->compute_on;
     s->computing = ctx->rank < 2 && (on == 0 || (on == 1 && ctx->rank == 0));
 
     /* This rank's share of its host: the communicating thread and the compute threads. */
     int ncores = jt_topo_ncores(&ctx->topo);
     int free_cores = jt_place_compute_cores(ncores, ctx->local_rank, ctx->local_size,
                                             ctx->comm_core, 0, NULL);
-    s->ncompute = jt_opt_given(&ctx->opts, "compute-cores")
-                      ? (int)jt_opt_long(&ctx->opts, "compute-cores", 0, 4096)
-                      : free_cores;
+    if (s->ncompute < 0)
+        s->ncompute = free_cores;
     if (!s->computing)
         s->ncompute = 0;
     int oversub = jt_opt_flag(&ctx->opts, "oversubscribe");
@@ -189,17 +212,10 @@ static void *setup(jt_ctx *ctx)
     size_t dflt = 12 * llc_total(&ctx->topo) / threads_host;
     if (dflt < ((size_t)24 << 20))
         dflt = (size_t)24 << 20;
-    s->array_bytes = dflt;
-    if (jt_opt_given(&ctx->opts, "array-bytes")) {
-        uint64_t v;
-        if (jt_parse_bytes(jt_opt_str(&ctx->opts, "array-bytes"), &v, err, sizeof err) || v < 4096)
-            jt_usage_error("--array-bytes '%s' is not allowed: expected a byte count of at least "
-                           "4K", jt_opt_str(&ctx->opts, "array-bytes"));
-        s->array_bytes = (size_t)v;
-    }
+    if (!s->array_bytes) /* --array-bytes not given */
+        s->array_bytes = dflt;
 
     size_t frames;
-    s->buffers = jt_bench_buffers(ctx, JT_P2P_PINGPONG);
     size_t arena = jt_p2p_arena_bytes(JT_P2P_PINGPONG, s->buffers, 1, s->sizes, s->nsizes,
                                       jt_topo_llc_bytes(&ctx->topo, NULL), &frames);
     size_t need = arena + s->array_bytes * (size_t)s->ncompute;
@@ -238,7 +254,6 @@ static void *setup(jt_ctx *ctx)
         snprintf(s->counters_reason, sizeof s->counters_reason, "no compute thread on this rank");
     metrics(s);
     s->active = -1;
-    return s;
 }
 
 static size_t npoints(void *st)
@@ -367,7 +382,6 @@ static void teardown(jt_ctx *ctx, void *st)
     jt_p2p_free(&s->p2p);
     jt_buffer_free(&ctx->topo, &s->buf);
     free(s->sizes);
-    free(s);
 }
 
 static void meta(jt_ctx *ctx, void *st, jt_json *j)
@@ -452,6 +466,8 @@ const jt_bench jt_bench_contention = {
     .nseries = 4,
     .ratio_series = 1u << S_STALL | 1u << S_AGG,
     .label_head = "Phase/Size",
+    .state_size = sizeof(state),
+    .read = read_options,
     .setup = setup,
     .npoints = npoints,
     .point = point,

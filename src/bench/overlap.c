@@ -4,15 +4,12 @@
  * their medians, with both denominators in use (min: IMB's user guide and the seed; max:
  * what IMB's code prints for NBC).  Ranks and progress threads are placed by the policies of
  * include/jostle/placement.h. */
-#include "bench/bench.h"
+#include "bench/overlap.h"
 
-#include "comm/nbc.h"
 #include "core/errors.h"
 #include "core/sizes.h"
 #include "core/stats.h"
 #include "core/timer.h"
-#include "jostle/placement.h"
-#include "kernels/work.h"
 
 #include <limits.h>
 #include <math.h>
@@ -20,58 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MODE_NONE, MODE_POLLING, MODE_THREAD, MODE_ASYNC };
-static const char *const idle_names[] = {"spin", "sleep", NULL};
-static const char *const mode_names[] = {"none", "polling", "thread", "async", NULL};
-
-static const jt_opt_spec options[] = {
-    {"collectives", "LIST", "ialltoall", "any of ialltoall, igather, iscatter, ibcast, "
-                                         "iallgather, ireduce, iallreduce, isendrecv", NULL},
-    {"kernel", "NAME", "cpu", "work during the overlap: cpu (cache-resident, like IMB and OSU) "
-                              "or triad (memory-bound)", jt_work_names},
-    {"policy", "NAME", "scatter", "rank placement on its host: packed, scatter (NUMA-blind) or "
-                                  "numa (Taboada's algorithm 1); --comm-core overrides it",
-     jt_rank_policy_names},
-    {"progress-mode", "MODE", "none", "none (the library's own progress), polling (MPI_Test "
-                                      "every --poll-us during the work), thread (a progress "
-                                      "thread per rank, MPI_THREAD_MULTIPLE) or async (MPICH's "
-                                      "own progress thread)", mode_names},
-    {"thread-core", "WHERE", "numa", "progress thread's core: bind (the rank's), next, numa "
-                                     "(algorithm 2: a free core of the rank's node) or N", NULL},
-    {"thread-idle", "HOW", "spin", "an idle progress thread spins, yielding, or sleeps (a wake-up "
-                                   "costs microseconds, a time slice when its core is busy)",
-     idle_names},
-    {"poll-us", "F", "10", "microseconds between MPI_Test calls in polling mode", NULL},
-    {"batch", "N", "16", "samples of each time run back to back after one barrier (IMB-NBC); 1 "
-                         "puts a barrier before every sample (OSU)", NULL},
-    {"root", "R", "0", "root of igather, iscatter, ibcast, ireduce", NULL},
-    {"array-bytes", "B", NULL, "triad's arrays per rank [3 x last-level cache / ranks of the "
-                               "host, at least 24M]", NULL},
-    {"oversubscribe", NULL, NULL, "allow more ranks than cores (marked in the records)", NULL},
-    {"fallback", NULL, NULL, "without MPI_THREAD_MULTIPLE, poll instead of a progress thread", NULL},
-    {NULL, NULL, NULL, NULL, NULL},
-};
-
-/* MPICH's own progress thread, switched on by the variable it reads in MPI_Init. */
-#define ASYNC_CVAR "MPIR_CVAR_ASYNC_PROGRESS"
-enum { S_PURE, S_CPU, S_OVRL, NSERIES };
-enum { M_OVRL, M_PURE, M_CPU }; /* metrics: t_ovrl first, the one that converges last */
-#define CALIB_SAMPLES 32
-#define MAX_BATCH 1024
-
-typedef struct state {
-    uint64_t *sizes;
-    size_t nsizes;
-    int ops[JT_NBC_COUNT_], nops, root, batch, mode, policy, thread_pol, rank_core, thread_core;
-    double poll_s;
-    jt_work work;
-    jt_buffer sbuf, rbuf;
-    jt_progress_thread pt;
-    jt_layout layout;
-    long cur, units;     /* point calibrated, work units for its t_pure */
-    double *local, *all;
-    size_t cap;
-} state;
+typedef jt_overlap_state state;
 
 static double us(double s, const jt_point *p) { (void)p; return s * 1e6; }
 
@@ -111,73 +57,12 @@ static void before_init(const jt_opts *o)
         setenv(ASYNC_CVAR, "1", 1);
 }
 
-static void parse_ops(state *s, const char *list)
-{
-    char *copy = strdup(list), *save = NULL;
-    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        int k = jt_nbc_find(t);
-        if (k < 0 || s->nops == JT_NBC_COUNT_)
-            jt_usage_error("--collectives '%s' is not allowed: '%s' is not one of ialltoall, "
-                           "igather, iscatter, ibcast, iallgather, ireduce, iallreduce, "
-                           "isendrecv", list, t);
-        s->ops[s->nops++] = k;
-    }
-    free(copy);
-    if (s->nops == 0)
-        jt_usage_error("--collectives is empty");
-}
 
-/* Where this rank and its progress thread go (logical cores). */
-static void place(jt_ctx *ctx, state *s)
+static void setup(jt_ctx *ctx, void *st)
 {
-    char err[512] = "";
-    if (jt_layout_from_hwloc(&s->layout, ctx->topo.t, err, sizeof err))
-        jt_usage_error("%s", err);
-    int L = ctx->local_size, l = ctx->local_rank, ncores = s->layout.ncores;
-    snprintf(err, sizeof err, "%d ranks on host %s, which has %d cores: allowed only with "
-             "--oversubscribe", L, ctx->host, ncores);
-    jt_check_all(ctx, L > ncores && !jt_opt_flag(&ctx->opts, "oversubscribe") ? err : NULL);
-    s->rank_core = jt_opt_given(&ctx->opts, "comm-core")
-                       ? ctx->comm_core
-                       : s->layout.core[jt_placement_rank(&s->layout, s->policy, l, L)];
-    const char *tc = jt_opt_str(&ctx->opts, "thread-core");
-    s->thread_pol = jt_progress_policy_find(tc);
-    char *end;
-    long n = strtol(tc, &end, 10);
-    err[0] = '\0';
-    int moved = jt_opt_given(&ctx->opts, "comm-core");
-    if (moved && s->thread_pol == JT_PROG_NUMA && s->mode != MODE_THREAD)
-        s->thread_core = s->rank_core; /* no thread */
-    else if (moved && s->thread_pol == JT_PROG_NUMA)
-        snprintf(err, sizeof err, "--thread-core numa is not allowed with --comm-core: "
-                 "algorithm 2 places threads by the policy's rank map; use bind, next or a core");
-    else if (moved && s->thread_pol >= 0) /* bind, next: relative to the core given */
-        s->thread_core = s->thread_pol == JT_PROG_BIND ? s->rank_core
-                                                           : (s->rank_core + 1) % ncores;
-    else if (s->thread_pol >= 0)
-        s->thread_core = s->layout.core[jt_placement_progress(&s->layout, s->policy,
-                                                              s->thread_pol, l, L)];
-    else if (end != tc && !*end && n >= 0 && n < ncores)
-        s->thread_core = (int)n;
-    else
-        snprintf(err, sizeof err, "--thread-core '%s' is not allowed on %s: expected bind, next, "
-                 "numa or a core from 0 to %d", tc, ctx->host, ncores - 1);
-    jt_check_all(ctx, err[0] ? err : NULL);
-}
-
-static void *setup(jt_ctx *ctx)
-{
-    state *s = calloc(1, sizeof *s);
+    state *s = st;
     char err[512];
-    s->nsizes = jt_bench_sizes(ctx, &s->sizes);
-    parse_ops(s, jt_opt_str(&ctx->opts, "collectives"));
-    int kind = jt_opt_choice(&ctx->opts, "kernel");
-    s->policy = jt_opt_choice(&ctx->opts, "policy");
-    s->mode = jt_opt_choice(&ctx->opts, "progress-mode");
-    int idle = jt_opt_choice(&ctx->opts, "thread-idle");
-    s->poll_s = jt_opt_double(&ctx->opts, "poll-us", 0.0, 1e6) * 1e-6;
-    s->root = (int)jt_opt_long(&ctx->opts, "root", 0, INT_MAX);
-    s->batch = (int)jt_opt_long(&ctx->opts, "batch", 1, MAX_BATCH);
+    int kind = s->kind, idle = s->idle;
     if (s->root >= ctx->size)
         jt_usage_error("--root %d is not allowed: the job has ranks 0 to %d", s->root,
                        ctx->size - 1);
@@ -195,21 +80,12 @@ static void *setup(jt_ctx *ctx)
             rbytes = rb > rbytes ? rb : rbytes;
         }
     }
-    if (s->mode == MODE_ASYNC) {
-        char lib[MPI_MAX_LIBRARY_VERSION_STRING];
-        int len;
-        MPI_Get_library_version(lib, &len);
-        if (!strstr(lib, "MPICH"))
-            jt_usage_error("--progress-mode async is MPICH's own progress thread (%s=1) and "
-                           "this library is %.*s: use none, polling or thread", ASYNC_CVAR,
-                           (int)strcspn(lib, ",\n"), lib);
-    }
     if ((s->mode == MODE_THREAD || s->mode == MODE_ASYNC) &&
         ctx->thread_level < MPI_THREAD_MULTIPLE) {
         if (!jt_opt_flag(&ctx->opts, "fallback"))
             jt_usage_error("--progress-mode %s needs MPI_THREAD_MULTIPLE and this MPI library "
                            "granted less: use --progress-mode polling, or add --fallback to poll "
-                           "instead", mode_names[s->mode]);
+                           "instead", jt_overlap_mode_names[s->mode]);
         s->mode = MODE_POLLING;
         if (ctx->rank == 0)
             jt_warn(ctx, "MPI_THREAD_MULTIPLE not granted: polling instead of a progress thread "
@@ -217,13 +93,8 @@ static void *setup(jt_ctx *ctx)
     }
     size_t array = 3 * jt_topo_llc_bytes(&ctx->topo, NULL) / (size_t)ctx->local_size;
     array = array < ((size_t)24 << 20) ? (size_t)24 << 20 : array;
-    if (jt_opt_given(&ctx->opts, "array-bytes")) {
-        uint64_t v;
-        if (jt_parse_bytes(jt_opt_str(&ctx->opts, "array-bytes"), &v, err, sizeof err) || v < 4096)
-            jt_usage_error("--array-bytes '%s' is not allowed: expected a byte count of at least "
-                           "4K", jt_opt_str(&ctx->opts, "array-bytes"));
-        array = (size_t)v;
-    }
+    if (s->array) /* --array-bytes */
+        array = s->array;
     size_t need = sbytes + rbytes + (kind == JT_WORK_TRIAD ? array : 0);
     size_t avail = jt_bench_memory_per_rank(ctx);
     snprintf(err, sizeof err, "buffers and arrays need %zu MiB per rank on %s, which has %zu MiB "
@@ -231,7 +102,7 @@ static void *setup(jt_ctx *ctx)
              avail >> 20);
     jt_check_all(ctx, need > avail * 8 / 10 ? err : NULL);
 
-    place(ctx, s);
+    jt_overlap_place(ctx, s);
     jt_binding b;
     jt_bind_thread(&ctx->topo, s->rank_core, &b);
     jt_buffer_alloc(&ctx->topo, &s->sbuf, sbytes, ctx->comm_mem);
@@ -246,7 +117,6 @@ static void *setup(jt_ctx *ctx)
     MPI_Barrier(ctx->comm);
     jt_work_calibrate(&s->work, 0.02);
     s->cur = -1;
-    return s;
 }
 
 static size_t npoints(void *st)
@@ -270,7 +140,7 @@ static void point(void *st, size_t i, jt_point *p)
     jt_json_kint(p->params, "size", (long long)size);
     jt_json_kstr(p->params, "kernel", jt_work_names[s->work.kind]);
     jt_json_kstr(p->params, "policy", jt_rank_policy_names[s->policy]);
-    jt_json_kstr(p->params, "progress", mode_names[s->mode]);
+    jt_json_kstr(p->params, "progress", jt_overlap_mode_names[s->mode]);
     const char *tc = s->mode != MODE_THREAD ? "none"
                      : s->thread_pol >= 0   ? jt_progress_policy_names[s->thread_pol] : "explicit";
     jt_json_kstr(p->params, "thread_core", tc);
@@ -408,7 +278,6 @@ static void teardown(jt_ctx *ctx, void *st)
     free(s->local);
     free(s->all);
     free(s->sizes);
-    free(s);
 }
 
 static void meta(jt_ctx *ctx, void *st, jt_json *j)
@@ -430,7 +299,7 @@ static void meta(jt_ctx *ctx, void *st, jt_json *j)
                  "timed by every rank; a batch's samples are its slowest rank's (largest total)");
     jt_json_kstr(j, "size", "bytes per rank block (alltoall, gather, scatter, allgather), of "
                  "the buffer (bcast, reduce, allreduce: MPI_FLOAT), per direction (isendrecv)");
-    jt_json_kstr(j, "progress_mode", mode_names[s->mode]);
+    jt_json_kstr(j, "progress_mode", jt_overlap_mode_names[s->mode]);
     jt_json_knum(j, "poll_us", s->mode == MODE_POLLING ? s->poll_s * 1e6 : 0);
     if (s->mode == MODE_THREAD)
         jt_json_kstr(j, "thread_idle", s->pt.spin ? "spin" : "sleep");
@@ -482,7 +351,7 @@ const jt_bench jt_bench_overlap = {
     .summary = "Overlap of non-blocking collectives with computation (IMB-NBC; Taboada 2016): "
                "t_pure, t_CPU, t_ovrl per collective and size, and the overlap ratio,\nwith "
                "ranks and progress threads placed by policy (packed, scatter, numa).",
-    .options = options,
+    .options = jt_overlap_options,
     .metrics = metric_infos,
     .default_sizes = "4:1M",
     .thread_level = MPI_THREAD_SINGLE,
@@ -491,6 +360,8 @@ const jt_bench jt_bench_overlap = {
     .min_ranks = 2,
     .nseries = NSERIES,
     .label_head = "Coll/Size",
+    .state_size = sizeof(state),
+    .read = jt_overlap_read,
     .setup = setup,
     .npoints = npoints,
     .point = point,

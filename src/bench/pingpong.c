@@ -63,20 +63,25 @@ static const jt_metric stream_metrics[] = {
     {"window_time", "us", "Window(us)", 0, us},
 };
 
-static void *setup(jt_ctx *ctx)
+static void read_options(const jt_opts *o, const jt_topo *tp, void *st)
 {
-    state *s = calloc(1, sizeof *s);
+    state *s = st;
+    (void)tp;
     s->touched = -1;
-    const char *spec = jt_opt_str(&ctx->opts, "sizes");
-    s->nsizes = jt_bench_sizes(ctx, &s->sizes);
-    s->mode = (jt_p2p_mode)jt_opt_choice(&ctx->opts, "mode");
-    s->window = (int)jt_opt_long(&ctx->opts, "window", 1, 4096);
-    s->buffers = jt_bench_buffers(ctx, s->mode);
-    if ((s->mode == JT_P2P_PUT || s->mode == JT_P2P_GET) && jt_opt_flag(&ctx->opts, "check"))
+    s->nsizes = jt_bench_sizes(o, &jt_bench_pingpong, &s->sizes);
+    s->mode = (jt_p2p_mode)jt_opt_choice(o, "mode");
+    s->window = (int)jt_opt_long(o, "window", 1, 4096);
+    s->buffers = jt_bench_buffers(o, s->mode);
+    if ((s->mode == JT_P2P_PUT || s->mode == JT_P2P_GET) && jt_opt_flag(o, "check"))
         jt_usage_error("--check is not allowed with --mode %s: the target takes no part in a "
                        "one-sided transfer, so nothing checks what arrived",
                        jt_p2p_mode_names[s->mode]);
+}
 
+static void setup(jt_ctx *ctx, void *st)
+{
+    state *s = st;
+    const char *spec = jt_opt_str(&ctx->opts, "sizes");
     int many = jt_pp_flows_wanted(&ctx->opts);
     int me = ctx->rank < 2 ? ctx->rank : -1;
     if (ctx->rank == 0 && ctx->size > 2 && !many)
@@ -97,7 +102,7 @@ static void *setup(jt_ctx *ctx)
         snprintf(s->heading, sizeof s->heading, "mode %s, buffers %s, %d pair(s) x %d thread(s)",
                  jt_p2p_mode_names[s->mode], jt_p2p_buffers_names[s->buffers], s->flows->pairs,
                  s->flows->per_rank);
-        return s;
+        return;
     }
 
     if (me >= 0) {
@@ -112,7 +117,6 @@ static void *setup(jt_ctx *ctx)
         jt_rma_init(&s->rma, &s->p2p);
     snprintf(s->heading, sizeof s->heading, "mode %s, buffers %s%s", jt_p2p_mode_names[s->mode],
              jt_p2p_buffers_names[s->buffers], s->buffers == JT_P2P_OSU ? " (OSU's conventions)" : "");
-    return s;
 }
 
 static size_t npoints(void *st) { return ((state *)st)->nsizes; }
@@ -173,7 +177,6 @@ static void teardown(jt_ctx *ctx, void *st)
     jt_p2p_free(&s->p2p);
     jt_buffer_free(&ctx->topo, &s->buf);
     free(s->sizes);
-    free(s);
 }
 
 static void meta(jt_ctx *ctx, void *st, jt_json *j)
@@ -212,6 +215,8 @@ const jt_bench jt_bench_pingpong = {
     .min_ranks = 2,
     .nseries = JT_PP_SERIES,
     .label_head = "Size",
+    .state_size = sizeof(state),
+    .read = read_options,
     .setup = setup,
     .npoints = npoints,
     .point = point,

@@ -51,9 +51,9 @@ int jt_bench_describe(void)
     return 0;
 }
 
-size_t jt_bench_sizes(const jt_ctx *ctx, uint64_t **sizes)
+size_t jt_bench_sizes(const jt_opts *o, const jt_bench *b, uint64_t **sizes)
 {
-    const char *spec = jt_opt_str(&ctx->opts, "sizes"), *dflt = ctx->bench->default_sizes;
+    const char *spec = jt_opt_str(o, "sizes"), *dflt = b->default_sizes;
     size_t n;
     char err[512];
     if (jt_sizes_parse(spec ? spec : dflt, sizes, &n, err, sizeof err))

@@ -62,11 +62,17 @@ static const jt_metric metrics[] = {
     {"bandwidth", "MB/s", "Bandwidth(MB/s)", 0, mbps},
 };
 
-static void *setup(jt_ctx *ctx)
+static void read_options(const jt_opts *o, const jt_topo *tp, void *st)
 {
-    state *s = calloc(1, sizeof *s);
-    s->nsizes = jt_bench_sizes(ctx, &s->sizes);
-    s->pattern = jt_opt_choice(&ctx->opts, "pattern");
+    state *s = st;
+    (void)tp;
+    s->nsizes = jt_bench_sizes(o, &jt_bench_shift, &s->sizes);
+    s->pattern = jt_opt_choice(o, "pattern");
+}
+
+static void setup(jt_ctx *ctx, void *st)
+{
+    state *s = st;
     s->n = ctx->size;
     s->me = ctx->rank;
     s->key = -1;
@@ -91,7 +97,6 @@ static void *setup(jt_ctx *ctx)
     s->hosts = calloc((size_t)s->n, HOSTLEN);
     MPI_Allgather(mine, HOSTLEN, MPI_CHAR, s->hosts, HOSTLEN, MPI_CHAR, ctx->comm);
     s->pos = calloc((size_t)s->n, sizeof *s->pos);
-    return s;
 }
 
 static size_t npoints(void *st)
@@ -133,11 +138,13 @@ static void point(void *st, size_t i, jt_point *p)
     p->arg[0] = (double)(b > 0 ? b : 1);
     p->metrics = metrics;
     p->nmetrics = 2;
-    snprintf(p->params, sizeof p->params,
-             "{\"size\":%llu,\"pattern\":\"%s\",\"round\":%d,\"src\":%d,\"dst\":%d,"
-             "\"src_host\":\"%.*s\",\"dst_host\":\"%.*s\"}",
-             (unsigned long long)b, pattern_names[s->pattern], k, src, dst, HOSTLEN,
-             s->hosts + (size_t)src * HOSTLEN, HOSTLEN, s->hosts + (size_t)dst * HOSTLEN);
+    jt_json_kint(p->params, "size", (long long)b);
+    jt_json_kstr(p->params, "pattern", pattern_names[s->pattern]);
+    jt_json_kint(p->params, "round", k);
+    jt_json_kint(p->params, "src", src);
+    jt_json_kint(p->params, "dst", dst);
+    jt_json_kstr(p->params, "src_host", s->hosts + (size_t)src * HOSTLEN); /* NUL-terminated */
+    jt_json_kstr(p->params, "dst_host", s->hosts + (size_t)dst * HOSTLEN);
 }
 
 static double *room(double **v, size_t *cap, size_t need)
@@ -235,7 +242,6 @@ static void teardown(jt_ctx *ctx, void *st)
     free(s->cache);
     free(s->pos);
     free(s->tmp);
-    free(s);
 }
 
 static void meta(jt_ctx *ctx, void *st, jt_json *j)
@@ -268,6 +274,8 @@ const jt_bench jt_bench_shift = {
     .min_ranks = 2,
     .nseries = 1,
     .label_head = "Size src>dst",
+    .state_size = sizeof(state),
+    .read = read_options,
     .setup = setup,
     .npoints = npoints,
     .point = point,

@@ -32,12 +32,18 @@ static const jt_metric metrics[] = {
     {"time", "s", "Time(s)", 0, secs},
 };
 
-static void *setup(jt_ctx *ctx)
+static void read_options(const jt_opts *o, const jt_topo *tp, void *st)
 {
+    state *s = st;
+    (void)tp;
     if (!jt_chol_kernels_available())
         jt_usage_error("tile-kernels needs OpenBLAS and LAPACKE, which this build did not find");
-    state *s = calloc(1, sizeof *s);
-    s->nb = (int)jt_opt_long(&ctx->opts, "tile", 1, 8192);
+    s->nb = (int)jt_opt_long(o, "tile", 1, 8192);
+}
+
+static void setup(jt_ctx *ctx, void *st)
+{
+    state *s = st;
     size_t n = (size_t)s->nb * s->nb;
     s->spd = malloc(n * sizeof(double));
     s->l = malloc(n * sizeof(double));
@@ -48,7 +54,6 @@ static void *setup(jt_ctx *ctx)
     jt_binding b;
     jt_bind_thread(&ctx->topo, ctx->comm_core, &b);
     jt_ctx_bound_compute(ctx, &b, NULL);
-    return s;
 }
 
 static size_t npoints(void *st) { (void)st; return 4; }
@@ -80,7 +85,7 @@ static void teardown(jt_ctx *ctx, void *st)
 {
     state *s = st;
     (void)ctx;
-    free(s->spd), free(s->l), free(s->c), free(s);
+    free(s->spd), free(s->l), free(s->c);
 }
 
 static const jt_metric_info metric_infos[] = {
@@ -99,6 +104,8 @@ const jt_bench jt_bench_tile_kernels = {
     .min_ranks = 1,
     .nseries = 1,
     .label_head = "Kernel",
+    .state_size = sizeof(state),
+    .read = read_options,
     .setup = setup,
     .npoints = npoints,
     .point = point,

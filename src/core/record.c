@@ -16,18 +16,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int jt_record_open(jt_record *r, const char *path, char *err, size_t errlen)
+int jt_record_check_path(const char *path, char *err, size_t errlen)
 {
-    memset(r, 0, sizeof *r);
-    r->fd = -1;
-    r->samples_fd = -1;
-    if (strlen(path) >= sizeof r->path) {
+    jt_record r;
+    if (strlen(path) >= sizeof r.path) {
         snprintf(err, errlen, "output path '%s' is too long", path);
         return -1;
     }
-    snprintf(r->path, sizeof r->path, "%s", path);
-    snprintf(r->partial, sizeof r->partial, "%s.partial", path);
-    char dir[4096];
+    char dir[sizeof r.path];
     snprintf(dir, sizeof dir, "%s", path);
     const char *d = dirname(dir);
     struct stat st;
@@ -35,6 +31,27 @@ int jt_record_open(jt_record *r, const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "output directory '%s' does not exist: create it first", d);
         return -1;
     }
+    if (access(d, W_OK | X_OK) != 0) {
+        snprintf(err, errlen, "output directory '%s' is not writable", d);
+        return -1;
+    }
+    if (path[0] == '\0' || path[strlen(path) - 1] == '/' || (stat(path, &st) == 0 &&
+                                                             S_ISDIR(st.st_mode))) {
+        snprintf(err, errlen, "output '%s' is a directory: give a file name (FILE.jsonl)", path);
+        return -1;
+    }
+    return 0;
+}
+
+int jt_record_open(jt_record *r, const char *path, char *err, size_t errlen)
+{
+    memset(r, 0, sizeof *r);
+    r->fd = -1;
+    r->samples_fd = -1;
+    if (jt_record_check_path(path, err, errlen))
+        return -1;
+    snprintf(r->path, sizeof r->path, "%s", path);
+    snprintf(r->partial, sizeof r->partial, "%s.partial", path);
     r->fd = open(r->partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (r->fd < 0) {
         snprintf(err, errlen, "cannot write output file '%s': %s (the directory must be writable)",

@@ -21,6 +21,9 @@ typedef struct jt_record {
 /* Opens <path>.partial for writing; refuses a directory that does not exist or is not
  * writable, with a message in err naming it.  Returns 0 or -1. */
 int jt_record_open(jt_record *r, const char *path, char *err, size_t errlen);
+/* What jt_record_open checks before it creates anything: the path's length, its directory
+ * (exists, writable), the path not a directory.  0, or -1 with the message. */
+int jt_record_check_path(const char *path, char *err, size_t errlen);
 void jt_record_line(jt_record *r, const struct jt_json *j);
 void jt_record_point(jt_record *r, const struct jt_json *j); /* a line that counts as a point */
 /* --keep-samples: opens <path>.samples.partial beside the run file (format: docs/records.md,

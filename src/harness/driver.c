@@ -55,6 +55,9 @@ const jt_opt_spec jt_common_options[] = {
     {"order", "ORDER", "increasing", "order of the sweep's points: increasing, decreasing, "
                                      "shuffled or shuffled:SEED (the seed is recorded)", NULL},
     {"quiet", NULL, NULL, "nothing on stdout", NULL},
+    {"validate", NULL, NULL, "check the command line and exit, without starting MPI: options, "
+                             "placement against the topology (--topology or this machine), the "
+                             "output's directory; exit 0, or 2 with the usage message", NULL},
     {"help", NULL, NULL, "this help", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
@@ -192,6 +195,19 @@ int jt_harness_main(const jt_bench *b, int argc, char **argv)
                            jt_thread_level_name(wanted));
         wanted = asked;
     }
+    /* The benchmark's own options, judged before MPI starts: a usage error is printed once,
+     * without an MPI abort around it.  --validate stops after the checks that need no ranks. */
+    void *st = calloc(1, b->state_size);
+    if (!st)
+        jt_fatal("out of memory");
+    b->read(&ctx->opts, &ctx->topo, st);
+    if (jt_opt_flag(&ctx->opts, "validate")) {
+        jt_validate_placement(&ctx->opts, &ctx->topo);
+        const char *out = jt_opt_str(&ctx->opts, "output");
+        if (out && jt_record_check_path(out, err, sizeof err))
+            jt_usage_error("--output: %s", err);
+        return 0; /* nothing was started: the process ends here */
+    }
     if (b->before_init)
         b->before_init(&ctx->opts);
     jt_transport_begin();
@@ -227,7 +243,7 @@ int jt_harness_main(const jt_bench *b, int argc, char **argv)
     jt_json_init(&ctx->bind_comm);
     jt_json_init(&ctx->bind_compute);
     jt_json_init(&ctx->bind_roles);
-    void *st = b->setup(ctx);
+    b->setup(ctx, st);
     /* The run file opens once every input has been judged (the benchmark's own options in
      * setup too): bad input never leaves a file behind. */
     const char *out = jt_opt_str(&ctx->opts, "output");
@@ -285,6 +301,7 @@ int jt_harness_main(const jt_bench *b, int argc, char **argv)
         jt_series_free(&ser[k]);
     free(ser);
     b->teardown(ctx, st);
+    free(st);
     MPI_Barrier(ctx->comm);
     if (ctx->writing)
         jt_record_close(&ctx->rec, "ok", NULL);

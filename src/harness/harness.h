@@ -126,14 +126,21 @@ typedef struct jt_bench {
     int nseries;
     unsigned ratio_series;      /* bit k: series k holds ratios, not durations (no clock correction) */
     const char *label_head;     /* heading of the first column: "Size" */
-    /* Reads its options, allocates and binds; registers what it obtained (jt_ctx_bound_*). */
-    void *(*setup)(jt_ctx *ctx);
+    size_t state_size;          /* bytes of its state: read fills it, setup completes it */
+    /* Reads and checks its own options, pure: no MPI, no binding, no allocation but what the
+     * state keeps of them (the sizes); tp is the topology in use.  A value not allowed is a
+     * usage error (exit 2, the value named).  Runs before MPI_Init on every rank, and alone
+     * for --validate. */
+    void (*read)(const jt_opts *opts, const jt_topo *tp, void *state);
+    /* Allocates and binds from what read kept, with the ranks and the placement now known;
+     * registers what it obtained (jt_ctx_bound_*). */
+    void (*setup)(jt_ctx *ctx, void *state);
     size_t (*npoints)(void *state);
     void (*point)(void *state, size_t i, jt_point *p);
     /* Measures n samples of point i, appending to series[0..nseries-1].  Called by every rank
      * with the same i and n; rank 0's series are the ones reported. */
     void (*run)(jt_ctx *ctx, void *state, size_t i, jt_series *series, size_t n);
-    void (*teardown)(jt_ctx *ctx, void *state);
+    void (*teardown)(jt_ctx *ctx, void *state); /* frees what read and setup made, not state */
     /* Optional: adds benchmark keys to the meta object (rank 0), e.g. what a kernel counts. */
     void (*meta)(jt_ctx *ctx, void *state, jt_json *j);
     /* Optional: a line printed under the table's first heading line (after "# "): what the
@@ -164,6 +171,11 @@ const char *jt_thread_level_name(int level);
 /* Input only some ranks can judge (their host): the lowest rank with an error message says it,
  * and every rank exits with status 2.  Collective. */
 void jt_check_all(jt_ctx *ctx, const char *err);
+
+/* --validate's checks of the placement options against the topology alone (no ranks): every
+ * entry of --comm-core a core or near/far/auto, of --comm-mem a NUMA node or near/far/auto/
+ * interleave, --nic a NIC of the topology.  A usage error names the value. */
+void jt_validate_placement(const jt_opts *o, const jt_topo *tp);
 
 /* A NUMA node option's value (N, near/auto, far, interleave) as a node or JT_MEM_*; a value
  * that is none of them is a usage error naming it.  Collective. */

@@ -58,6 +58,30 @@ static int numa_value(jt_ctx *ctx, const char *v)
     return -3;
 }
 
+void jt_validate_placement(const jt_opts *o, const jt_topo *tp)
+{
+    const char *nic = jt_opt_str(o, "nic");
+    char err[256], val[64];
+    jt_nic found;
+    if (nic && jt_place_nic(tp, nic, &found, err, sizeof err))
+        jt_usage_error("%s", err);
+    static const char *const names[] = {"comm-core", "comm-mem"};
+    for (int k = 0; k < 2; k++) {
+        const char *list = jt_opt_str(o, names[k]);
+        int max = k == 0 ? jt_topo_ncores(tp) : jt_topo_nnuma(tp), v;
+        for (const char *p = list; p && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
+            snprintf(val, sizeof val, "%.*s", (int)strcspn(p, ","), p);
+            if (strcmp(val, "near") == 0 || strcmp(val, "far") == 0 || strcmp(val, "auto") == 0 ||
+                (k == 1 && strcmp(val, "interleave") == 0) ||
+                (parse_index(val, &v) == 0 && v < max))
+                continue;
+            jt_usage_error("--%s '%s' is not allowed: '%s' is not %s from 0 to %d%s", names[k],
+                           list, val, k == 0 ? "a core" : "a NUMA node", max - 1,
+                           k == 0 ? ", near, far or auto" : ", near, far, auto or interleave");
+        }
+    }
+}
+
 int jt_numa_option(jt_ctx *ctx, const char *name, const char *v)
 {
     int n = numa_value(ctx, v);
