@@ -75,8 +75,12 @@ test-c:
 	@set -e; for d in build/openmpi build/mpich build/mpi; do \
 	  if [ -d $$d ]; then echo "== ctest $$d"; (cd $$d && ctest --output-on-failure -j 1); fi; done
 
+# The tests side by side (pytest-xdist): most of their time waits (MPI start-up, SLURM jobs, a
+# browser), so twice as many workers as cores; tests/py/conftest.py keeps what shares a set-up
+# on one worker and starts the slow ones first.  TEST_WORKERS=0: one at a time.
+TEST_WORKERS ?= $(shell echo $$(( $(JOBS) * 2 )))
 test-py:
-	$(VENV)/bin/python -m pytest tests/py -q -rs
+	$(VENV)/bin/python -m pytest tests/py -q -rs -n $(TEST_WORKERS) --dist loadgroup
 
 # build/asan (ASan + UBSan) and build/tsan (TSan), MPICH: ctest and the threaded modes.
 test-sanitize: deps

@@ -2,6 +2,7 @@
 
 import shutil
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -26,6 +27,30 @@ def python_sigint():
     old = signal.signal(signal.SIGINT, signal.default_int_handler)
     yield
     signal.signal(signal.SIGINT, old)
+
+
+def run_cli(capsys, *argv):
+    """`jostle ARGV…` in this process: (exit status, stdout, stderr)."""
+    from jostle.cli import main
+    try:
+        rc = main([str(a) for a in argv])
+    except SystemExit as e:  # argparse's own errors
+        rc = e.code
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+@pytest.fixture
+def jostle_cli(capsys, monkeypatch):
+    """`jostle ARGV…` in this process, given back as subprocess.run gives `python -m jostle.cli`
+    (returncode, stdout, stderr), with ENV's variables set: a new Python costs ~2 s of CPU
+    (pandas, matplotlib), which a suite of a few hundred calls pays on 2 cores."""
+    def run(*argv, env=None):
+        for k, v in (env or {}).items():
+            monkeypatch.setenv(k, v)
+        rc, out, err = run_cli(capsys, *argv)
+        return subprocess.CompletedProcess(["jostle", *map(str, argv)], rc, out, err)
+    return run
 
 
 @pytest.fixture
@@ -67,3 +92,38 @@ def slurm2(tmp_path_factory):
     cluster = _cluster(tmp_path_factory, True)
     yield cluster
     cluster.stop()
+
+
+# ------------------------------------------------ `make test` runs the tests side by side
+# (pytest-xdist, `-n N --dist loadgroup`): what a test shares with others stays on one worker,
+# and the slowest start first.
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "slow: 20 s or more on a 2-core machine; under xdist these start first, "
+                   "so that none is left running alone at the end")
+
+
+def _shared_setup(item):
+    """The name of the first module- or session-scoped fixture of this directory that ITEM uses
+    (a SLURM, two network namespaces, a set of MPI runs), or None."""
+    for name in item.fixturenames:
+        for fd in item._fixtureinfo.name2fixturedefs.get(name, ()):
+            if fd.scope in ("module", "session") and Path(fd.func.__code__.co_filename).parent == HERE:
+                return f"{fd.func.__module__}.{name}"
+    return None
+
+
+def pytest_itemcollected(item):
+    """Under xdist: every test of one shared set-up in one group (xdist_group, read by xdist's
+    own collection hook), so that the set-up is made once, on one worker, and never twice at
+    once (the two-node SLURM's namespaces have fixed names)."""
+    shared = _shared_setup(item) if hasattr(item.config, "workerinput") else None
+    if shared:
+        item.add_marker(pytest.mark.xdist_group(shared))
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under xdist: the tests marked slow first (xdist hands out work in collection order)."""
+    if hasattr(config, "workerinput"):
+        items.sort(key=lambda it: it.get_closest_marker("slow") is None)

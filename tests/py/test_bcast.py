@@ -1,10 +1,8 @@
 """The bcast benchmark: a real run (Open MPI, 4 ranks, oversubscribed), bad input, a small
 simulated run under SimGrid, and the platform files.  Assertions are about structure and
 delivery (--check makes every recipient verify every payload), never machine speeds."""
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -26,6 +24,7 @@ def bcast(tmp_path, *args, np=4, name="b.jsonl"):
     return run_bench("bcast", *args, out=out, n=np, timeout=240), out
 
 
+@pytest.mark.slow
 def test_every_routing_delivers_and_records(tmp_path):
     # 64K + 1 byte: not inline, several segments with a 16K segment, a last short one.
     p, out = bcast(tmp_path, *QUICK, "--sizes", "0,8,65537", "--recipients", "1,3",
@@ -108,15 +107,15 @@ def test_platform_generation(tmp_path):
     xml.dom.minidom.parseString(plat.read_text())  # well formed
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not shutil.which("smpirun"), reason="SimGrid (smpirun) is not installed")
-def test_small_simulated_sweep(tmp_path):
+def test_small_simulated_sweep(tmp_path, jostle_cli):
     if not SIM_EXE.exists():
         pytest.skip(f"{SIM_EXE} is not built (make build with smpicc installed)")
-    cmd = [sys.executable, "-m", "jostle.cli", "bcast", "--simulate", "--nodes", "4,8",
-           "--sizes", "8,64K", "--routing", "flat,pipeline-tree,auto,mpi_bcast",
-           "--output-dir", str(tmp_path), "--campaign", "sim", "--quiet"]
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+    cmd = ["bcast", "--simulate", "--nodes", "4,8", "--sizes", "8,64K", "--routing",
+           "flat,pipeline-tree,auto,mpi_bcast", "--output-dir", tmp_path, "--campaign", "sim",
+           "--quiet"]
+    p = jostle_cli(*cmd)
     assert p.returncode == 0, p.stderr
     for n in (4, 8):
         r = load_run(tmp_path / "sim" / f"bcast-sim-{n}.jsonl")
@@ -130,7 +129,7 @@ def test_small_simulated_sweep(tmp_path):
         assert ((t["max"] - t["min"]) <= 0.1 * t["median"] + 1e-3).all()
     assert (tmp_path / "sim" / "platforms" / "platform-8.xml").exists()
     # Resumed: nothing left to run.
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+    p = jostle_cli(*cmd)
     assert p.returncode == 0 and "already complete" in p.stderr
     from jostle.figures import bcast as fb
     runs = [load_run(tmp_path / "sim" / f"bcast-sim-{n}.jsonl") for n in (4, 8)]
@@ -138,7 +137,7 @@ def test_small_simulated_sweep(tmp_path):
     assert fb.tables(runs)[0]["rows"]
     # Side by side (--jobs 2): the same simulated times, to the last digit.
     side = [*cmd[:cmd.index("--campaign")], "--campaign", "side", "--quiet", "--jobs", "2"]
-    p = subprocess.run(side, capture_output=True, text=True, timeout=300, env=env)
+    p = jostle_cli(*side)
     assert p.returncode == 0, p.stderr
     for n in (4, 8):
         one, two = (load_run(tmp_path / c / f"bcast-sim-{n}.jsonl").points for c in ("sim", "side"))
@@ -225,17 +224,15 @@ def test_smpi_algorithms_are_simgrids_own(tmp_path):
     assert p.returncode == 2 and "smpi:flattree" in p.stderr, p.stderr
 
 
-def test_smpi_baselines_simulated(tmp_path):
+@pytest.mark.slow
+def test_smpi_baselines_simulated(tmp_path, jostle_cli):
     """One launch per algorithm; smpi:binomial_tree is SMPI's default MPI_Bcast (the same times
     as mpi_bcast), and the algorithms differ where they should: flat is fastest at 8 B, the
     scatter-allgather beats the binomial tree of whole messages at 1 MiB."""
     _needs_simgrid()
-    cmd = [sys.executable, "-m", "jostle.cli", "bcast", "--simulate", "--nodes", "8",
-           "--sizes", "8,1M", "--routing",
-           "auto,mpi_bcast,smpi:binomial_tree,smpi:scatter_LR_allgather,smpi:flattree",
-           "--output-dir", str(tmp_path), "--campaign", "sim", "--quiet"]
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+    p = jostle_cli("bcast", "--simulate", "--nodes", "8", "--sizes", "8,1M", "--routing",
+                   "auto,mpi_bcast,smpi:binomial_tree,smpi:scatter_LR_allgather,smpi:flattree",
+                   "--output-dir", tmp_path, "--campaign", "sim", "--quiet")
     assert p.returncode == 0, p.stderr
     runs = {f.stem: load_run(f) for f in (tmp_path / "sim").glob("bcast-sim-8*.jsonl")}
     assert set(runs) == {"bcast-sim-8", "bcast-sim-8-smpi-binomial_tree",

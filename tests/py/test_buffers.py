@@ -90,6 +90,7 @@ def test_cli_bad_buffers_exit_2(capsys, tmp_path, argv, needle):
     assert not list(tmp_path.iterdir())
 
 
+@pytest.mark.slow
 def test_cli_runs_every_state_and_draws_what_it_costs(tmp_path, capsys, monkeypatch):
     bench = REPO / "build" / "openmpi" / "jostle-bench"
     if not bench.exists():
@@ -97,7 +98,7 @@ def test_cli_runs_every_state_and_draws_what_it_costs(tmp_path, capsys, monkeypa
     monkeypatch.delenv("JOSTLE_BENCH", raising=False)
     monkeypatch.delenv("SLURM_JOB_ID", raising=False)
     argv = ["pingpong", "--mpi", "openmpi", "--bench", str(bench), "--buffers",
-            "osu,echo,distinct,cold", "--sizes", "1:4K", "--min-reps", "10", "--max-time",
+            "osu,echo,distinct,cold", "--sizes", "1,64,4K", "--min-reps", "10", "--max-time",
             "0.05", "--output-dir", str(tmp_path), "--campaign", "b", "--timeout", "120"]
     rc = main(argv)
     out, err = capsys.readouterr()

@@ -81,11 +81,13 @@ def test_a_corrupt_complete_file_is_not_overwritten(tmp_path, fake_bench, data):
 
 def test_timeout_names_the_partial_file_and_its_points(tmp_path, fake_bench, monkeypatch):
     monkeypatch.setenv("FAKE_BENCH_DELAY", "0.3")
-    camp = Campaign(tmp_path, [RunSpec("slow", "pingpong", ["--sizes", "0:1M"], timeout=1.5)])
+    # 3 s: the fake (a Python) must have started and written its meta first, on a busy machine
+    # too (`make test` runs the tests side by side).
+    camp = Campaign(tmp_path, [RunSpec("slow", "pingpong", ["--sizes", "0:1M"], timeout=3)])
     with pytest.raises(JostleError) as e:
         camp.run(config(fake_bench), quiet_progress(tmp_path), quiet=True)
     msg = str(e.value)
-    assert "exceeded its time-out of 2 s" in msg or "exceeded its time-out of 1 s" in msg
+    assert "exceeded its time-out of 3 s" in msg
     assert "slow.jsonl.partial" in msg and "point lines)" in msg
     assert json.loads((tmp_path / "slow.launch.json").read_text())["status"] == "timeout"
     # The fake closes its file on SIGTERM as jostle-bench does: an interrupted, loadable partial.
@@ -202,13 +204,23 @@ def test_side_by_side_ctrl_c_stops_every_run_and_seals_its_file(tmp_path, fake_b
     monkeypatch.setenv("FAKE_BENCH_DELAY", "0.2")
     specs = [RunSpec(n, "pingpong", ["--sizes", "0:1M"], timeout=60) for n in "ab"]
     cfg = LaunchConfig(fake_bench, "custom", prefix=_barrier_prefix(tmp_path, 2))
-    timer = threading.Timer(3.0, lambda: os.kill(os.getpid(), signal.SIGINT))
-    timer.start()
+    # Ctrl-C once both runs have measured a point (not after a fixed time: on a busy machine
+    # the fakes may not have started by then).
+    partials, stop = [tmp_path / f"{n}.jsonl.partial" for n in "ab"], threading.Event()
+
+    def ctrl_c_once_both_measure():
+        end = time.monotonic() + 60
+        while not stop.is_set() and time.monotonic() < end:
+            if all(p.exists() and '"type":"point"' in p.read_text() for p in partials):
+                os.kill(os.getpid(), signal.SIGINT)
+                return
+            time.sleep(0.05)
+    threading.Thread(target=ctrl_c_once_both_measure, daemon=True).start()
     try:
         with pytest.raises(Interrupted) as e:
             Campaign(tmp_path, specs).run(cfg, quiet_progress(tmp_path), quiet=True, jobs=2)
     finally:
-        timer.cancel()
+        stop.set()
     assert e.value.exit_status == 130 and "resume" in str(e.value)
     for n in "ab":
         assert json.loads((tmp_path / f"{n}.launch.json").read_text())["status"] == "interrupted"

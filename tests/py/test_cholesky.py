@@ -67,13 +67,12 @@ def test_flat_ordered_real_run(tmp_path, datatype, eps):
                                  "flat-ordered and dbcast"),
     (["--datatype", "half"], "--datatype 'half'"),
 ])
-def test_bad_mode_or_datatype_exits_2(tmp_path, args, msg):
+def test_bad_mode_or_datatype_exits_2(tmp_path, args, msg, jostle_cli):
     p, out = chol(tmp_path, *QUICK, "--n", "256", "--tile", "128", *args)
     assert p.returncode == 2, p.stderr
     assert msg in p.stderr
     assert not out.exists()
-    cli = subprocess.run([sys.executable, "-m", "jostle.cli", "cholesky", *args, "--dry-run"],
-                         env=ENV, capture_output=True, text=True, timeout=60)
+    cli = jostle_cli("cholesky", *args, "--dry-run", env=ENV)
     assert cli.returncode == 2
     assert ("'orderd' is not a mode" if "--modes" in args else "'half'") in cli.stderr
 
@@ -131,15 +130,14 @@ def test_bad_input_exits_2(tmp_path, args, msg):
     assert not out.exists()
 
 
-def test_small_smpi_run(tmp_path):
+def test_small_smpi_run(tmp_path, jostle_cli):
     if not shutil.which("smpirun"):
         pytest.skip("smpirun (SimGrid) is not installed")
     if not SIM_EXE.exists():
         pytest.skip(f"{SIM_EXE} is not built (make build with smpicc)")
-    p = subprocess.run([sys.executable, "-m", "jostle.cli", "cholesky", "--simulate", "--nodes",
-                        "4", "--n", "2048", "--tile", "256", "--cores-per-node", "2", "--speed",
-                        "50Gf", "--output-dir", str(tmp_path), "--campaign", "s", "--quiet"],
-                       env=ENV, capture_output=True, text=True, timeout=300)
+    p = jostle_cli("cholesky", "--simulate", "--nodes", "4", "--n", "2048", "--tile", "256",
+                   "--cores-per-node", "2", "--speed", "50Gf", "--output-dir", tmp_path,
+                   "--campaign", "s", "--quiet", env=ENV)
     assert p.returncode == 0, p.stderr
     r = load_run(tmp_path / "s" / "cholesky-sim-4.jsonl")
     assert set(r.points["mode"]) == {"flat", "flat-ordered", "dbcast"}
@@ -155,15 +153,13 @@ def test_small_smpi_run(tmp_path):
     assert 'id="cholesky-summary"' in html
 
 
-def test_starpu_reference_recorded_beside_jostle(tmp_path):
+def test_starpu_reference_recorded_beside_jostle(tmp_path, jostle_cli):
     from jostle import starpu
     if not starpu.MPI_CHOLESKY.is_file():
         pytest.skip(f"{starpu.MPI_CHOLESKY} (starpu-examples) is not installed")
-    p = subprocess.run([sys.executable, "-m", "jostle.cli", "cholesky", "--n", "512", "--tile",
-                        "128", "--workers", "1", "--min-reps", "2", "--max-time", "0.05",
-                        "--starpu", "--starpu-reps", "2", "--output-dir", str(tmp_path),
-                        "--campaign", "c", "--name", "t", "--quiet"], env=ENV,
-                       capture_output=True, text=True, timeout=600)
+    p = jostle_cli("cholesky", "--n", "512", "--tile", "128", "--workers", "1", "--min-reps", "2",
+                   "--max-time", "0.05", "--starpu", "--starpu-reps", "2", "--output-dir",
+                   tmp_path, "--campaign", "c", "--name", "t", "--quiet", env=ENV)
     assert p.returncode == 0, p.stderr
     ref = load_run(tmp_path / "c" / "t-starpu.jsonl")
     pt = ref.points.iloc[0]
@@ -175,7 +171,8 @@ def test_starpu_reference_recorded_beside_jostle(tmp_path):
     assert table["rows"][0][col] == pytest.approx(pt["median"], abs=0.006)  # rounded to 0.01
 
 
-def test_kernel_rates_measured_and_simulated(tmp_path):
+@pytest.mark.slow
+def test_kernel_rates_measured_and_simulated(tmp_path, jostle_cli):
     out = tmp_path / "tk.jsonl"
     p = run_bench("tile-kernels", "--tile", "64", "--min-reps", "5", "--max-time", "0.05",
                   out=out, n=1)
@@ -191,11 +188,9 @@ def test_kernel_rates_measured_and_simulated(tmp_path):
         pytest.skip("the SimGrid build is not there")
     # Kernels at 2 GFlop/s on one-core nodes: 4 nodes cannot exceed 8 GFlop/s, whatever the
     # node speed (100 Gf by default).
-    p = subprocess.run([sys.executable, "-m", "jostle.cli", "cholesky", "--simulate", "--nodes",
-                        "4", "--n", "1024", "--tile", "256", "--kernel-rates",
-                        "potrf=2,trsm=2,syrk=2,gemm=2", "--output-dir", str(tmp_path),
-                        "--campaign", "k", "--quiet"], env=ENV, capture_output=True, text=True,
-                       timeout=300)
+    p = jostle_cli("cholesky", "--simulate", "--nodes", "4", "--n", "1024", "--tile", "256",
+                   "--kernel-rates", "potrf=2,trsm=2,syrk=2,gemm=2", "--output-dir", tmp_path,
+                   "--campaign", "k", "--quiet", env=ENV)
     assert p.returncode == 0, p.stderr
     r = load_run(tmp_path / "k" / "cholesky-sim-4.jsonl")
     g = r.points[r.points["metric"] == "gflops"]["median"]
@@ -204,26 +199,21 @@ def test_kernel_rates_measured_and_simulated(tmp_path):
     assert "kernel rates given (GEMM 2 GFlop/s)" in fig._platform(r.meta)
     # Measured rates are kept with the campaign: resuming it does not measure (and refuse) anew;
     # another platform under the same names is refused.
-    sweep = [sys.executable, "-m", "jostle.cli", "cholesky", "--simulate", "--nodes", "4", "--n",
-             "512", "--tile", "128", "--kernel-rates", "measure", "--output-dir", str(tmp_path),
-             "--campaign", "m"]
+    sweep = ["cholesky", "--simulate", "--nodes", "4", "--n", "512", "--tile", "128",
+             "--kernel-rates", "measure", "--output-dir", tmp_path, "--campaign", "m"]
     for k in range(2):
-        p = subprocess.run(sweep, env=ENV, capture_output=True, text=True, timeout=300)
+        p = jostle_cli(*sweep, env=ENV)
         assert p.returncode == 0, p.stderr
     assert "tile-kernels-128.jsonl" in p.stderr and p.stderr.count("already complete") == 2
-    p = subprocess.run(sweep + ["--speed", "50Gf"], env=ENV, capture_output=True, text=True,
-                       timeout=300)
+    p = jostle_cli(*sweep, "--speed", "50Gf", env=ENV)
     assert p.returncode == 2 and "simulated on another platform" in p.stderr
-    p = subprocess.run([sys.executable, "-m", "jostle.cli", "cholesky", "--simulate", "--nodes",
-                        "4", "--kernel-rates", "gemm=2", "--output-dir", str(tmp_path),
-                        "--campaign", "k2", "--quiet"], env=ENV, capture_output=True, text=True,
-                       timeout=300)
+    p = jostle_cli("cholesky", "--simulate", "--nodes", "4", "--kernel-rates", "gemm=2",
+                   "--output-dir", tmp_path, "--campaign", "k2", "--quiet", env=ENV)
     assert p.returncode == 2 and "give all of potrf, trsm, syrk, gemm" in p.stderr
 
 
-def test_cli_plan_and_bad_grid(tmp_path):
-    run = lambda *a: subprocess.run([sys.executable, "-m", "jostle.cli", "cholesky", *a],
-                                    env=ENV, capture_output=True, text=True, timeout=60)
+def test_cli_plan_and_bad_grid(tmp_path, jostle_cli):
+    run = lambda *a: jostle_cli("cholesky", *a, env=ENV)
     p = run("--ranks", "4", "--grid", "2x3")
     assert p.returncode == 2 and "does not match --ranks 4" in p.stderr
     p = run("--n", "1000", "--tile", "64", "--dry-run")

@@ -4,16 +4,8 @@ import shutil
 
 import pytest
 
-from jostle.cli import build_parser, main
-
-
-def run_cli(capsys, *argv):
-    try:
-        rc = main(list(argv))
-    except SystemExit as e:  # argparse's own errors
-        rc = e.code
-    out = capsys.readouterr()
-    return rc, out.out, out.err
+from conftest import run_cli
+from jostle.cli import build_parser
 
 
 @pytest.mark.parametrize("argv,named", [
@@ -107,6 +99,7 @@ def test_plot_refuses_incomplete_then_allows_it(capsys, data, tmp_path):
     assert (tmp_path / "f" / "pingpong-pow2.png").exists()
 
 
+@pytest.mark.slow
 def test_plot_and_report_commands(capsys, campaign_dir):
     rc, out, _ = run_cli(capsys, "plot", str(campaign_dir))
     assert rc == 0 and out.split() == [str(campaign_dir / "figures" / f"pingpong-{r}.{e}")
@@ -120,6 +113,7 @@ def test_malformed_data_exits_1_with_file_line(capsys, data):
     assert rc == 1 and "malformed.jsonl:3:" in err
 
 
+@pytest.mark.slow
 def test_run_does_every_step_and_says_where_the_report_is(capsys, fake_bench, tmp_path):
     rc, out, err = run_cli(capsys, "run", "--launcher", "", "--output-dir", str(tmp_path),
                            "--campaign", "v0", "--quiet")

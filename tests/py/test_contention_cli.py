@@ -188,6 +188,7 @@ def test_jostle_run_step_runs_fig1_quick(capsys, fake, tmp_path):
     assert '<section id="contention">' in (tmp_path / "r" / "report.html").read_text()
 
 
+@pytest.mark.slow
 def test_real_fig1_quick(capsys, tmp_path, monkeypatch):
     """Against the real jostle-bench (Open MPI), 0 and 1 compute cores per rank."""
     bench = REPO / "build" / "openmpi" / "jostle-bench"

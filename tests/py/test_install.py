@@ -82,6 +82,7 @@ def wheelhouse(directory: Path):
     directory.chmod(0o755)
 
 
+@pytest.mark.slow
 def test_install_into_a_prefix_as_a_user_then_pingpong(user):
     if not shutil.which("mpicc.openmpi"):
         pytest.skip("no Open MPI compiler (make deps)")

@@ -3,7 +3,6 @@ tiny sizes; jostle place --ranks; bad input.  Assertions are about structure, th
 and the placement, never machine speeds."""
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -118,12 +117,12 @@ def test_more_ranks_than_cores_needs_oversubscribe(tmp_path):
     assert not out.exists()
 
 
-def place(*args):
-    return subprocess.run([sys.executable, "-m", "jostle.cli", "place", "--bench", bench_exe(),
-                           *args], capture_output=True, text=True, timeout=60)
+@pytest.fixture
+def place(jostle_cli):
+    return lambda *args: jostle_cli("place", "--bench", bench_exe(), *args)
 
 
-def test_place_draws_rows_and_writes_launcher_files(tmp_path):
+def test_place_draws_rows_and_writes_launcher_files(tmp_path, place):
     p = place("--ranks", "1:4", "--topology", str(TOPOS / "opteron-2numa-nic0.xml"),
               "--write-dir", str(tmp_path))
     assert p.returncode == 0, p.stderr
@@ -138,7 +137,7 @@ def test_place_draws_rows_and_writes_launcher_files(tmp_path):
     assert (tmp_path / "mpich-bind.txt").read_text().startswith("-bind-to user:")
 
 
-def test_place_json_and_bad_input():
+def test_place_json_and_bad_input(place):
     p = place("--ranks", "2", "--json", "--topology", str(TOPOS / "henri.xml"))
     assert p.returncode == 0, p.stderr
     row = json.loads(p.stdout)["rows"][0]
@@ -147,7 +146,7 @@ def test_place_json_and_bad_input():
     assert place("--ranks", "2", "--policy", "spread").returncode == 2
 
 
-def test_rankfile_accepted_by_mpirun(tmp_path):
+def test_rankfile_accepted_by_mpirun(tmp_path, place):
     p = place("--ranks", "2", "--progress", "next", "--write-dir", str(tmp_path))
     assert p.returncode == 0, p.stderr
     r = subprocess.run(["mpirun.openmpi", "--rankfile", str(tmp_path / "rankfile"), "-np", "2",
@@ -155,17 +154,14 @@ def test_rankfile_accepted_by_mpirun(tmp_path):
     assert r.returncode == 0, r.stderr
 
 
-def test_overlap_command_bad_input():
-    p = subprocess.run([sys.executable, "-m", "jostle.cli", "overlap", "--collectives", "ibarrier"],
-                       capture_output=True, text=True, timeout=60)
+def test_overlap_command_bad_input(jostle_cli):
+    p = jostle_cli("overlap", "--collectives", "ibarrier")
     assert p.returncode == 2 and "'ibarrier' is not a collective" in p.stderr
 
 
-def test_overlap_command_passes_batch_and_idle():
-    p = subprocess.run([sys.executable, "-m", "jostle.cli", "overlap", "--dry-run", "--ranks", "2",
-                        "--policy", "numa", "--progress-mode", "thread", "--batch", "4",
-                        "--thread-idle", "sleep", "--bench", bench_exe()],
-                       capture_output=True, text=True, timeout=60)
+def test_overlap_command_passes_batch_and_idle(jostle_cli):
+    p = jostle_cli("overlap", "--dry-run", "--ranks", "2", "--policy", "numa", "--progress-mode",
+                   "thread", "--batch", "4", "--thread-idle", "sleep", "--bench", bench_exe())
     assert p.returncode == 0, p.stderr
     line = p.stdout.strip().splitlines()[-1]
     assert "--batch 4" in line and "--thread-idle sleep" in line

@@ -27,6 +27,7 @@ def _chromium(*args, timeout=120):
                           capture_output=True, text=True, timeout=timeout)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not CHROMIUM, reason="chromium is not installed (apt-get install chromium)")
 def test_quick_campaign_report_renders_in_chromium(fake_bench, tmp_path, capsys):
     assert main(["run", "--launcher", "", "--output-dir", str(tmp_path), "--campaign", "q"]) == 0

@@ -12,7 +12,7 @@ import pytest
 
 from jostle import launch
 from jostle.errors import JostleError, UsageError
-from mpijobs import ENV, bench_exe
+from mpijobs import bench_exe
 from slurmlocal import JOSTLE
 
 PLUGIN = {"openmpi": "pmix", "mpich": "pmi2"}
@@ -160,10 +160,9 @@ def submit(slurm, tmp_path, *argv):
     return r.stdout.strip()
 
 
-def test_submit_dry_run_prints_the_script_and_writes_nothing(tmp_path):
-    r = subprocess.run([*JOSTLE, "submit", "contention", "fig1", "--quick", "--nodes", "1",
-                        "--time", "5", "--dry-run", "--output-dir", str(tmp_path)],
-                       capture_output=True, text=True, env=ENV, timeout=60)
+def test_submit_dry_run_prints_the_script_and_writes_nothing(tmp_path, jostle_cli):
+    r = jostle_cli("submit", "contention", "fig1", "--quick", "--nodes", "1", "--time", "5",
+                   "--dry-run", "--output-dir", tmp_path)
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("#!/bin/bash") and "#SBATCH --time=5" in r.stdout
     assert "#SBATCH --nodes=1" in r.stdout and "jostle.cli contention fig1 --quick" in r.stdout
@@ -183,29 +182,25 @@ def test_submit_dry_run_prints_the_script_and_writes_nothing(tmp_path):
     (["pingpong", "--time", "5", "--dry-run", "--account", "a b"], "'a b' is not allowed"),
     (["pingpong", "--time", "5", "--dry-run", "--partition", "a;b"], "'a;b' is not allowed"),
 ])
-def test_submit_bad_input_exits_2(tmp_path, argv, message):
+def test_submit_bad_input_exits_2(tmp_path, jostle_cli, argv, message):
     empty = tmp_path / "bin"
     empty.mkdir()   # a PATH without sbatch: outside any SLURM
-    r = subprocess.run([*JOSTLE, "submit", *argv, "--output-dir", str(tmp_path / "out")],
-                       capture_output=True, text=True, env={**ENV, "PATH": str(empty)}, timeout=60)
+    r = jostle_cli("submit", *argv, "--output-dir", tmp_path / "out", env={"PATH": str(empty)})
     assert r.returncode == 2 and message in r.stderr, r.stderr
     assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert not (tmp_path / "out").exists()
 
 
-def test_submit_script_passes_bash_n_with_spaces_and_lists(tmp_path):
+def test_submit_script_passes_bash_n_with_spaces_and_lists(tmp_path, jostle_cli):
     out = tmp_path / "with space"
-    r = subprocess.run([*JOSTLE, "submit", "pingpong", "--time", "1-0:30", "--dry-run",
-                        "--partition", "short,long", "--account", "proj_1",
-                        "--output-dir", str(out)], capture_output=True, text=True, env=ENV,
-                       timeout=60)
+    r = jostle_cli("submit", "pingpong", "--time", "1-0:30", "--dry-run", "--partition",
+                   "short,long", "--account", "proj_1", "--output-dir", out)
     assert r.returncode == 0, r.stderr
     assert "#SBATCH --partition=short,long" in r.stdout
     assert f'#SBATCH --output="{out}/adhoc/slurm-%j.out"' in r.stdout
     assert subprocess.run(["bash", "-n"], input=r.stdout, text=True).returncode == 0
-    r = subprocess.run([*JOSTLE, "submit", "pingpong", "--time", "5", "--dry-run",
-                        "--output-dir", str(tmp_path / "o\n#SBATCH --x")],
-                       capture_output=True, text=True, env=ENV, timeout=60)
+    r = jostle_cli("submit", "pingpong", "--time", "5", "--dry-run",
+                   "--output-dir", tmp_path / "o\n#SBATCH --x")
     assert r.returncode == 2 and "cannot go into a job script" in r.stderr, r.stderr
 
 
