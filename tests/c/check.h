@@ -5,6 +5,8 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static int jt_test_failures;
 
@@ -36,6 +38,31 @@ static int jt_test_failures;
             jt_test_failures++;                                                                  \
         }                                                                                        \
     } while (0)
+
+/* Runs fn(arg) in a child with stderr captured into msg: for code that exits on bad input.
+ * Returns the child's exit status (0 when fn returns), or -1. */
+static inline int jt_test_in_child(void (*fn)(void *), void *arg, char *msg, size_t len)
+{
+    int fd[2];
+    if (pipe(fd))
+        return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fd[1], 2);
+        fn(arg);
+        _exit(0);
+    }
+    close(fd[1]);
+    size_t got = 0; /* stderr is unbuffered: the message comes in pieces, read to the end */
+    ssize_t n;
+    while (got < len - 1 && (n = read(fd[0], msg + got, len - 1 - got)) > 0)
+        got += (size_t)n;
+    msg[got] = '\0';
+    close(fd[0]);
+    int st;
+    waitpid(pid, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
 
 #define TEST_END()                                                                               \
     do {                                                                                         \

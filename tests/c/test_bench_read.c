@@ -9,55 +9,41 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 static jt_topo tp;
 
-/* Reads argv for benchmark `name` as the driver does; in a child, returning its exit status
- * and stderr. */
-static int read_in_child(const char *name, const char **argv, char *msg, size_t len)
+typedef struct job {
+    const char *name;
+    const char **argv;
+} job;
+
+/* Reads argv for benchmark `name` as the driver does, then --validate's placement checks. */
+static void read_args(void *arg)
 {
-    int fd[2];
-    if (pipe(fd))
-        return -1;
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(fd[1], 2);
-        const jt_bench *b = NULL;
-        for (int i = 0; jt_benches[i]; i++)
-            if (strcmp(jt_benches[i]->name, name) == 0)
-                b = jt_benches[i];
-        if (!b)
-            _exit(99);
-        jt_opts o = {0};
-        jt_opts_add(&o, jt_common_options);
-        jt_opts_add(&o, b->options);
-        int argc = 0;
-        while (argv[argc])
-            argc++;
-        jt_opts_parse(&o, argc, (char **)argv);
-        void *st = calloc(1, b->state_size);
-        b->read(&o, &tp, st);
-        jt_validate_placement(&o, &tp);
-        _exit(0);
-    }
-    close(fd[1]);
-    size_t got = 0;
-    ssize_t n;
-    while (got < len - 1 && (n = read(fd[0], msg + got, len - 1 - got)) > 0)
-        got += (size_t)n;
-    msg[got] = '\0';
-    close(fd[0]);
-    int st;
-    waitpid(pid, &st, 0);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    const job *jb = arg;
+    const jt_bench *b = NULL;
+    for (int i = 0; jt_benches[i]; i++)
+        if (strcmp(jt_benches[i]->name, jb->name) == 0)
+            b = jt_benches[i];
+    if (!b)
+        _exit(99);
+    jt_opts o = {0};
+    jt_opts_add(&o, jt_common_options);
+    jt_opts_add(&o, b->options);
+    int argc = 0;
+    while (jb->argv[argc])
+        argc++;
+    jt_opts_parse(&o, argc, (char **)jb->argv);
+    void *st = calloc(1, b->state_size);
+    b->read(&o, &tp, st);
+    jt_validate_placement(&o, &tp);
 }
 
 static void expect(const char *name, const char **argv, int rc, const char *must_contain)
 {
     char msg[2048];
-    int got = read_in_child(name, argv, msg, sizeof msg);
+    job jb = {name, argv};
+    int got = jt_test_in_child(read_args, &jb, msg, sizeof msg);
     CHECKF(got == rc, "%s %s...: exit %d, expected %d (%s)", name, argv[0] ? argv[0] : "", got,
            rc, msg);
     if (must_contain)

@@ -20,32 +20,9 @@ static const jt_opt_spec table[] = {
     {NULL, NULL, NULL, NULL, NULL},
 };
 
-/* Runs fn in a child with stderr captured; returns the exit status and the message. */
-static int in_child(void (*fn)(char **), char **argv, char *msg, size_t len)
+static void parse_and_read(void *arg)
 {
-    int fd[2];
-    if (pipe(fd))
-        return -1;
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(fd[1], 2);
-        fn(argv);
-        _exit(0);
-    }
-    close(fd[1]);
-    size_t got = 0; /* stderr is unbuffered: the message comes in pieces, read to the end */
-    ssize_t n;
-    while (got < len - 1 && (n = read(fd[0], msg + got, len - 1 - got)) > 0)
-        got += (size_t)n;
-    msg[got] = '\0';
-    close(fd[0]);
-    int st;
-    waitpid(pid, &st, 0);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static void parse_and_read(char **argv)
-{
+    char **argv = arg;
     jt_opts o = {0};
     jt_opts_add(&o, table);
     int argc = 0;
@@ -60,7 +37,7 @@ static void parse_and_read(char **argv)
 static void expect_usage(const char **args, const char *must_contain)
 {
     char msg[1024];
-    int rc = in_child(parse_and_read, (char **)args, msg, sizeof msg);
+    int rc = jt_test_in_child(parse_and_read, (void *)args, msg, sizeof msg);
     CHECK(rc == 2);
     if (!strstr(msg, must_contain)) {
         fprintf(stderr, "message lacks '%s': %s\n", must_contain, msg);
