@@ -14,6 +14,7 @@ import json
 import os
 import re
 import shutil
+import struct
 import subprocess
 import time
 from pathlib import Path
@@ -75,18 +76,23 @@ def run(exe: Path, bench: Path, out: Path, *, n: int, tile: int, ranks: int, hos
                           "grid": "StarPU's default for the rank count",
                           "datatype": "float (sgemm, ssyrk, strsm; POTRF as sscal + ssyr per "
                                       "column)"},
-            "warnings": []}
+            "warnings": [],
+            # each launch's GFlop/s kept as --keep-samples keeps a bench's (docs/records.md)
+            "harness": {"samples": {"file": out.name + ".samples",
+                                    "format": "float64 little-endian, each point line's "
+                                              "samples at its offset, in the order measured"}}}
     point = {"type": "point",
              "params": {"mode": "starpu", "routing": "starpu", "order": n, "tile": tile,
                         "grid": "starpu", "workers": workers, "matrix": "spd",
                         "datatype": "float"},
              "metric": "gflops", "unit": "GFlop/s", **stats(bench, samples),
              "converged": False, "elapsed_s": round(time.monotonic() - t0, 3),
-             "samples": samples}
+             "samples": {"offset": 0, "count": len(samples)}}
     end = {"type": "end", "status": "ok", "points": 1,
            "elapsed_s": round(time.monotonic() - t0, 3)}
     partial = Path(str(out) + ".partial")
     partial.parent.mkdir(parents=True, exist_ok=True)
+    out.with_name(out.name + ".samples").write_bytes(struct.pack(f"<{len(samples)}d", *samples))
     partial.write_text("".join(json.dumps(r) + "\n" for r in (meta, point, end)))
     partial.replace(out)
     return out

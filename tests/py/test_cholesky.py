@@ -166,6 +166,8 @@ def test_starpu_reference_recorded_beside_jostle(tmp_path, jostle_cli):
     assert ref.benchmark == "cholesky" and pt["mode"] == "starpu" and pt["n"] == 2
     assert pt["median"] > 0 and pt["order"] == 512 and pt["tile"] == 128
     assert "mpi_cholesky" in " ".join(ref.meta["argv"])
+    launches = ref.samples(ref.points.index[0])   # each launch's rate, kept beside the record
+    assert len(launches) == 2 and min(launches) <= pt["median"] <= max(launches)
     table = fig.tables([load_run(tmp_path / "c" / "t.jsonl"), ref])[0]
     col = table["headers"].index("StarPU-MPI GFlop/s")
     assert table["rows"][0][col] == pytest.approx(pt["median"], abs=0.006)  # rounded to 0.01
