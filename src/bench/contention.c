@@ -3,6 +3,7 @@
  * 2021 (figures 1-4) and SIAM PP22 (CG and GEMM).  One run is one configuration; the sweeps
  * over cores, sizes, intensity and placement are campaigns of runs (jostle contention). */
 #include "bench/bench.h"
+#include "bench/pingpong_flows.h"
 
 #include "comm/p2p.h"
 #include "core/errors.h"
@@ -44,6 +45,7 @@ static const jt_opt_spec options[] = {
     {"oversubscribe", NULL, NULL, "allow more bound threads than cores (marked in the records)", NULL},
     JT_BENCH_BUFFERS_OPTION,
     JT_BENCH_COLD_OPTION,
+    JT_PP_FLOWS_OPTIONS,
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -65,6 +67,8 @@ typedef struct state {
     jt_buffer buf;
     jt_p2p p2p;
     jt_p2p_buffers buffers; /* of the communicating thread's ping-pong */
+    jt_pp_flows *flows;     /* --pairs, --comm-threads: every flow's ping-pong at once */
+    int pairs, threads;
     long active;       /* point whose phase is running, -1 none */
     double since;      /* sweeps that start before this belong to an earlier point */
     jt_metric comm_m[3], comp_m[5], both_m[8];
@@ -189,12 +193,16 @@ static void setup(jt_ctx *ctx, void *st)
     state *s = st;
     char err[512];
     int on = s->compute_on;
-    s->computing = ctx->rank < 2 && (on == 0 || (on == 1 && ctx->rank == 0));
+    jt_pp_flows_read(ctx, JT_P2P_PINGPONG, &s->pairs, &s->threads);
+    int many = jt_pp_flows_wanted(&ctx->opts), talking = 2 * s->pairs; /* ranks that talk */
+    s->computing = ctx->rank < talking && (on == 0 || (on == 1 && ctx->rank < s->pairs));
 
     /* This rank's share of its host: the communicating thread and the compute threads. */
     int ncores = jt_topo_ncores(&ctx->topo);
+    int others = s->threads > 1 ? s->threads - 1 : 0; /* the other comm threads' cores */
     int free_cores = jt_place_compute_cores(ncores, ctx->local_rank, ctx->local_size,
-                                            ctx->comm_core, 0, NULL);
+                                            ctx->comm_core, 0, NULL) - others;
+    free_cores = free_cores > 0 ? free_cores : 0;
     if (s->ncompute < 0)
         s->ncompute = free_cores;
     if (!s->computing)
@@ -225,9 +233,10 @@ static void setup(jt_ctx *ctx, void *st)
              ctx->host, avail >> 20);
     jt_check_all(ctx, need > avail * 8 / 10 ? err : NULL);
 
-    int me = ctx->rank < 2 ? ctx->rank : -1;
-    if (ctx->rank == 0 && ctx->size > 2)
+    int me = ctx->rank < 2 && !many ? ctx->rank : -1;
+    if (ctx->rank == 0 && ctx->size > talking && !many)
         jt_warn(ctx, "ranks 2 to %d take no part in contention and wait idle", ctx->size - 1);
+    s->flows = many ? jt_pp_flows_setup(ctx, JT_P2P_PINGPONG, s->buffers, 1, 0, arena, frames) : 0;
     if (me >= 0) {
         jt_binding b;
         jt_bind_thread(&ctx->topo, ctx->comm_core, &b);
@@ -238,8 +247,11 @@ static void setup(jt_ctx *ctx, void *st)
                 s->buf.p, s->buf.bytes, frames);
 
     int *cores = calloc((size_t)(s->ncompute > 0 ? s->ncompute : 1), sizeof *cores);
-    jt_place_compute_cores(ncores, ctx->local_rank, ctx->local_size, ctx->comm_core, s->ncompute,
-                           cores);
+    if (s->flows)
+        jt_pp_flows_compute_cores(ctx, s->flows, s->ncompute, cores);
+    else
+        jt_place_compute_cores(ncores, ctx->local_rank, ctx->local_size, ctx->comm_core,
+                               s->ncompute, cores);
 #ifdef JT_HAVE_OPENBLAS
     openblas_set_num_threads(1); /* one BLAS thread per compute thread */
 #endif
@@ -297,6 +309,8 @@ static void point(void *st, size_t i, jt_point *p)
     jt_json_kstr(j, "stores", jt_stores_names[s->stores]);
     jt_json_kint(j, "rep", rep);
     jt_json_kstr(j, "buffers", jt_p2p_buffers_names[s->buffers]);
+    if (s->flows)
+        jt_pp_flows_params(s->flows, j);
     if (phase == PH_COMM || s->ncomp_m == 0 || s->ncompute == 0) {
         p->metrics = s->comm_m;
         p->nmetrics = phase == PH_COMPUTE ? 0 : 3;
@@ -343,7 +357,9 @@ static void run(jt_ctx *ctx, void *st, size_t i, jt_series *ser, size_t n)
             jt_pool_stop(&s->pool);
         s->active = (long)i;
         s->since = jt_now();
-        if (phase != PH_COMPUTE) /* before the phase's warm-up, as pingpong's sizes */
+        if (phase != PH_COMPUTE && s->flows) /* before the phase's warm-up, as pingpong's sizes */
+            jt_pp_flows_run(ctx, s->flows, s->sizes[k], 1, &ser[S_COMM], NULL, 0);
+        else if (phase != PH_COMPUTE)
             jt_p2p_touch(&s->p2p, s->sizes[k]);
         if (s->ncompute > 0 && phase != PH_COMM)
             jt_pool_start(&s->pool);
@@ -362,7 +378,9 @@ static void run(jt_ctx *ctx, void *st, size_t i, jt_series *ser, size_t n)
         sleeping_barrier(ctx->comm);
         return;
     }
-    for (size_t q = 0; q < n; q++) {
+    if (s->flows) /* the mean over flows of each sample (bandwidth: of one flow) */
+        jt_pp_flows_run(ctx, s->flows, s->sizes[k], 0, &ser[S_COMM], NULL, n);
+    for (size_t q = 0; q < n && !s->flows; q++) {
         double dt = jt_p2p_sample(&s->p2p, s->sizes[k]);
         if (s->p2p.me == 0)
             jt_series_push(&ser[S_COMM], dt);
@@ -379,6 +397,7 @@ static void teardown(jt_ctx *ctx, void *st)
     if (s->ncompute > 0)
         jt_pool_stop(&s->pool);
     jt_pool_destroy(&s->pool);
+    jt_pp_flows_free(s->flows);
     jt_p2p_free(&s->p2p);
     jt_buffer_free(&ctx->topo, &s->buf);
     free(s->sizes);
@@ -431,6 +450,8 @@ static void meta(jt_ctx *ctx, void *st, jt_json *j)
     jt_json_end(j);
     jt_json_knum(j, "phase_time_s", s->phase_time);
     jt_bench_buffers_json(j, JT_P2P_PINGPONG, s->buffers);
+    if (s->flows)
+        jt_pp_flows_meta(s->flows, j);
 }
 
 static const char *heading(void *st)
@@ -462,6 +483,7 @@ const jt_bench jt_bench_contention = {
     .metrics = metric_infos,
     .default_sizes = "4",
     .thread_level = MPI_THREAD_FUNNELED,
+    .thread_level_for = jt_pp_flows_thread_level,
     .min_ranks = 2,
     .nseries = 4,
     .ratio_series = 1u << S_STALL | 1u << S_AGG,

@@ -24,11 +24,7 @@ static const jt_opt_spec options[] = {
     {"check", NULL, NULL, "verify every payload (filled and checked outside the timed interval); "
                           "with echo the round trip is checked as a whole", NULL},
     JT_BENCH_COLD_OPTION,
-    {"pairs", "N", NULL, "N pairs at once, rank i with rank i+N (osu_mbw_mr's pairing): the "
-                         "aggregate bandwidth and message rate, and each pair's distribution",
-     NULL},
-    {"comm-threads", "T", NULL, "T communicating threads per rank (MPI_THREAD_MULTIPLE), thread "
-                                "t with thread t of the partner on its own communicator", NULL},
+    JT_PP_FLOWS_OPTIONS,
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -154,7 +150,7 @@ static void run(jt_ctx *ctx, void *st, size_t i, jt_series *ser, size_t n)
     state *s = st;
     int rma = s->mode == JT_P2P_PUT || s->mode == JT_P2P_GET;
     if (s->flows) {
-        jt_pp_flows_run(ctx, s->flows, s->sizes[i], s->touched != (long)i, ser, n);
+        jt_pp_flows_run(ctx, s->flows, s->sizes[i], s->touched != (long)i, &ser[0], &ser[1], n);
         s->touched = (long)i;
         return;
     }

@@ -57,9 +57,9 @@ static void place(jt_ctx *ctx, jt_pp_flows *m, int *cores, int *numas)
                    : "--comm-core: thread t of a rank on its core + t");
 }
 
-/* A bad --pairs, --comm-threads or their combination: exit 2 naming the value. */
-static void read_options(jt_ctx *ctx, jt_pp_flows *m, jt_p2p_mode mode)
+void jt_pp_flows_read(jt_ctx *ctx, jt_p2p_mode mode, int *pairs, int *threads)
 {
+    jt_pp_flows m_, *m = &m_;
     const jt_opts *o = &ctx->opts;
     m->pairs = jt_opt_given(o, "pairs") ? (int)jt_opt_long(o, "pairs", 1, JT_FLOWS_MAX) : 1;
     m->threads = jt_opt_given(o, "comm-threads")
@@ -85,13 +85,17 @@ static void read_options(jt_ctx *ctx, jt_pp_flows *m, jt_p2p_mode mode)
                        "needs MPI_THREAD_MULTIPLE, and %.*s granted %s", m->threads,
                        (int)strcspn(lib, "\n"), lib, jt_thread_level_name(ctx->thread_level));
     }
+    *pairs = m->pairs;
+    *threads = m->threads;
 }
 
 jt_pp_flows *jt_pp_flows_setup(jt_ctx *ctx, jt_p2p_mode mode, jt_p2p_buffers buffers, int window,
                                int check, size_t arena, size_t frames)
 {
     jt_pp_flows *m = calloc(1, sizeof *m);
-    read_options(ctx, m, mode);
+    jt_pp_flows_read(ctx, mode, &m->pairs, &m->threads);
+    m->per_rank = m->threads > 0 ? m->threads : 1;
+    m->nflows = m->pairs * m->per_rank;
     m->mode = mode;
     m->buffers = buffers;
     m->window = window;
@@ -159,12 +163,11 @@ void jt_pp_flows_point(jt_pp_flows *m, uint64_t b, jt_point *p)
     jt_json_kstr(p->params, "mode", jt_p2p_mode_names[m->mode]);
     jt_json_kint(p->params, "window", m->mode == JT_P2P_PINGPONG ? 1 : w);
     jt_json_kstr(p->params, "buffers", jt_p2p_buffers_names[m->buffers]);
-    jt_json_kint(p->params, "pairs", m->pairs);
-    jt_json_kint(p->params, "comm_threads", m->threads);
+    jt_pp_flows_params(m, p->params);
 }
 
-void jt_pp_flows_run(jt_ctx *ctx, jt_pp_flows *m, uint64_t bytes, int touch, jt_series *ser,
-                     size_t n)
+void jt_pp_flows_run(jt_ctx *ctx, jt_pp_flows *m, uint64_t bytes, int touch, jt_series *agg,
+                     jt_series *each, size_t n)
 {
     jt_flows_run(&m->f, bytes, n, touch);
     /* Every rank's samples reach rank 0, outside the timed loops; the senders are ranks
@@ -186,11 +189,33 @@ void jt_pp_flows_run(jt_ctx *ctx, jt_pp_flows *m, uint64_t bytes, int touch, jt_
         double sum = 0.0;
         for (int f = 0; f < m->nflows; f++) {
             double v = m->gathered[(size_t)f * n + k]; /* rank f / per_rank, thread f % per_rank */
-            jt_series_push(&ser[1 + f], v);
+            if (each)
+                jt_series_push(&each[f], v);
             sum += v;
         }
-        jt_series_push(&ser[0], sum / m->nflows);
+        jt_series_push(agg, sum / m->nflows);
     }
+}
+
+void jt_pp_flows_compute_cores(const jt_ctx *ctx, const jt_pp_flows *m, int n, int *cores)
+{
+    int extra = m->per_rank - 1, *all = calloc((size_t)(n + extra + 1), sizeof *all), k = 0;
+    jt_place_compute_cores(jt_topo_ncores(&ctx->topo), ctx->local_rank, ctx->local_size,
+                           m->f.flow[0].core, n + extra, all);
+    for (int i = 0; i < n + extra && k < n; i++) {
+        int taken = 0;
+        for (int t = 1; t < m->per_rank; t++)
+            taken |= all[i] == m->f.flow[t].core;
+        if (!taken || n + extra - i <= n - k) /* past the free ones: pile on as the share does */
+            cores[k++] = all[i];
+    }
+    free(all);
+}
+
+void jt_pp_flows_params(const jt_pp_flows *m, jt_json *j)
+{
+    jt_json_kint(j, "pairs", m->pairs);
+    jt_json_kint(j, "comm_threads", m->threads);
 }
 
 void jt_pp_flows_meta(const jt_pp_flows *m, jt_json *j)

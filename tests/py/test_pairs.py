@@ -172,3 +172,47 @@ def test_jostle_pingpong_refuses_bad_flows(tmp_path, args, named):
     p = jostle_cli("pingpong", *args, "--output-dir", str(tmp_path), "--dry-run")
     assert p.returncode == 2 and named in p.stderr and "Traceback" not in p.stderr, p.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+CONT = ["--kernel", "triad", "--sizes", "4", "--phase-time", "0.1", "--array-bytes", "4M",
+        "--min-reps", "20", "--max-time", "0.2", "--warmup", "2", "--oversubscribe"]
+
+
+def test_contention_with_pairs_and_the_heat_map(tmp_path):
+    """contention --pairs N: the phases of fig1 with every pair talking, each rank computing;
+    the runs of several pair counts make the heat map communicating ranks × computing cores."""
+    from jostle.figures import contention as fig
+    from jostle.results import load_run
+    runs = []
+    for pairs in (1, 2):
+        for cores in (0, 1):
+            out = tmp_path / f"fig1-triad-p{pairs}-t0-c{cores:02d}.jsonl"
+            p = run_bench("contention", "--pairs", str(pairs), "--compute-cores", str(cores),
+                          *CONT, out=out, n=2 * pairs)
+            assert p.returncode == 0, p.stderr[-2000:]
+            runs.append(load_run(out))
+    last = runs[-1]
+    assert last.meta["flows"]["pairs"] == 2
+    # every rank of the 2 pairs computes (compute-on both): 4 ranks with one compute thread
+    assert all(len(last.meta["binding"][str(r)]["compute"]) == 1 for r in range(4))
+    table = fig.talking(fig.degradation_table(runs))
+    assert set(table.talking_ranks) == {2, 4}
+    lat = table[(table.metric == "latency") & (table.compute_cores == 1)]
+    assert len(lat) == 2 and lat.degradation.notna().all()
+    figs = fig.build(runs)
+    assert "contention-flows" in [f.id for f in figs]
+    assert any("4 ranks × 1 thread(s) talk" in s for s in table.run.map(
+        {r.name: fig.series_of(r, "fig1") for r in runs}))
+
+
+def test_jostle_contention_plans_each_count_of_pairs(tmp_path):
+    p = jostle_cli("contention", "fig1", "--quick", "--pairs", "1,2", "--comm-threads", "2",
+                   "--max-cores", "1", "--output-dir", str(tmp_path), "--dry-run")
+    assert p.returncode == 0, p.stderr[-2000:]
+    lines = [x for x in p.stdout.splitlines() if "jostle-bench contention" in x]
+    assert len(lines) == 4
+    assert sum("-np 4 " in x and "--pairs 2 --comm-threads 2" in x for x in lines) == 2
+    assert any("fig1-triad-p2-t2-c01-quick.jsonl" in x for x in lines)
+    p = jostle_cli("contention", "fig1", "--pairs", "0", "--output-dir", str(tmp_path),
+                   "--dry-run")
+    assert p.returncode == 2 and "--pairs: '0' is not allowed" in p.stderr

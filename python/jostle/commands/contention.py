@@ -11,6 +11,7 @@ One run is one configuration (kernel, compute cores, placement, AI) measured in 
 """
 
 import argparse
+import dataclasses
 import math
 import re
 import sys
@@ -132,7 +133,8 @@ def host_share(args, machine) -> tuple:
     cores = int(machine.get("cores") or launch.host_cores())
     hosts = set(args.hosts or [])
     per_host = math.ceil(args.ranks / len(hosts)) if hosts else args.ranks
-    return cores, per_host, cores // per_host - 1
+    threads = getattr(args, "threads_now", None) or 1   # communicating threads of each rank
+    return cores, per_host, cores // per_host - threads
 
 
 def core_counts(args, machine) -> list:
@@ -198,7 +200,25 @@ def _timeout(args, sizes, phases_per_size=PHASES) -> float:
 
 
 def plan(study, args, machine, bench=None) -> list:
-    """The runs of STUDY on MACHINE (jostle-bench --machine), in the order they are run."""
+    """The runs of STUDY on MACHINE (jostle-bench --machine), in the order they are run: once,
+    or once per pairs x threads that talk (--pairs, --comm-threads), named STUDY-…-pN-tT-cNN."""
+    grid = [(p, t) for p in (getattr(args, "pairs", None) or [None])
+            for t in (getattr(args, "comm_threads", None) or [None])]
+    if grid == [(None, None)]:
+        return _plan(study, args, machine, bench)
+    runs = []
+    for p, t in grid:
+        flows = argparse.Namespace(**{**vars(args), "ranks": max(args.ranks, 2 * (p or 1)),
+                                      "threads_now": t})
+        for r in _plan(study, flows, machine, bench):
+            head, cores = r.name.rsplit("-c", 1)
+            extra = (["--pairs", str(p)] if p else []) + (["--comm-threads", str(t)] if t else [])
+            runs.append(dataclasses.replace(r, name=f"{head}-p{p or 1}-t{t or 0}-c{cores}",
+                                            args=[*r.args, *extra]))
+    return runs
+
+
+def _plan(study, args, machine, bench=None) -> list:
     suffix = "-quick" if args.quick else ""
     nt = "-nt" if getattr(args, "stores", None) == "nt" else ""   # never resumes a normal run
     both = [LATENCY_SIZE, BANDWIDTH_SIZE]
@@ -298,6 +318,13 @@ def _options(p, study):
             g.add_argument(flag, type=_placement(words), metavar="|".join(words) + "|N", help=what)
     g.add_argument("--compute-on", choices=("both", "sender", "none"),
                    help="which ranks compute (both)")
+    g.add_argument("--pairs", type=c.counts_type, metavar="N[,N…]",
+                   help="N pairs communicate at once (rank i with rank i+N, 2N ranks at least), "
+                        "each with its compute threads; several: the study once per count, and "
+                        "the heat map communicating ranks × computing cores")
+    g.add_argument("--comm-threads", type=c.counts_type, metavar="T[,T…]",
+                   help="T communicating threads per rank (MPI_THREAD_MULTIPLE); several: the "
+                        "study once per count")
     g.add_argument("--nic", metavar="NAME", help="the NIC that near/far refer to")
     h = p.add_argument_group("phases and repetitions (jostle-bench's defaults in brackets)")
     for flag, typ, meta, what in (
@@ -324,6 +351,10 @@ def _check(args):
         if getattr(args, "ai", None) is not None and args.ai > MIN_AI:
             raise UsageError(f"--stores nt with --ai {args.ai} is not allowed: non-temporal "
                              "stores exist for triad at its lowest intensity (1/12) only")
+    if (args.pairs or args.comm_threads) and max(args.pairs or [1]) * max(args.comm_threads or [1]) > 64:
+        raise UsageError(f"--pairs {max(args.pairs or [1])} with --comm-threads "
+                         f"{max(args.comm_threads or [1])} is not allowed: "
+                         f"{max(args.pairs or [1]) * max(args.comm_threads or [1])} flows, at most 64")
     hosts = args.hosts or []
     if len(hosts) > args.ranks:
         raise UsageError(f"--hosts names {len(hosts)} hosts for --ranks {args.ranks}; "

@@ -95,7 +95,10 @@ def series_of(run, study) -> str:
                 f"data {_argv_option(run, '--comm-mem') or '?'}")
     kernels = run.points["kernel"].dropna().unique() if "kernel" in run.points else []
     nt = "stores" in run.points and (run.points["stores"] == "nt").any()
-    return (", ".join(map(str, kernels)) or "kernel ?") + (" (nt stores)" if nt else "")
+    flows = run.meta.get("flows")   # --pairs / --comm-threads: who talks is part of the series
+    talk = (f", {2 * flows['pairs']} ranks × {max(flows['comm_threads'], 1)} thread(s) talk"
+            if flows else "")
+    return (", ".join(map(str, kernels)) or "kernel ?") + (" (nt stores)" if nt else "") + talk
 
 
 def _notes(runs) -> list:
@@ -242,12 +245,73 @@ def degradation_table(runs):
     return table
 
 
+def talking(table):
+    """(communicating ranks, threads per rank) of each row: 2 x pairs, and comm_threads (1 where
+    the rank's main thread talks); runs without --pairs are one pair."""
+    pairs = table["pairs"].fillna(1).astype(int) if "pairs" in table else 1
+    threads = table["comm_threads"].fillna(0).astype(int) if "comm_threads" in table else 0
+    frame = table.assign(talking_ranks=2 * pairs, talking_threads=threads)
+    frame["talking_threads"] = frame["talking_threads"].where(frame["talking_threads"] > 0, 1)
+    return frame
+
+
+def _heat(ax, grid, title):
+    lim = max(float(np.nanmax(np.abs(grid.values))) if grid.size else 1.0, 1.0)
+    im = ax.imshow(grid.values, cmap="RdYlGn_r", vmin=-lim, vmax=lim, aspect="auto",
+                   origin="lower")
+    ax.set_xticks(range(grid.shape[1]), [str(c) for c in grid.columns])
+    ax.set_yticks(range(grid.shape[0]), [f"{r} × {t}" for r, t in grid.index])
+    for (i, j), v in np.ndenumerate(grid.values):
+        if v == v:
+            ax.text(j, i, f"{v:+.0f}%", ha="center", va="center", fontsize=8)
+    ax.set_xlabel(XLABEL["compute_cores"])
+    ax.set_title(title, fontsize=10)
+    return im
+
+
+def flows_heatmap(table, notes):
+    """Communicating ranks (x threads) against computing cores: the degradation of both sides,
+    from runs with several numbers of pairs or threads that talk (issue 27); None otherwise."""
+    if table.empty or "compute_cores" not in table:
+        return None
+    t = talking(table)
+    if t[["talking_ranks", "talking_threads"]].drop_duplicates().shape[0] < 2:
+        return None
+    sizes = sorted(t["size"].dropna().unique()) if "size" in t else []
+    small = t[t["size"] == sizes[0]] if sizes else t
+    comm = small[small.metric == ("latency" if not sizes or sizes[0] < LATENCY_BELOW
+                                  else "bandwidth")]
+    compute = t[t.metric == compute_metric(t)].drop_duplicates(
+        ["talking_ranks", "talking_threads", "compute_cores"])
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.6))
+    for ax, part, what in ((axes[0], comm, f"communication ({comm.metric.iloc[0] if len(comm) else '?'}"
+                            f"{', ' + _bytes(sizes[0]) if sizes else ''}): degradation"),
+                           (axes[1], compute, "computation: slowdown")):
+        grid = part.pivot_table(index=["talking_ranks", "talking_threads"],
+                                columns="compute_cores", values="degradation",
+                                aggfunc="median") * 100
+        im = _heat(ax, grid, what)
+        ax.set_ylabel("communicating ranks × threads each")
+        fig.colorbar(im, ax=ax, label="degradation (%, positive: worse)")
+    _finish(fig, "Communicating ranks × computing cores", notes,
+            legend="each cell: the median over repetitions")
+    return fig
+
+
 def build(runs) -> list:
     runs = [r for r in runs if not r.points.empty]
     table = degradation_table(runs)
     if table.empty:
         return []
     figures = []
+    heat = flows_heatmap(table, _notes(runs))
+    if heat is not None:
+        figures.append(Figure("contention-flows", "Communicating ranks × computing cores",
+                              "Degradation together vs alone of the communication (left, the "
+                              "smallest size) and of the computation (right, per core) for each "
+                              "number of communicating ranks and threads (rows, --pairs and "
+                              f"--comm-threads) and computing cores per rank (columns). "
+                              f"Degradation — {DEGRADATION}.", heat))
     for study_id in dict.fromkeys(table.study):
         study = study_id.removesuffix("-quick")
         part = table[table.study == study_id]

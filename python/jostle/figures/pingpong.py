@@ -96,7 +96,10 @@ def caveats(run) -> list:
     topo = (run.meta.get("machine") or {}).get("topology")
     if topo and topo != "this system":
         found.append(f"topology from {topo}")
-    arrays = (run.meta.get("options") or {}).get("array-bytes")
+    # the bytes jostle-bench used: its option may be spelt "64M"
+    arrays = (run.meta.get("kernel") or {}).get("array_bytes")
+    if arrays is None and str((run.meta.get("options") or {}).get("array-bytes", "")).isdigit():
+        arrays = int(run.meta["options"]["array-bytes"])
     llc = (run.meta.get("machine") or {}).get("llc_bytes")
     threads = run.points["compute_cores"].max() if "compute_cores" in run.points else 1
     if arrays and llc and threads and int(arrays) * int(threads) <= llc:
