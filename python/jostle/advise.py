@@ -225,13 +225,80 @@ def pingpong_headline(runs, limits=None) -> list:
     return out
 
 
+REACH = 0.90    # issue 27: the share of the node's aggregate bandwidth that counts as reached
+
+
+def _talkers(runs, load):
+    """{(ranks, threads each): (median, ci95_lo, ci95_hi)} of the aggregate bandwidth of the
+    runs with --pairs/--comm-threads: alone, the best size of a pingpong run; under load, the
+    together phase of a contention run at its largest size and most computing cores (its
+    bandwidth is one flow's: x flows)."""
+    out = {}
+    for r in runs:
+        flows, p = r.meta.get("flows"), r.points
+        if not flows or p.empty or "size" not in p:
+            continue
+        key = (2 * flows["pairs"], max(flows["comm_threads"], 1))
+        if load and r.benchmark == "contention" and "phase" in p:
+            bw = p[(p.metric == "bandwidth") & (p.phase == "together")]
+            bw = bw[bw["size"] == bw["size"].max()]
+            bw = bw[bw["compute_cores"] == bw["compute_cores"].max()] if len(bw) else bw
+            scale = flows["flows"]
+        elif not load and r.benchmark == "pingpong":
+            bw, scale = p[p.metric == "bandwidth"], 1
+        else:
+            continue
+        if bw.empty:
+            continue
+        x = bw.loc[bw["median"].idxmax()]
+        got = tuple(scale * float(x[c]) for c in ("median", "ci95_lo", "ci95_hi"))
+        if key not in out or got[0] > out[key][0]:
+            out[key] = got
+    return out
+
+
+def talkers_advice(runs) -> list:
+    """The fewest ranks x threads that talk reaching REACH of the node's aggregate bandwidth
+    (the most any count reached), alone and under load, with the interval of that count: from
+    the first whose interval's top reaches REACH x the best's bottom to the first whose bottom
+    reaches REACH x the best's top."""
+    items = []
+    for load, where in ((False, "alone (pingpong --pairs/--comm-threads)"),
+                        (True, "under load (contention --pairs/--comm-threads, together, most "
+                               "computing cores)")):
+        got = _talkers(runs, load)
+        if len(got) < 2:
+            if got:
+                items.append({"topic": "ranks × threads that talk", "text": f"{where}: one count "
+                              "of talking ranks × threads only; run several (--pairs 1,2,4)",
+                              "numbers": {}})
+            continue
+        order = sorted(got, key=lambda k: (k[0] * k[1], k))
+        best = max(got, key=lambda k: got[k][0])
+        need, lo, hi = (REACH * got[best][0], REACH * got[best][1], REACH * got[best][2])
+        first = next(k for k in order if got[k][0] >= need)
+        early = next((k for k in order if got[k][2] >= lo), first)
+        late = next((k for k in order if got[k][1] >= hi), None)
+        name = "{} ranks × {} thread(s)".format
+        items.append({
+            "topic": "ranks × threads that talk",
+            "text": f"{where}: {name(*first)} reach {REACH:.0%} of the node's aggregate "
+                    f"{got[best][0] / 1e3:.3g} GB/s ({name(*best)}); interval {name(*early)} .. "
+                    f"{name(*late) if late else 'not reached within the counts measured'}",
+            "numbers": {"load": load, "ranks": first[0], "threads": first[1],
+                        "aggregate_GBps": got[best][0] / 1e3,
+                        "interval": [list(early), list(late) if late else None],
+                        "measured": {f"{k[0]}x{k[1]}": got[k][0] / 1e3 for k in order}}})
+    return items
+
+
 def advise(runs, doc=None, check=None) -> dict:
     """Everything the page and `jostle advise` say; DOC and CHECK: the model and its errors."""
     obs = model.observations(runs)
     items = []
     if doc is not None:
         items += cores_advice(doc) + placement_advice(doc, runs)
-    items += progress_advice(runs) + bcast_advice(runs)
+    items += progress_advice(runs) + bcast_advice(runs) + talkers_advice(runs)
     return {"headline": pingpong_headline(runs) + (headline(obs, doc) if doc is not None else []),
             "advice": items, "limits": (doc or {}).get("not_identifiable", []),
             "model_error": check or {}, "campaign": (doc or {}).get("campaign"),

@@ -155,11 +155,23 @@ def test_jostle_pingpong_pairs_list_one_run_each(tmp_path):
     p = jostle_cli("pingpong", "--pairs", "1,2", "--mode", "stream", "--sizes", "64", *QUICK,
                    "--output-dir", str(tmp_path), "--campaign", "c", "--name", "pp", "--quiet")
     assert p.returncode == 0, p.stderr[-2000:]
+    runs = []
     for pairs in (1, 2):
         run = load_run(tmp_path / "c" / f"pp-p{pairs}-t0.jsonl")
         assert run.meta["mpi"]["ranks"] == 2 * pairs and run.meta["flows"]["pairs"] == pairs
         pts = run.points
         assert sorted(pts[pts["metric"] == "pair_bandwidth"]["pair"]) == list(range(pairs))
+        runs.append(run)
+    # jostle advise: the fewest ranks x threads reaching 90% of the best aggregate, alone
+    from jostle.advise import talkers_advice
+    [item] = talkers_advice(runs)
+    num = item["numbers"]
+    agg = {p: float(r.points[r.points.metric == "bandwidth"]["median"].max()) / 1e3
+           for p, r in zip((1, 2), runs)}
+    assert num["load"] is False and num["aggregate_GBps"] == pytest.approx(max(agg.values()))
+    first = num["ranks"] // 2
+    assert agg[first] >= 0.9 * max(agg.values()) and (first == 1 or agg[1] < 0.9 * agg[2])
+    assert num["interval"][0][0] <= num["ranks"] and "reach 90%" in item["text"]
 
 
 @pytest.mark.parametrize("args, named", [
@@ -201,6 +213,12 @@ def test_contention_with_pairs_and_the_heat_map(tmp_path):
     assert len(lat) == 2 and lat.degradation.notna().all()
     figs = fig.build(runs)
     assert "contention-flows" in [f.id for f in figs]
+    # jostle advise under load: together, at the most computing cores, x the flows
+    from jostle.advise import talkers_advice
+    [item] = talkers_advice(runs)
+    assert item["numbers"]["load"] is True and set(item["numbers"]["measured"]) == {"2x1", "4x1"}
+    bw = last.points[(last.points.metric == "bandwidth") & (last.points.phase == "together")]
+    assert item["numbers"]["measured"]["4x1"] == pytest.approx(2 * bw["median"].max() / 1e3)
     assert any("4 ranks × 1 thread(s) talk" in s for s in table.run.map(
         {r.name: fig.series_of(r, "fig1") for r in runs}))
 

@@ -37,6 +37,16 @@ def counts_type(text) -> list:
     return vals
 
 
+def add_flow_options(g, what, several):
+    """--pairs and --comm-threads (jostle-bench's, issue 27) of a command that launches them."""
+    g.add_argument("--pairs", type=counts_type, metavar="N[,N…]",
+                   help=f"N pairs at once, rank i with rank i+N (osu_mbw_mr's pairing), 2N ranks "
+                        f"at least: {what}; several: {several}")
+    g.add_argument("--comm-threads", type=counts_type, metavar="T[,T…]",
+                   help=f"T communicating threads per rank (MPI_THREAD_MULTIPLE), thread t with "
+                        f"thread t of the partner; several: {several}")
+
+
 def nonneg_int(text):
     try:
         v = int(text)

@@ -318,13 +318,9 @@ def _options(p, study):
             g.add_argument(flag, type=_placement(words), metavar="|".join(words) + "|N", help=what)
     g.add_argument("--compute-on", choices=("both", "sender", "none"),
                    help="which ranks compute (both)")
-    g.add_argument("--pairs", type=c.counts_type, metavar="N[,N…]",
-                   help="N pairs communicate at once (rank i with rank i+N, 2N ranks at least), "
-                        "each with its compute threads; several: the study once per count, and "
-                        "the heat map communicating ranks × computing cores")
-    g.add_argument("--comm-threads", type=c.counts_type, metavar="T[,T…]",
-                   help="T communicating threads per rank (MPI_THREAD_MULTIPLE); several: the "
-                        "study once per count")
+    c.add_flow_options(g, "each rank of the pairs with its compute threads",
+                       "the study once per count, and the heat map communicating ranks × "
+                       "computing cores")
     g.add_argument("--nic", metavar="NAME", help="the NIC that near/far refer to")
     h = p.add_argument_group("phases and repetitions (jostle-bench's defaults in brackets)")
     for flag, typ, meta, what in (

@@ -114,13 +114,7 @@ def register(sub):
                         "(a slot per message in flight), echo (send back what arrived: dirty "
                         "lines; --mode pingpong only), cold (never in cache); several: one run "
                         "each and a figure of what the state costs")
-    g.add_argument("--pairs", type=c.counts_type, metavar="N[,N…]",
-                   help="N pairs at once, rank i with rank i+N (osu_mbw_mr's pairing), 2N ranks "
-                        "(or --ranks): the aggregate bandwidth, message rate and each pair; "
-                        "several: one run each")
-    g.add_argument("--comm-threads", type=c.counts_type, metavar="T[,T…]",
-                   help="T communicating threads per rank (MPI_THREAD_MULTIPLE), thread t with "
-                        "thread t of the partner; several: one run each")
+    c.add_flow_options(g, "the aggregate bandwidth, message rate and each pair", "one run each")
     g.add_argument("--ranks", type=c.ranks_type, default=2, metavar="N", help="ranks (default 2; ≥ 2)")
     g.add_argument("--hosts", type=c.hosts_type, metavar="A,B",
                    help="hosts, one rank each in turn (default: this host only, intra-node)")
