@@ -233,7 +233,7 @@ def _talkers(runs, load):
     runs with --pairs/--comm-threads: alone, the best size of a pingpong run; under load, the
     together phase of a contention run at its largest size and most computing cores (its
     bandwidth is one flow's: x flows)."""
-    out = {}
+    out, rank = {}, {}   # rank: (computing cores, median) of what out holds, the larger wins
     for r in runs:
         flows, p = r.meta.get("flows"), r.points
         if not flows or p.empty or "size" not in p:
@@ -242,7 +242,6 @@ def _talkers(runs, load):
         if load and r.benchmark == "contention" and "phase" in p:
             bw = p[(p.metric == "bandwidth") & (p.phase == "together")]
             bw = bw[bw["size"] == bw["size"].max()]
-            bw = bw[bw["compute_cores"] == bw["compute_cores"].max()] if len(bw) else bw
             scale = flows["flows"]
         elif not load and r.benchmark == "pingpong":
             bw, scale = p[p.metric == "bandwidth"], 1
@@ -252,8 +251,9 @@ def _talkers(runs, load):
             continue
         x = bw.loc[bw["median"].idxmax()]
         got = tuple(scale * float(x[c]) for c in ("median", "ci95_lo", "ci95_hi"))
-        if key not in out or got[0] > out[key][0]:
-            out[key] = got
+        order = (int(x["compute_cores"]) if load else 0, got[0])
+        if key not in out or order > rank[key]:
+            out[key], rank[key] = got, order
     return out
 
 
