@@ -9,9 +9,9 @@ import concurrent.futures
 import fcntl
 import json
 import os
+import socket
 import sys
 import time
-import warnings
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Optional
@@ -19,7 +19,8 @@ from typing import Optional
 from . import launch
 from .errors import Interrupted, JostleError, UsageError
 from .progress import Progress
-from .results import IncompleteRunWarning, load_run, sidecar_path
+from .resume import keepable, rest_output, splice
+from .results import judge, load_run, sidecar_path
 from .units import duration, headline
 
 MANIFEST = "campaign.json"
@@ -67,6 +68,7 @@ class LaunchConfig:
     platform: Optional[str] = None
     hostfile: Optional[str] = None
     srun_mpi: Optional[str] = None
+    restart: bool = False   # measure an interrupted run from its first point (--restart)
 
     def plan(self, spec: RunSpec, args) -> launch.LaunchPlan:
         return launch.build_command(self.kind, self.bench, args, spec.ranks, spec.hosts,
@@ -85,7 +87,8 @@ def seal(partial: Path, status: str, wait: float = 10.0, **fields) -> bool:
     signal handler ran: a launcher's SIGKILL is often quicker), so that a stopped run always
     says how it ended. Waits up to WAIT s for the writer's lock (jostle-bench holds one until
     it exits, so the two never both write an end line); a torn last line, no measurement, is
-    dropped. Returns whether an end line was added."""
+    dropped. A run's own end line gets jostle's signal beside its own (field jostle_signal).
+    Returns whether an end line was added or amended."""
     try:
         f = partial.open("r+b")
     except OSError:
@@ -106,13 +109,20 @@ def seal(partial: Path, status: str, wait: float = 10.0, **fields) -> bool:
         keep = data[:data.rfind(b"\n") + 1]
         lines = keep.splitlines()
         try:
-            if lines and json.loads(lines[-1]).get("type") == "end":
-                return False
+            last = json.loads(lines[-1]) if lines else {}
         except ValueError:
-            pass
-        end = {"type": "end", "status": status,
-               "points": sum(b'"type":"point"' in line for line in lines),
-               **fields, "written_by": "jostle"}
+            last = {}
+        if isinstance(last, dict) and last.get("type") == "end":
+            if "jostle_signal" not in fields or "jostle_signal" in last:
+                return False
+            # the run's own end line, with its signal (a launcher may forward another than
+            # the one jostle got): the signal jostle received is added beside it
+            keep = keep[:len(keep) - len(lines[-1]) - 1]
+            end = {**last, "jostle_signal": fields["jostle_signal"]}
+        else:
+            end = {"type": "end", "status": status,
+                   "points": sum(b'"type":"point"' in line for line in lines),
+                   **fields, "written_by": "jostle"}
         f.truncate(len(keep))
         f.seek(len(keep))
         f.write(json.dumps(end, separators=(",", ":")).encode() + b"\n")
@@ -120,15 +130,7 @@ def seal(partial: Path, status: str, wait: float = 10.0, **fields) -> bool:
 
 
 def _count_points(path: Path) -> int:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", IncompleteRunWarning)
-            return len(load_run(path, allow_incomplete=True).points)
-    except JostleError:
-        try:
-            return sum('"point"' in line for line in path.open(errors="replace"))
-        except OSError:
-            return 0
+    return judge(path).points
 
 
 def _own_args(argv) -> list:
@@ -137,7 +139,7 @@ def _own_args(argv) -> list:
     for a in argv[1:]:
         if skip:
             skip = False
-        elif a == "--output":
+        elif a in ("--output", "--skip-points"):
             skip = True
         elif a not in ("--progress", "--quiet"):
             out.append(a)
@@ -160,16 +162,26 @@ class Campaign:
     def output(self, spec) -> Path:
         return self.dir / f"{spec.name}.jsonl"
 
-    def bench_argv(self, spec, quiet=True) -> list:
-        """What jostle-bench is given for SPEC: its arguments and what the campaign adds."""
-        return [spec.benchmark, *spec.args, "--output", str(self.output(spec)), "--progress",
-                *(["--quiet"] if quiet else [])]
+    def bench_argv(self, spec, quiet=True, kept=None) -> list:
+        """What jostle-bench is given for SPEC: its arguments and what the campaign adds (to
+        measure only what KEPT, the points of an interrupted run, lacks)."""
+        out = self.output(spec)
+        more = ["--skip-points", str(kept.points), "--output", str(rest_output(out))] if kept \
+            else ["--output", str(out)]
+        return [spec.benchmark, *spec.args, *more, "--progress", *(["--quiet"] if quiet else [])]
+
+    def _made_as(self, spec, meta) -> bool:
+        """Whether META is of a run of SPEC's options and ranks."""
+        ranks = (meta.get("mpi") or {}).get("ranks")
+        return (_own_args(meta.get("argv") or []) == [spec.benchmark, *spec.args]
+                and ranks in (None, spec.ranks))
 
     def dry_run(self, config, quiet=True) -> int:
         """Print the command line of every run still to make, then (on stderr) how many and
         how long they should take; launch nothing. config: as for run()."""
         config_of = config if callable(config) else (lambda spec: config)
-        todo = [s for s in self.runs if not self.output(s).exists()]
+        # Judged as the run judges them: a damaged record or one of other options is refused.
+        todo = [s for s in self.runs if not self.is_complete(s)]
         for spec in todo:
             print(config_of(spec).plan(spec, self.bench_argv(spec, quiet)).line)
         known = [s.estimate or s.timeout for s in todo]
@@ -194,7 +206,7 @@ class Campaign:
         # Resuming by name alone would pass off a run of other options as this one.
         made, planned = _own_args(run.meta.get("argv") or []), [spec.benchmark, *spec.args]
         ranks = (run.meta.get("mpi") or {}).get("ranks")
-        if made != planned or (ranks is not None and ranks != spec.ranks):
+        if not self._made_as(spec, run.meta):
             raise UsageError(
                 f"{out} was made with other options ({ranks} ranks: {' '.join(made)}) than this "
                 f"campaign plans for it ({spec.ranks} ranks: {' '.join(planned)}); use another "
@@ -290,11 +302,18 @@ class Campaign:
     def _one(self, k, spec, config, progress, quiet, stop=None):
         out = self.output(spec)
         partial = Path(str(out) + ".partial")
-        plan = config.plan(spec, self.bench_argv(spec, quiet))
+        # A rerun continues an interrupted run: its points are kept, the others measured.
+        kept = None if config.restart else keepable(partial, lambda m: self._made_as(spec, m))
+        written = rest_output(out).with_name(rest_output(out).name + ".partial") if kept else partial
+        plan = config.plan(spec, self.bench_argv(spec, quiet, kept))
         side = sidecar_path(out)
         record = {"run": spec.name, "campaign": self.name, "bench": str(config.bench),
-                  **plan.to_dict(), "timeout_s": spec.timeout, "start": _now(), "status": "running"}
+                  **plan.to_dict(), "timeout_s": spec.timeout, "start": _now(), "status": "running",
+                  "pid": os.getpid(), "host": socket.gethostname(), **({"resumed_from_point": kept.points} if kept else {})}
         side.write_text(json.dumps(record, indent=1) + "\n")
+        if kept:
+            progress.note(f"run {k}/{len(self.runs)} {spec.name}: resumed: {kept.points} point(s) "
+                          f"of {partial} kept, the others measured (--restart measures all)")
 
         bar = progress.start(k, len(self.runs), spec.name)
         try:
@@ -307,7 +326,10 @@ class Campaign:
                 stop=stop)
         except launch.RunInterrupted as e:
             self._close(side, record, e.outcome)
-            seal(partial, "interrupted", signal=e.signum)
+            # signal: what the ranks got (a launcher may forward another), jostle_signal: ours
+            seal(written, "interrupted", signal=e.signum, jostle_signal=e.signum)
+            if kept:
+                splice(kept, written, partial)
             progress.finish(bar, "interrupted")
             err = Interrupted(
                 f"{e}: run '{spec.name}' is incomplete; the {_count_points(partial)} "
@@ -318,7 +340,10 @@ class Campaign:
         self._close(side, record, outcome)
         if outcome.status != "ok":
             why = "exceeded its time-out" if outcome.status == "timeout" else "failed"
-            seal(partial, "error", message=f"the run {why} (exit status {outcome.returncode})")
+            seal(written, "error", message=f"the run {why} (exit status {outcome.returncode})")
+        if kept and splice(kept, rest_output(out) if outcome.status == "ok" else written,
+                           out if outcome.status == "ok" else partial) and outcome.status == "ok":
+            partial.unlink()
         # A complete run must also be a valid one; its headline closes its line.
         done = load_run(out) if outcome.status == "ok" and out.exists() else None
         progress.finish(bar, outcome.status, headline(done) if done else "")

@@ -7,6 +7,8 @@ caller asks for it (allow_incomplete), so that no figure is silently partial.
 
 import json
 import math
+import os
+import socket
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,11 +20,20 @@ from . import SCHEMA
 from .errors import JostleError, UsageError
 
 STATS = ("min", "p25", "median", "p75", "p99", "max", "mean", "stddev")
+_ORDERED = ("min", "p25", "median", "p75", "p99", "max")   # quantiles, never decreasing
 # What a point line must carry for anything downstream to draw it.
 _POINT_REQUIRED = {"params": dict, "metric": str, "unit": str, "n": int, "median": (int, float)}
 _META_TYPED = {"benchmark": str, "hosts": list, "mpi": dict, "machine": dict,
                "warnings": list, "binding": dict, "options": dict, "harness": dict,
-               "argv": list}
+               "argv": list, "start": str}
+# Bounds of what a reader accepts (jostle-bench's own lines are far inside them): a line of a
+# 1024-rank meta is ~0.3 MiB, its deepest object 5 levels.
+MAX_LINE = 16 << 20
+MAX_DEPTH = 32
+END_STATUSES = ("ok", "interrupted", "error")
+# Params the figures compute with: numbers ≥ 0 (jostle-bench writes them so, src/bench/).
+NUMERIC_PARAMS = ("size", "compute_cores", "rep", "ai", "order", "recipients", "segment", "tile",
+                  "window", "workers")
 PARTIAL_SUFFIX = ".partial"
 # Columns of the points frame that are not params; a param of the same name gets 'param_'.
 _RESERVED = {"metric", "unit", "n", "ci95_lo", "ci95_hi", "converged", "elapsed_s",
@@ -120,7 +131,7 @@ def _fail(path, lineno, msg):
 
 def _check_meta(path, rec):
     schema = rec.get("schema")
-    if schema != SCHEMA:
+    if schema != SCHEMA or isinstance(schema, bool):
         _fail(path, 1, f"unknown schema {schema!r}: this jostle reads schema {SCHEMA} "
                        "(a newer jostle-bench? update the Python package)")
     for key, typ in _META_TYPED.items():
@@ -128,6 +139,12 @@ def _check_meta(path, rec):
             _fail(path, 1, f"meta.{key} should be {typ.__name__}, got {type(rec[key]).__name__}")
     if "benchmark" not in rec:
         _fail(path, 1, "meta line has no 'benchmark'")
+    for key in ("argv", "hosts", "warnings"):
+        if not all(isinstance(x, str) for x in rec.get(key) or []):
+            _fail(path, 1, f"meta.{key} should be a list of strings")
+    ranks = (rec.get("mpi") or {}).get("ranks")
+    if ranks is not None and not (_is_num(ranks) and isinstance(ranks, int) and ranks >= 1):
+        _fail(path, 1, f"meta.mpi.ranks should be a whole number ≥ 1, got {ranks!r}")
 
 
 def _number(v):
@@ -135,32 +152,114 @@ def _number(v):
     return math.nan if v is None else float(v)
 
 
+def _no_constant(name):
+    # Python's json takes NaN and Infinity, which JSON has not; jostle-bench writes null.
+    raise ValueError(f"{name} is not a JSON number (jostle-bench writes null for an undefined "
+                     "value)")
+
+
+def _finite_float(text):
+    v = float(text)
+    if not math.isfinite(v):
+        raise ValueError(f"the number {text[:20]}{'…' if len(text) > 20 else ''} is out of range")
+    return v
+
+
+def _bounded_int(text):
+    if len(text) > 30:   # far beyond any count; int() of 5 000 digits is refused by Python anyway
+        raise ValueError(f"the number {text[:20]}… has {len(text)} digits")
+    return int(text)
+
+
+def _depth(obj, limit) -> int:
+    """Nesting depth of OBJ, stopping at LIMIT + 1 (iterative: no recursion to overflow)."""
+    stack, deepest = [(obj, 1)], 0
+    while stack:
+        o, d = stack.pop()
+        deepest = max(deepest, d)
+        if deepest > limit:
+            return deepest
+        kids = o.values() if isinstance(o, dict) else o if isinstance(o, list) else ()
+        stack.extend((k, d + 1) for k in kids if isinstance(k, (dict, list)))
+    return deepest
+
+
+def parse_line(line: str):
+    """One record line as JSON, within the reader's bounds; ValueError says what is wrong."""
+    if len(line) > MAX_LINE:
+        raise ValueError(f"a line of {len(line)} characters (at most {MAX_LINE})")
+    try:
+        rec = json.loads(line, parse_constant=_no_constant, parse_float=_finite_float,
+                         parse_int=_bounded_int)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"not valid JSON ({e.msg} at column {e.colno})") from None
+    except RecursionError:
+        raise ValueError(f"nested deeper than {MAX_DEPTH} levels") from None
+    if _depth(rec, MAX_DEPTH) > MAX_DEPTH:
+        raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
+    return rec
+
+
+def _is_num(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _is_scalar(v) -> bool:
+    return v is None or isinstance(v, (str, bool, int, float))
+
+
 def _point_row(path, lineno, rec):
     for key, typ in _POINT_REQUIRED.items():
         if key not in rec:
             _fail(path, lineno, f"point line has no '{key}'")
         if not isinstance(rec[key], typ) or isinstance(rec[key], bool):
-            _fail(path, lineno, f"point.{key} has the wrong type ({rec[key]!r})")
+            _fail(path, lineno, f"point.{key} has the wrong type ({_short(rec[key])})")
+    bad = next((k for k, v in rec["params"].items() if not _is_scalar(v)), None)
+    if bad is not None:
+        _fail(path, lineno, f"point.params.{_short(bad)} should be a string, number, boolean "
+                            f"or null, got {_short(rec['params'][bad])}")
+    bad = next((k for k in NUMERIC_PARAMS if k in rec["params"]
+                and not (_is_num(rec["params"][k]) and rec["params"][k] >= 0)), None)
+    if bad is not None:
+        _fail(path, lineno, f"point.params.{bad} should be a number ≥ 0, got "
+                            f"{_short(rec['params'][bad])}")
+    if rec["n"] < 0:
+        _fail(path, lineno, f"point.n should be ≥ 0, got {rec['n']}")
     row = {}
     for k, v in rec["params"].items():
         row[k if k not in _RESERVED else f"param_{k}"] = v
     row.update(metric=rec["metric"], unit=rec["unit"], n=rec["n"])
     for s in STATS:
         v = rec.get(s)
-        if v is not None and not isinstance(v, (int, float)):
-            _fail(path, lineno, f"point.{s} should be a number, got {v!r}")
+        if v is not None and not _is_num(v):
+            _fail(path, lineno, f"point.{s} should be a number, got {_short(v)}")
         row[s] = _number(v)
+    given = [row[s] for s in _ORDERED if not math.isnan(row[s])]
+    if any(b < a for a, b in zip(given, given[1:])):
+        _fail(path, lineno, "point's quantiles are out of order (min ≤ p25 ≤ median ≤ p75 ≤ "
+                            "p99 ≤ max expected)")
+    if not math.isnan(row["stddev"]) and row["stddev"] < 0:
+        _fail(path, lineno, f"point.stddev should be ≥ 0, got {row['stddev']}")
     ci = rec.get("ci95")
-    if ci is not None and not (isinstance(ci, list) and len(ci) == 2):
-        _fail(path, lineno, f"point.ci95 should be [lo, hi], got {ci!r}")
+    if ci is not None and not (isinstance(ci, list) and len(ci) == 2
+                               and all(x is None or _is_num(x) for x in ci)):
+        _fail(path, lineno, f"point.ci95 should be [lo, hi] (two numbers), got {_short(ci)}")
     row["ci95_lo"], row["ci95_hi"] = (_number(ci[0]), _number(ci[1])) if ci else (math.nan, math.nan)
-    row["converged"] = rec.get("converged")
-    row["elapsed_s"] = _number(rec.get("elapsed_s"))
+    if row["ci95_hi"] < row["ci95_lo"]:
+        _fail(path, lineno, f"point.ci95 should be [lo, hi] with lo ≤ hi, got {_short(ci)}")
+    conv = rec.get("converged")
+    if conv is not None and not isinstance(conv, bool):
+        _fail(path, lineno, f"point.converged should be true or false, got {_short(conv)}")
+    row["converged"] = conv
+    el = rec.get("elapsed_s")
+    if el is not None and not (_is_num(el) and el >= 0):
+        _fail(path, lineno, f"point.elapsed_s should be a number ≥ 0, got {_short(el)}")
+    row["elapsed_s"] = _number(el)
     modes = rec.get("modes")
     if modes is not None and not (isinstance(modes, list) and all(
             isinstance(m, dict) and isinstance(m.get("at"), (int, float))
             and isinstance(m.get("share"), (int, float)) for m in modes)):
-        _fail(path, lineno, f"point.modes should be a list of {{at, share}}, got {modes!r}")
+        _fail(path, lineno, f"point.modes should be a list of {{at, share}}, got {_short(modes)}")
     # one mode unless the line lists several (too few samples to tell reads as one)
     row["modes"] = len(modes) if modes else 1
     row["modes_at"] = [float(m["at"]) for m in modes] if modes else None
@@ -168,20 +267,46 @@ def _point_row(path, lineno, rec):
     pct = rec.get("percentiles")
     if pct is not None:
         if not isinstance(pct, dict):
-            _fail(path, lineno, f"point.percentiles should be an object, got {pct!r}")
+            _fail(path, lineno, f"point.percentiles should be an object, got {_short(pct)}")
         for k, v in pct.items():
+            if v is not None and not _is_num(v):
+                _fail(path, lineno, f"point.percentiles.{_short(k)} should be a number, got "
+                                    f"{_short(v)}")
             row[percentile_column(k)] = _number(v)
     smp = rec.get("samples")
     if smp is not None:
         if not (isinstance(smp, dict) and isinstance(smp.get("offset"), int)
                 and isinstance(smp.get("count"), int)):
-            _fail(path, lineno, f"point.samples should be {{offset, count}}, got {smp!r}")
+            _fail(path, lineno, f"point.samples should be {{offset, count}}, got {_short(smp)}")
         row["samples_offset"], row["samples_count"] = smp["offset"], smp["count"]
     return row, list(rec["params"])
 
 
-def load_run(path, allow_incomplete: bool = False) -> Run:
-    """Read one .jsonl (or .jsonl.partial) file; see the module docstring."""
+def _short(v) -> str:
+    """A value for a message: repr, cut to one readable line."""
+    r = repr(v)
+    return r if len(r) <= 60 else r[:57] + "..."
+
+
+def _check_end(path, lineno, rec):
+    if rec.get("status") not in END_STATUSES:
+        _fail(path, lineno, f"end.status should be one of {', '.join(END_STATUSES)}, got "
+                            f"{_short(rec.get('status'))}")
+    for key in ("points", "signal"):
+        v = rec.get(key)
+        if v is not None and not (_is_num(v) and isinstance(v, int) and v >= 0):
+            _fail(path, lineno, f"end.{key} should be a whole number ≥ 0, got {_short(v)}")
+    el = rec.get("elapsed_s")
+    if el is not None and not (_is_num(el) and el >= 0):
+        _fail(path, lineno, f"end.elapsed_s should be a number ≥ 0, got {_short(el)}")
+    if rec.get("message") is not None and not isinstance(rec["message"], str):
+        _fail(path, lineno, f"end.message should be a string, got {_short(rec['message'])}")
+
+
+def scan(path):
+    """The one judgement of a record file: (meta, point rows, end line or None, why it is
+    incomplete or "", the params' column names); a damaged file raises RecordError naming
+    its line."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -200,17 +325,19 @@ def load_run(path, allow_incomplete: bool = False) -> Run:
         if not line.strip():
             continue
         try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as e:
+            rec = parse_line(line)
+        except ValueError as e:
             if truncated and i == len(lines):
                 problem = f"its last line {i} was cut mid-write"
                 break
-            _fail(path, i, f"not valid JSON ({e.msg} at column {e.colno})")
+            _fail(path, i, str(e))
         if not isinstance(rec, dict) or "type" not in rec:
             _fail(path, i, "a record must be a JSON object with a 'type'")
         if end is not None:
             _fail(path, i, "a record follows the 'end' line")
         kind = rec["type"]
+        if not isinstance(kind, str):
+            _fail(path, i, f"a record's 'type' should be a string, got {_short(kind)}")
         if meta is None and kind != "meta":
             _fail(path, i, f"the first record must be 'meta', got {kind!r}")
         if kind == "meta":
@@ -223,11 +350,10 @@ def load_run(path, allow_incomplete: bool = False) -> Run:
             rows.append(row)
             param_keys.extend(n if n not in _RESERVED else f"param_{n}" for n in names)
         elif kind == "end":
-            if not isinstance(rec.get("status"), str):
-                _fail(path, i, "end line has no 'status'")
+            _check_end(path, i, rec)
             end = rec
         else:
-            _fail(path, i, f"unknown record type {kind!r} (expected meta, point or end)")
+            _fail(path, i, f"unknown record type {_short(kind)} (expected meta, point or end)")
     if meta is None:
         if problem:
             raise IncompleteRunError(path, 0, problem)
@@ -243,6 +369,13 @@ def load_run(path, allow_incomplete: bool = False) -> Run:
             problem = f"its end status is '{end['status']}'{msg}"
         elif path.name.endswith(PARTIAL_SUFFIX):
             problem = "it still has its .partial name"
+    return meta, rows, end, problem, param_keys
+
+
+def load_run(path, allow_incomplete: bool = False) -> Run:
+    """Read one .jsonl (or .jsonl.partial) file; see the module docstring."""
+    path = Path(path)
+    meta, rows, end, problem, param_keys = scan(path)
     if problem:
         if not allow_incomplete:
             raise IncompleteRunError(path, len(rows), problem)
@@ -256,11 +389,48 @@ def load_run(path, allow_incomplete: bool = False) -> Run:
     return run
 
 
+@dataclass
+class Verdict:
+    """What a record file is, judged by load_run alone: every command asks this."""
+    state: str         # "complete", "partial" (loads, but incomplete) or "damaged"
+    points: int = 0    # point lines it holds (0 when damaged)
+    problem: str = ""  # why it is not complete
+
+
+def judge(path) -> Verdict:
+    """Complete only if it loads complete; partial if it loads with --allow-incomplete."""
+    try:
+        _, rows, _, problem, _ = scan(path)
+    except IncompleteRunError as e:     # a cut first line: nothing measured
+        return Verdict("partial", e.points, e.reason)
+    except JostleError as e:
+        return Verdict("damaged", 0, str(e))
+    return Verdict("partial" if problem else "complete", len(rows), problem)
+
+
 def sidecar_path(path) -> Path:
     """results/c/x.jsonl[.partial] -> results/c/x.launch.json"""
     p = Path(path)
     name = p.name.removesuffix(PARTIAL_SUFFIX).removesuffix(".jsonl")
     return p.with_name(name + ".launch.json")
+
+
+def launcher_state(side) -> str:
+    """A sidecar's status, told from what is true now: one that says `running` while its
+    launcher (pid on this host) no longer runs was stopped without a word (SIGKILL, a crash)."""
+    status = str((side or {}).get("status", "unknown"))
+    pid, host = (side or {}).get("pid"), (side or {}).get("host")
+    if status != "running" or not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return status
+    if host != socket.gethostname():
+        return f"running on {host}, as far as this host can tell"
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return f"gone: its launcher (pid {pid}) stopped without closing it"
+    except PermissionError:
+        pass    # alive, someone else's
+    return "running"
 
 
 def _read_sidecar(path):

@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -86,7 +87,25 @@ static void write_all(int fd, const char *s, size_t n)
  * waits for the thread it interrupted), and skips its line once the handler has begun. */
 static atomic_int busy, closing;
 
-static void write_line(jt_record *r, const jt_json *j, int point)
+/* Appends a line to the point being held (not yet written). */
+static void hold_line(jt_record *r, const jt_json *j, int point)
+{
+    if (r->held_len + j->len + 1 > r->held_cap) {
+        size_t cap = 2 * (r->held_len + j->len + 1);
+        char *p = realloc(r->held, cap);
+        if (!p)
+            jt_fatal("out of memory for a point's record lines");
+        r->held = p;
+        r->held_cap = cap;
+    }
+    memcpy(r->held + r->held_len, j->buf, j->len);
+    r->held[r->held_len + j->len] = '\n';
+    r->held_len += j->len + 1;
+    r->held_points += point;
+}
+
+/* Writes BUF (whole lines) and counts POINTS of them, safe from the signal handler. */
+static void write_lines(jt_record *r, const char *buf, size_t len, long points)
 {
     sigset_t block, old;
     sigemptyset(&block);
@@ -96,15 +115,39 @@ static void write_line(jt_record *r, const jt_json *j, int point)
     pthread_sigmask(SIG_BLOCK, &block, &old);
     atomic_store(&busy, 1);
     if (r->fd >= 0 && !atomic_load(&closing)) {
-        /* One write for the line and its newline: a signal cannot split it. */
-        char *line = j->buf;
-        line[j->len] = '\n';
-        write_all(r->fd, line, j->len + 1);
-        line[j->len] = '\0';
-        r->points += point; /* the line and its count change together */
+        /* One write for the lines: a signal cannot split them. */
+        write_all(r->fd, buf, len);
+        r->points += points; /* the lines and their count change together */
     }
     atomic_store(&busy, 0);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void write_line(jt_record *r, const jt_json *j, int point)
+{
+    if (r->holding && r->fd >= 0) {
+        hold_line(r, j, point);
+        return;
+    }
+    char *line = j->buf;
+    line[j->len] = '\n';
+    write_lines(r, line, j->len + 1, point);
+    line[j->len] = '\0';
+}
+
+void jt_record_point_begin(jt_record *r)
+{
+    r->holding = 1;
+    r->held_len = 0;
+    r->held_points = 0;
+}
+
+void jt_record_point_end(jt_record *r)
+{
+    r->holding = 0;
+    if (r->held_len)
+        write_lines(r, r->held, r->held_len, r->held_points);
+    r->held_len = 0;
 }
 
 void jt_record_line(jt_record *r, const jt_json *j) { write_line(r, j, 0); }
@@ -183,6 +226,8 @@ void jt_record_close(jt_record *r, const char *status, const char *message)
     fsync(r->fd);
     close(r->fd);
     r->fd = -1;
+    free(r->held);
+    r->held = NULL;
     if (ok && rename(r->partial, r->path) != 0)
         jt_fatal("cannot rename '%s' to '%s': %s", r->partial, r->path, strerror(errno));
 }

@@ -16,6 +16,10 @@ typedef struct jt_record {
     int samples_fd;              /* --keep-samples: <path>.samples (.partial while running) */
     char samples_path[4200];
     long long samples_at;        /* bytes written to it */
+    char *held;         /* the lines of the point being written (jt_record_point_begin) */
+    size_t held_len, held_cap;
+    long held_points;
+    int holding;
 } jt_record;
 
 /* Opens <path>.partial for writing; refuses a directory that does not exist or is not
@@ -34,6 +38,10 @@ long long jt_record_samples(jt_record *r, const double *x, size_t n);
 /* The samples file's name without its directory (what the meta line names). */
 const char *jt_record_samples_name(const jt_record *r);
 
+/* The lines of one point, between these two calls, reach the file in one write(2): a run
+ * stopped by any signal holds whole points only (jostle resumes it from its last point). */
+void jt_record_point_begin(jt_record *r);
+void jt_record_point_end(jt_record *r);
 /* Writes the end line; renames to the final name only when status is "ok". */
 void jt_record_close(jt_record *r, const char *status, const char *message);
 

@@ -29,6 +29,8 @@ const jt_opt_spec jt_common_options[] = {
                                       "start-up, is taken off every sample", clock_names},
     {"iterations", "N", NULL, "exactly N samples per point (OSU's -i): --min-reps and --max-reps N", NULL},
     {"output", "FILE", NULL, "JSON Lines run file (written as FILE.partial until complete)", NULL},
+    {"skip-points", "N", "0", "measure from point N of the sweep on (jostle resumes an "
+                              "interrupted run so: the first N are in its .partial)", NULL},
     {"comm-core", "LIST", NULL, "core of the communicating thread: N, one N per rank, near (the "
                                 "NIC's node), far (the node farthest from it), or auto (the "
                                 "NIC's node, then the nearest nodes for the next local ranks)", NULL},
@@ -146,6 +148,7 @@ int jt_harness_main(const jt_bench *b, int argc, char **argv)
     ctx->cfg.precision = jt_opt_double(&ctx->opts, "precision", 1e-6, 1.0);
     ctx->cfg.max_time = jt_opt_double(&ctx->opts, "max-time", 0.0, 1e6);
     ctx->cfg.warmup = jt_opt_long(&ctx->opts, "warmup", 0, 1000000000L);
+    ctx->cfg.skip_points = jt_opt_long(&ctx->opts, "skip-points", 0, 1000000000L);
     if (jt_opt_str(&ctx->opts, "iterations")) {
         if (jt_opt_given(&ctx->opts, "min-reps") || jt_opt_given(&ctx->opts, "max-reps"))
             jt_usage_error("--iterations (-i) fixes the samples per point: it is not allowed "
@@ -244,6 +247,10 @@ int jt_harness_main(const jt_bench *b, int argc, char **argv)
     jt_json_init(&ctx->bind_compute);
     jt_json_init(&ctx->bind_roles);
     b->setup(ctx, st);
+    size_t np = b->npoints(st);
+    if ((size_t)ctx->cfg.skip_points > np) /* the same on every rank: judged by all */
+        jt_usage_error("--skip-points %ld is more than the %zu points of this sweep",
+                       ctx->cfg.skip_points, np);
     /* The run file opens once every input has been judged (the benchmark's own options in
      * setup too): bad input never leaves a file behind. */
     const char *out = jt_opt_str(&ctx->opts, "output");
@@ -266,14 +273,13 @@ int jt_harness_main(const jt_bench *b, int argc, char **argv)
         jt_print_preamble(ctx, b, st, screen);
 
     jt_series *ser = calloc((size_t)b->nseries, sizeof *ser);
-    size_t np = b->npoints(st);
     size_t *order = malloc((np ? np : 1) * sizeof *order);
     jt_order_permute(&ctx->cfg.order, np, order);
     const jt_metric *shown = NULL;
     int shown_n = -1;
     jt_json params;
     jt_json_init(&params);
-    for (size_t k = 0; k < np; k++) {
+    for (size_t k = (size_t)ctx->cfg.skip_points; k < np; k++) {
         size_t i = order[k];
         jt_point p;
         memset(&p, 0, sizeof p);

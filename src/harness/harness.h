@@ -89,6 +89,7 @@ typedef struct jt_ctx {
         int npct;
         int keep_samples;      /* --keep-samples */
         jt_order order;        /* --order, with the seed drawn when shuffled had none */
+        long skip_points;      /* --skip-points: the first points are not measured */
     } cfg;
     double timer_overhead;     /* of one clock reading (jt_timer_overhead), seconds */
     int comm_core;             /* resolved for this rank by --comm-core */

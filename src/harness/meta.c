@@ -112,6 +112,7 @@ static void harness_json(jt_ctx *ctx, jt_json *j)
     jt_json_knum(j, "precision", ctx->cfg.precision);
     jt_json_knum(j, "max_time_s", ctx->cfg.max_time);
     jt_json_kint(j, "warmup", ctx->cfg.warmup);
+    jt_json_kint(j, "skip_points", ctx->cfg.skip_points);
     jt_json_knum(j, "timer_resolution_s", jt_timer_resolution());
     jt_json_knum(j, "timer_overhead_s", ctx->timer_overhead);
     jt_json_kstr(j, "clock_overhead", ctx->cfg.clock_subtract ? "subtract" : "keep");

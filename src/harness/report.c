@@ -171,6 +171,7 @@ void jt_report_point(jt_ctx *ctx, const jt_point *p, jt_series *ser, jt_point_re
 {
     if (ctx->rank != 0)
         return;
+    jt_record_point_begin(&ctx->rec);
     int table = out && ctx->format == JT_FMT_TABLE;
     if (table)
         fprintf(out, "%-12s", p->label);
@@ -213,6 +214,7 @@ void jt_report_point(jt_ctx *ctx, const jt_point *p, jt_series *ser, jt_point_re
         emit(ctx, &j, out);
     }
     report_values(ctx, p, all, pr, out);
+    jt_record_point_end(&ctx->rec);
     if (table && first.n == 0) /* nothing measured (no compute core): no interval either */
         fprintf(out, " %10s %9s %5s", "0", "-", "-");
     else if (table) {

@@ -210,7 +210,7 @@ def test_submit_then_status_then_report(slurm, tmp_path):
                  "--output-dir", tmp_path, "--campaign", "sub")
     assert wait_job(slurm, job) == "COMPLETED"
     st = status(slurm, tmp_path / "sub")
-    assert st["count"] == {"complete": 1, "partial": 0, "planned": 0}
+    assert st["count"] == {"complete": 1, "partial": 0, "damaged": 0, "planned": 0}
     assert [(j["job"], j["state"]) for j in st["jobs"]] == [(job, "COMPLETED")]
     check_records(tmp_path / "sub", "openmpi", job)
     r = slurm.run(*JOSTLE, "report", tmp_path / "sub", cwd=tmp_path)
@@ -233,7 +233,7 @@ def test_submit_cancelled_midway_then_resubmitted_loses_nothing(slurm, tmp_path)
     second = submit(slurm, tmp_path, *argv)
     assert wait_job(slurm, second) == "COMPLETED"
     st = status(slurm, d)
-    assert st["count"] == {"complete": 2, "partial": 0, "planned": 0}, st
+    assert st["count"] == {"complete": 2, "partial": 0, "damaged": 0, "planned": 0}, st
     assert [j["state"] for j in st["jobs"]] == ["CANCELLED", "COMPLETED"]
     for name, content in done.items():   # kept, not measured again
         assert (d / name).read_bytes() == content

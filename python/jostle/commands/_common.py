@@ -103,6 +103,9 @@ def add_launch_options(p):
                         "for MPICH, among those of `srun --mpi=list`)")
     g.add_argument("--timeout", type=positive_float, metavar="S",
                    help="stop a run that takes longer than S seconds (default: sized from the sweep)")
+    g.add_argument("--restart", action="store_true",
+                   help="measure an interrupted run from its first point (default: a rerun keeps "
+                        "the points of its .partial and measures the others)")
 
 
 def add_output_options(p, campaign_default):
@@ -157,13 +160,14 @@ def launch_config(args) -> LaunchConfig:
     """Binary and launcher from --bench/--mpi/--launcher/--platform (see launch.py)."""
     bench = launch.find_bench(args.mpi, args.bench)
     over = {"auto": "auto", "yes": True, "no": False}[args.oversubscribe]
+    restart = bool(getattr(args, "restart", False))
     if args.launcher is not None:
-        return LaunchConfig(bench, "custom", prefix=args.launcher)
+        return LaunchConfig(bench, "custom", prefix=args.launcher, restart=restart)
     if args.platform:
         if not Path(args.platform).is_file():
             raise UsageError(f"--platform '{args.platform}' is not a file")
         return LaunchConfig(bench, "smpirun", exe="smpirun", platform=args.platform,
-                            hostfile=args.hostfile)
+                            hostfile=args.hostfile, restart=restart)
     flavor = args.mpi if args.mpi != "auto" else launch.bench_version(bench).get("mpi_flavor", "other")
     kind, exe = launch.choose_launcher(flavor)
     srun_mpi = getattr(args, "srun_mpi", None)
@@ -173,7 +177,7 @@ def launch_config(args) -> LaunchConfig:
     if kind == "srun" or srun_mpi:   # checked outside a job too, so a typo shows at once
         srun_mpi = launch.choose_srun_mpi(flavor, launch.srun_mpi_plugins(), srun_mpi)
     return LaunchConfig(bench, kind, exe=exe, oversubscribe=over,
-                        srun_mpi=srun_mpi if kind == "srun" else None)
+                        srun_mpi=srun_mpi if kind == "srun" else None, restart=restart)
 
 
 def memory_bytes() -> int:

@@ -4,10 +4,12 @@ import json
 from pathlib import Path
 
 from .. import batch
-from ..campaign import MANIFEST, _count_points
+from ..campaign import MANIFEST
 from ..errors import UsageError
+from ..results import judge, launcher_state, sidecar_path
 
 ORDER = 91
+STATES = ("complete", "partial", "damaged", "planned")
 
 
 def register(sub):
@@ -33,15 +35,22 @@ def campaign_status(directory: Path) -> dict:
     for r in planned or []:   # none yet: a submitted job that has not started its campaign
         done = directory / f"{r['name']}.jsonl"
         partial = Path(str(done) + ".partial")
-        if done.exists():
-            runs.append({"name": r["name"], "state": "complete", "file": str(done)})
-        elif partial.exists():
-            runs.append({"name": r["name"], "state": "partial", "file": str(partial),
-                         "points": _count_points(partial)})
-        else:
+        path = done if done.exists() else partial if partial.exists() else None
+        if path is None:
             runs.append({"name": r["name"], "state": "planned"})
+            continue
+        # The one judgement of a record (results.judge), as report, plot and resume make it.
+        v = judge(path)
+        runs.append({"name": r["name"], "state": v.state, "file": str(path),
+                     "points": v.points, **({"problem": v.problem} if v.problem else {})})
+        if v.state == "partial":
+            try:
+                side = json.loads(sidecar_path(path).read_text())
+            except (OSError, ValueError):
+                side = None
+            runs[-1]["launcher"] = launcher_state(side if isinstance(side, dict) else None)
     jobs = [{**j, "state": batch.job_state(j["job"])} for j in jobs]
-    count = {s: sum(r["state"] == s for r in runs) for s in ("complete", "partial", "planned")}
+    count = {s: sum(r["state"] == s for r in runs) for s in STATES}
     return {"campaign": str(directory), "runs": runs, "count": count, "jobs": jobs}
 
 
@@ -51,10 +60,12 @@ def main(args):
         print(json.dumps(st, indent=1))
         return 0
     n = st["count"]
-    print(f"campaign {st['campaign']}: {len(st['runs'])} run(s): {n['complete']} complete, "
-          f"{n['partial']} partial, {n['planned']} planned")
+    print(f"campaign {st['campaign']}: {len(st['runs'])} run(s): "
+          + ", ".join(f"{n[s]} {s}" for s in STATES if n[s] or s != "damaged"))
     for r in st["runs"]:
-        extra = f" ({r['points']} point line(s) in {r['file']})" if r["state"] == "partial" else ""
+        extra = (f" ({r['points']} point line(s) in {r['file']}; launch: {r['launcher']})"
+                 if r["state"] == "partial"
+                 else f" ({r['problem']})" if r["state"] == "damaged" else "")
         print(f"  {r['state']:<9} {r['name']}{extra}")
     for j in st["jobs"]:
         print(f"job {j['job']}: {j['state']} (submitted {j['submitted']})")

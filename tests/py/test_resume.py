@@ -1,0 +1,124 @@
+"""A rerun after an interruption keeps what was measured: real ranks, a 1 000-point ping-pong
+stopped by Ctrl-C, then the same command again (python/jostle/resume.py, docs/records.md)."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from jostle.results import launcher_state, load_run
+
+from mpijobs import ENV
+from test_bench_ranks import at_a_terminal, last_line_once_ended, tree, wait_for_points
+
+REPS = 40     # samples of every point, exactly: a launch's samples are counted below
+
+
+def sweep(tmp_path, *more):
+    """1 000 points of exactly REPS round trips, each at least 10 ms (--max-time with a
+    precision never reached): about 10 s, time enough to stop it in the middle."""
+    return [sys.executable, "-m", "jostle.cli", "pingpong", "--mpi", "openmpi", "--sizes",
+            "1:1000:1", "--min-reps", str(REPS), "--max-reps", str(REPS), "--warmup", "1",
+            "--output-dir", str(tmp_path), "--name", "r", *more]
+
+
+def groups(lines):
+    """The points (runs of lines of the same params) of point lines."""
+    out = []
+    for line in lines:
+        p = json.loads(line)["params"]
+        if not out or out[-1] != p:
+            out.append(p)
+    return out
+
+
+def test_an_interrupted_sweep_resumes_from_its_last_point(tmp_path):
+    proc = subprocess.Popen(sweep(tmp_path), env=ENV, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=at_a_terminal)
+    partial = tmp_path / "adhoc" / "r.jsonl.partial"
+    try:
+        wait_for_points(partial, 3 * 50)
+        os.killpg(proc.pid, signal.SIGINT)          # Ctrl-C at jostle's terminal
+        _, err = proc.communicate(timeout=60)
+    finally:
+        for pid in tree(proc.pid) if proc.poll() is None else ():
+            os.kill(pid, signal.SIGKILL)
+    assert proc.returncode == 130, err
+    end = json.loads(last_line_once_ended(partial))
+    # the signal jostle received (Ctrl-C) beside the one the ranks got from the launcher
+    assert end["status"] == "interrupted" and end["jostle_signal"] == signal.SIGINT, end
+    assert isinstance(end["signal"], int)
+    side = json.loads((tmp_path / "adhoc" / "r.launch.json").read_text())
+    assert side["status"] == "interrupted" and launcher_state(side) == "interrupted"
+    before = partial.read_bytes()
+    kept = [x for x in before.decode().splitlines() if '"type":"point"' in x]
+    k = len(groups(kept))
+    assert 50 <= k < 1000, k
+
+    r = subprocess.run(sweep(tmp_path), env=ENV, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert f"resumed: {k} point(s)" in r.stderr
+    final = tmp_path / "adhoc" / "r.jsonl"
+    data = final.read_bytes()
+    first_point = before.index(b"\n") + 1
+    # the kept points byte for byte, right after the meta line
+    body = data[data.index(b"\n") + 1:]
+    assert body.startswith(before[first_point:first_point + len("\n".join(kept)) + 1])
+    assert not partial.exists() and not list((tmp_path / "adhoc").glob("*.rest*"))
+    run = load_run(final)
+    lines = data.decode().splitlines()
+    points = [x for x in lines if '"type":"point"' in x]
+    assert len(groups(points)) == 1000
+    assert sorted(p["size"] for p in groups(points)) == list(range(1, 1001))
+    meta = json.loads(lines[0])
+    assert meta["argv"] == json.loads(before.splitlines()[0])["argv"]   # the first run's
+    (res,) = meta["resumed"]
+    assert res["from_point"] == k and res["kept_lines"] == len(kept)
+    assert res["meta"]["harness"]["skip_points"] == k
+    # each launch measured its own points only: the samples of the second are the rest's
+    new = [json.loads(x) for x in points[len(kept):]]
+    assert sum(p["n"] for p in new if p["metric"] == "rtt") == (1000 - k) * REPS
+    assert sum(json.loads(x)["n"] for x in kept if '"rtt"' in x) == k * REPS
+    assert json.loads(lines[-1])["points"] == len(points) == len(run.points)
+
+
+def test_restart_measures_every_point_again(tmp_path):
+    """--restart: an interrupted run is measured from its first point (its .partial replaced)."""
+    d = tmp_path / "adhoc"
+    d.mkdir()
+    fake = subprocess.run(sweep(tmp_path, "--sizes", "1:4:1", "--dry-run"), env=ENV,
+                          capture_output=True, text=True, timeout=120)
+    assert fake.returncode == 0, fake.stderr
+    r = subprocess.run(sweep(tmp_path, "--sizes", "1:4:1"), env=ENV, capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    done = d / "r.jsonl"
+    # make it an interrupted run of two points, then rerun with --restart
+    lines = done.read_text().splitlines()
+    (d / "r.jsonl.partial").write_text("\n".join(lines[:7]) + "\n")
+    done.unlink()
+    r = subprocess.run(sweep(tmp_path, "--sizes", "1:4:1", "--restart"), env=ENV,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "resumed" not in r.stderr
+    meta = json.loads(done.read_text().splitlines()[0])
+    assert "resumed" not in meta and meta["harness"]["skip_points"] == 0
+
+
+@pytest.mark.parametrize("alive", [True, False])
+def test_launch_json_tells_a_gone_launcher_from_a_running_one(alive):
+    import socket
+    p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    if not alive:
+        p.kill()
+        p.wait()
+    try:
+        state = launcher_state({"status": "running", "pid": p.pid, "host": socket.gethostname()})
+    finally:
+        p.kill()
+        p.wait()
+    assert state == "running" if alive else state.startswith("gone"), state
