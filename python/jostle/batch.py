@@ -20,16 +20,16 @@ from .errors import JostleError, UsageError
 SCRIPT = "jostle-job.sbatch"
 JOBS = "jobs.json"      # [{"job", "submitted", "script"}], oldest first
 # sbatch --time: minutes, M:S, H:M:S, D-H, D-H:M, D-H:M:S
-_TIME = re.compile(r"^(?:(\d+)-(\d+)(?::(\d+))?(?::(\d+))?|(\d+)(?::(\d+))?(?::(\d+))?)$")
+_TIME = re.compile(r"^(?:(\d+)-(\d+)(?::(\d+))?(?::(\d+))?|(\d+)(?::(\d+))?(?::(\d+))?)$", re.ASCII)
 # What SLURM takes for a partition (a comma-separated list), an account or a QOS: a name
 # without whitespace, quotes or control characters, so that nothing can end an #SBATCH line.
-_NAME = re.compile(r"^[A-Za-z0-9_.+-]{1,64}$")
+_NAME = re.compile(r"^[A-Za-z0-9_.+-]{1,64}$", re.ASCII)
 
 
 def time_type(text):
     """sbatch's --time, each field in its range (hours < 24 after a day, minutes and seconds
     < 60 after a larger unit): an argparse type (exit 2, one line)."""
-    m = _TIME.match(text)
+    m = _TIME.fullmatch(text)
     ok = bool(m)
     if m and m.group(1) is not None:                     # D-H[:M[:S]]
         ok = int(m.group(2)) < 24 and all(int(f) < 60 for f in m.group(3, 4) if f)
@@ -47,7 +47,7 @@ def name_type(what, allow_list=False):
     """An argparse type for a SLURM name (partition, account): letters, digits, _ . + -."""
     def check(text):
         parts = text.split(",") if allow_list else [text]
-        if not all(_NAME.match(p) for p in parts):
+        if not all(_NAME.fullmatch(p) for p in parts):
             raise argparse.ArgumentTypeError(
                 f"{ascii(text)} is not allowed as a SLURM {what}; expected letters, digits and "
                 "_ . + - only" + (" (a comma-separated list)" if allow_list else ""))

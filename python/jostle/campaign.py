@@ -11,6 +11,7 @@ import json
 import os
 import socket
 import sys
+import tempfile
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -76,6 +77,22 @@ class LaunchConfig:
                                     oversubscribe=self.oversubscribe,
                                     platform=self.platform, hostfile=self.hostfile,
                                     srun_mpi=self.srun_mpi)
+
+
+def unwritable_dir(directory) -> str:
+    """Why DIRECTORY could not be made and written to, or "": asked of the nearest existing
+    ancestor with a file created and removed at once (root passes access(2) everywhere, /proc
+    included), so nothing is left behind."""
+    d = Path(directory).absolute()
+    while not d.exists() and d != d.parent:
+        d = d.parent
+    if not d.is_dir():
+        return f"'{d}' is not a directory"
+    try:
+        tempfile.TemporaryFile(dir=d).close()
+    except OSError as e:
+        return f"'{d}' is not writable ({e.strerror})"
+    return ""
 
 
 def _now():
@@ -146,12 +163,22 @@ def _own_args(argv) -> list:
     return out
 
 
+def _resolved(config):
+    """CONFIG as a function of the RunSpec, each run's asked once (validated, then launched)."""
+    if not callable(config):
+        return lambda spec: config
+    known = {}
+    return lambda spec: known[spec.name] if spec.name in known else known.setdefault(
+        spec.name, config(spec))
+
+
 class Campaign:
     def __init__(self, directory, runs):
         self.dir = Path(directory)
         self.runs = list(runs)
-        names = [r.name for r in self.runs]
-        dup = {n for n in names if names.count(n) > 1}
+        seen, dup = set(), set()   # linear: a plan may hold thousands of runs
+        for r in self.runs:
+            (dup if r.name in seen else seen).add(r.name)
         if dup:
             raise UsageError(f"run name(s) {', '.join(sorted(dup))} appear twice in the campaign")
 
@@ -179,9 +206,11 @@ class Campaign:
     def dry_run(self, config, quiet=True) -> int:
         """Print the command line of every run still to make, then (on stderr) how many and
         how long they should take; launch nothing. config: as for run()."""
-        config_of = config if callable(config) else (lambda spec: config)
+        config_of = _resolved(config)
+        self.check_writable()
         # Judged as the run judges them: a damaged record or one of other options is refused.
         todo = [s for s in self.runs if not self.is_complete(s)]
+        self.validate(todo, config_of)
         for spec in todo:
             print(config_of(spec).plan(spec, self.bench_argv(spec, quiet)).line)
         known = [s.estimate or s.timeout for s in todo]
@@ -213,6 +242,25 @@ class Campaign:
                 "--campaign, or move the file away to measure it again")
         return True
 
+    def check_writable(self):
+        """Refuse (exit 2) a directory that could not be made or written, creating nothing:
+        what a dry run says of the output before the run would find it."""
+        why = unwritable_dir(self.dir)
+        if why:
+            raise UsageError(f"output directory {ascii(str(self.dir))} cannot be written: {why}")
+
+    @staticmethod
+    def validate(specs, config_of):
+        """What jostle-bench would refuse once MPI has started, asked of it before anything
+        launches (the dry run and the run alike): runs on this host only, since its machine
+        is the one the bench judges against; simulated runs (another build) are left alone."""
+        for spec in specs:
+            config = config_of(spec)
+            simulated = config.kind == "smpirun" or (config.prefix or "").startswith("smpirun")
+            if not simulated and all(
+                    launch.is_local(h) for h in spec.hosts):
+                launch.validate(config.bench, spec.benchmark, spec.args)
+
     def prepare(self):
         """Create the directory (or say clearly why not) and record the plan in it."""
         try:
@@ -241,11 +289,12 @@ class Campaign:
         (simulated runs, or runs each on hosts of its own); after a failure the runs already
         started finish and no other starts. KEEP_GOING: a run that fails or times out does not
         stop the others; its entry is (spec, Failure) instead (a scan: one dead node)."""
-        config_of = config if callable(config) else (lambda spec: config)
+        config_of = _resolved(config)
         progress = progress or Progress()
         self.prepare()
         # All checked first: a run made with other options is refused before any is measured.
         complete = [self.is_complete(spec) for spec in self.runs]
+        self.validate([s for s, done in zip(self.runs, complete) if not done], config_of)
         todo, failed = [], {}
         one = self._one
         if keep_going:
@@ -353,6 +402,9 @@ class Campaign:
                 f"run '{spec.name}' exceeded its time-out of {spec.timeout:.0f} s (it hung, or is "
                 f"much slower than expected) and was stopped; the points measured so far are in "
                 f"{partial} ({_count_points(partial)} point lines). Raise --timeout or shrink --sizes.")
+        if outcome.status == "failed" and outcome.usage_error:
+            # the ranks refused their input: one line, as jostle's own usage errors
+            raise UsageError(f"run '{spec.name}': {outcome.usage_error}")
         if outcome.status != "ok":
             msg = (f"run '{spec.name}' failed (exit status {outcome.returncode})"
                    + (f":\n{outcome.stderr_tail}" if outcome.stderr_tail else ""))

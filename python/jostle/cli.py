@@ -40,7 +40,19 @@ class Parser(argparse.ArgumentParser):
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
 
+    def parse_known_args(self, args=None, namespace=None):
+        self._argv = list(sys.argv[1:] if args is None else args)   # for error()
+        return super().parse_known_args(args, namespace)
+
     def error(self, message):
+        m = re.match(r"argument ((?:-\S+/)?(--?\S+)): expected one argument$", message)
+        argv = getattr(self, "_argv", [])
+        if m and m.group(2) in argv[:-1] and argv[argv.index(m.group(2)) + 1].startswith("-"):
+            # its value starts with '-' (-1Gbps) or the next option was taken for it
+            nxt = argv[argv.index(m.group(2)) + 1]
+            message = (f"argument {m.group(1)}: expected one argument, got none: {ascii(nxt)} "
+                       f"reads as an option (a value starting with '-' is written "
+                       f"{m.group(2)}={nxt})")
         m = re.match(r"argument (\S+): invalid choice: '([^']*)' \(choose from (.*)\)$", message)
         if m:
             choices = re.findall(r"'([^']*)'", m.group(3))
@@ -48,6 +60,7 @@ class Parser(argparse.ArgumentParser):
                     else f"argument {m.group(1)}: not allowed:")
             message = (f"{what} '{m.group(2)}'{_did_you_mean(m.group(2), choices)}; "
                        f"allowed: {', '.join(choices)}")
+        message = message.replace("\n", "\\n").replace("\r", "\\r")   # one line, always
         self.exit(2, f"{self.prog}: error: {message}; see '{self.prog} --help'\n")
 
     def unknown_options(self, extras):

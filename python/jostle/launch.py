@@ -126,6 +126,42 @@ def bench_machine(bench: Path, topology: Optional[str] = None) -> dict:
     return _describe(bench, "--machine", *(["--topology", topology] if topology else []))
 
 
+def can_validate(bench: Path) -> bool:
+    """Whether this jostle-bench judges a run's options without starting MPI (--validate);
+    asked once per build and process, a bench that cannot say included."""
+    return _can_validate(str(bench), _file_stamp(bench))
+
+
+@functools.lru_cache(maxsize=8)
+def _can_validate(bench: str, stamp) -> bool:
+    try:
+        common = _query(Path(bench), "--describe").get("common") or {}
+    except JostleError:
+        return False
+    return any(o.get("name") == "validate" for o in common.get("options") or [])
+
+
+def validate(bench: Path, benchmark: str, args) -> None:
+    """`jostle-bench BENCHMARK --validate ARGS`: the checks a run makes only after MPI has
+    started (core ids, NUMA nodes, NICs, topology file, kernel rates, external binaries), made
+    by the bench itself so that they are written once; its refusal is ours (exit 2, its one
+    line). A bench without the mode is not asked (the run still judges)."""
+    if not can_validate(bench):
+        return
+    argv = [str(bench), benchmark, "--validate", *map(str, args)]
+    try:
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise JostleError(f"'{shlex.join(argv)}' failed: {e}") from None
+    lines = [x for x in r.stderr.splitlines() if x.strip()]
+    if r.returncode == 2:
+        raise UsageError(lines[0].removeprefix(USAGE_PREFIX) if lines else
+                         f"jostle-bench {benchmark} refused its options")
+    if r.returncode != 0:
+        raise JostleError(f"'{shlex.join(argv)}' exited {r.returncode}: "
+                          + (lines[-1] if lines else ""))
+
+
 # ---------------------------------------------------------------- the host
 
 def host_cores() -> int:
@@ -140,7 +176,7 @@ def host_cores() -> int:
     return len(cores) or os.cpu_count() or 1
 
 
-def _is_local(host: str) -> bool:
+def is_local(host: str) -> bool:
     import socket
     return host in ("localhost", "127.0.0.1", socket.gethostname(), socket.getfqdn())
 
@@ -227,7 +263,7 @@ def _oversubscription(ranks, hosts, cores, policy):
     if policy in (True, False):
         return policy, "forced by the caller"
     per_host = math.ceil(ranks / len(hosts)) if hosts else ranks
-    if hosts and not all(_is_local(h) for h in hosts):
+    if hosts and not all(is_local(h) for h in hosts):
         return False, "remote hosts: their core counts are not known here"
     if per_host > cores:
         return True, f"{per_host} rank(s) on a host with {cores} core(s)"
@@ -297,12 +333,17 @@ def build_command(kind: str, bench, args, ranks: int, hosts=None, *, exe: Option
 
 # ---------------------------------------------------------------- running
 
+# How jostle-bench's rank 0 says a usage error (core/errors.c): once, however many ranks.
+USAGE_PREFIX = "jostle-bench: error: "
+
+
 @dataclass
 class Outcome:
     status: str            # ok | failed | timeout | interrupted
     returncode: Optional[int]
     elapsed_s: float
     stderr_tail: str = ""
+    usage_error: str = ""  # jostle-bench's usage error line, without its prefix
 
 
 class RunInterrupted(Interrupted):
@@ -361,6 +402,7 @@ def execute(argv, *, timeout: Optional[float], on_stdout: Callable = print,
     main thread only: it sets STOP, and the run is stopped the same way.
     """
     tail = deque(maxlen=30)
+    usage = []
 
     def err_line(line):
         if on_progress and line.startswith(_PROGRESS_PREFIX):
@@ -369,7 +411,11 @@ def execute(argv, *, timeout: Optional[float], on_stdout: Callable = print,
                 on_progress(int(parts[1]), int(parts[2]))
                 return
         tail.append(line)
-        if on_stderr:
+        if line.startswith(USAGE_PREFIX) and not usage:
+            usage.append(line[len(USAGE_PREFIX):])
+        # A usage error is said once, by the caller; what follows it is the MPI library's
+        # abort of the job (Open MPI's boxes, MPICH's "BAD TERMINATION"): not echoed.
+        if on_stderr and not usage:
             on_stderr(line)
 
     t0 = time.monotonic()
@@ -413,7 +459,7 @@ def execute(argv, *, timeout: Optional[float], on_stdout: Callable = print,
     for t in pumps:
         t.join(5)
     out = Outcome(status or ("ok" if proc.returncode == 0 else "failed"), proc.returncode,
-                  time.monotonic() - t0, "\n".join(tail))
+                  time.monotonic() - t0, "\n".join(tail), usage[0] if usage else "")
     if status == "interrupted":
         raise RunInterrupted(out, sig)
     return out

@@ -168,11 +168,14 @@ def hostfile_text(nodes: int, prefix: str = "node-") -> str:
 
 
 def write_platform(directory, nodes: int, bandwidth: float, latency: float, speed: float,
-                   cores: int = 1, links=None, tag: str = ""):
-    """Writes <dir>/platform-<N><TAG>.xml and hostfile-<N>; returns (platform, hostfile) paths."""
+                   cores: int = 1, links=None, tag: str = "", write: bool = True):
+    """Writes <dir>/platform-<N><TAG>.xml and hostfile-<N>; returns (platform, hostfile) paths
+    (only the paths when not WRITE: a dry run writes nothing)."""
     d = Path(directory)
-    d.mkdir(parents=True, exist_ok=True)
     plat, hosts = d / f"platform-{nodes}{tag}.xml", d / f"hostfile-{nodes}"
+    if not write:
+        return plat, hosts
+    d.mkdir(parents=True, exist_ok=True)
     plat.write_text(platform_xml(nodes, bandwidth, latency, speed, cores=cores, links=links))
     hosts.write_text(hostfile_text(nodes))
     return plat, hosts
@@ -283,7 +286,7 @@ def run_sweep(args, benchmark: str, nodes: list, bench_args: list, seconds_per_n
     runs, config_of = [], {}
     for n in nodes:   # one platform per node count; a launcher prefix per variant
         plat, hosts = write_platform(camp_dir / "platforms", n, bw, lat, speed,
-                                     getattr(args, "cores_per_node", 1))
+                                     getattr(args, "cores_per_node", 1), write=not args.dry_run)
         for suffix, vargs, cfg in variants or [("", bench_args, ())]:
             run = RunSpec(f"{benchmark}-sim-{n}{suffix}", benchmark, vargs, n, [],
                           args.timeout or 600 + seconds_per_node * n)

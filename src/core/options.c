@@ -58,8 +58,12 @@ int jt_opts_parse(jt_opts *o, int argc, char **argv)
             o->value[i] = "1";
         } else if (eq) {
             o->value[i] = eq + 1;
-        } else if (a + 1 < argc) {
+        } else if (a + 1 < argc && strncmp(argv[a + 1], "--", 2) != 0) {
             o->value[i] = argv[++a];
+        } else if (a + 1 < argc) { /* a trailing --sizes must not take --output for its value */
+            jt_usage_error("option --%s needs a value (%s), got the option '%s' (a value that "
+                           "starts with -- is written --%s=VALUE)", o->spec[i]->name,
+                           o->spec[i]->metavar, argv[a + 1], o->spec[i]->name);
         } else {
             jt_usage_error("option --%s needs a value (%s)", o->spec[i]->name, o->spec[i]->metavar);
         }

@@ -122,3 +122,14 @@ def test_launch_json_tells_a_gone_launcher_from_a_running_one(alive):
         p.kill()
         p.wait()
     assert state == "running" if alive else state.startswith("gone"), state
+
+
+def test_a_trailing_option_without_value_does_not_take_the_next_one(tmp_path):
+    """`--sizes --output F`: --sizes is named as having no value (it took --output before, and
+    the error blamed the output path); judged before MPI starts."""
+    from mpijobs import bench_exe
+    r = subprocess.run([bench_exe("openmpi"), "pingpong", "--sizes", "--output",
+                        str(tmp_path / "r.jsonl")], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2, r.stderr
+    assert "--sizes needs a value" in r.stderr and "'--output'" in r.stderr, r.stderr
+    assert not list(tmp_path.iterdir())

@@ -191,6 +191,34 @@ def test_submit_bad_input_exits_2(tmp_path, jostle_cli, argv, message):
     assert not (tmp_path / "out").exists()
 
 
+def test_submit_script_passes_sbatch_test_only(slurm, tmp_path):
+    """The script of a valid submit is one SLURM itself takes (sbatch --test-only: parsed and
+    scheduled, not run); its dry run wrote nothing."""
+    bench_exe("openmpi")
+    out = tmp_path / "out"
+    r = slurm.run(*JOSTLE, "submit", *STUDIES["pingpong"], "--mpi", "openmpi", "--time", "1:00",
+                  "--partition", "debug",   # scripts/slurm-local.sh's partition
+                  "--dry-run", "--output-dir", out, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert not out.exists()
+    script = tmp_path / "job.sbatch"
+    script.write_text(r.stdout)
+    assert subprocess.run(["bash", "-n", str(script)]).returncode == 0
+    t = slurm.run("sbatch", "--test-only", script, cwd=tmp_path)
+    assert t.returncode == 0 and "to start at" in t.stderr, t.stderr
+
+
+def test_submit_checks_the_study_before_writing_a_script(tmp_path):
+    """The study's own parser and plan judge its options: no script for a command that would
+    not run (a plan refused: --max-cores above the host's cores)."""
+    r = subprocess.run([*JOSTLE, "submit", "contention", "fig1", "--max-cores", "99999",
+                        "--time", "5", "--dry-run", "--output-dir", str(tmp_path / "o")],
+                       capture_output=True, text=True, env=ENV, timeout=120)
+    assert r.returncode == 2 and "--max-cores 99999" in r.stderr, r.stderr
+    assert r.stdout == "" and len(r.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "o").exists()
+
+
 def test_submit_script_passes_bash_n_with_spaces_and_lists(tmp_path, jostle_cli):
     out = tmp_path / "with space"
     r = jostle_cli("submit", "pingpong", "--time", "1-0:30", "--dry-run", "--partition",

@@ -5,23 +5,34 @@ import hashlib
 import json
 import math
 import os
+import re
 import shutil
 from pathlib import Path
 
 from .. import launch
-from ..campaign import LaunchConfig
+from ..campaign import LaunchConfig, unwritable_dir
 from ..errors import UsageError
 from ..sizes import human
 
 
-def positive_int(text):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not an integer; expected a whole number ≥ 1")
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"'{text}' is not allowed; expected a whole number ≥ 1")
+# jostle-bench's largest count (--min-reps, --warmup, …: jt_opt_long's bound in
+# src/harness/driver.c); no count of jostle's may go above it either.
+MAX_COUNT = 1_000_000_000
+# Ranks of one job: far above any machine's, low enough that a typo is not planned.
+MAX_RANKS = 1 << 20
+
+
+def _whole(text, low):
+    v = int(text) if text.isascii() and text.strip().lstrip("+-").isdigit() else None
+    if v is None or not low <= v <= MAX_COUNT:
+        raise argparse.ArgumentTypeError(
+            f"{ascii(text) if not text.isprintable() or not text else repr(text)} is not allowed; "
+            f"expected a whole number from {low} to {MAX_COUNT}")
     return v
+
+
+def positive_int(text):
+    return _whole(text, 1)
 
 
 def counts_type(text) -> list:
@@ -48,13 +59,7 @@ def add_flow_options(g, what, several):
 
 
 def nonneg_int(text):
-    try:
-        v = int(text)
-    except ValueError:
-        v = -1
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"'{text}' is not allowed; expected a whole number ≥ 0")
-    return v
+    return _whole(text, 0)
 
 
 def positive_float(text):
@@ -69,15 +74,16 @@ def positive_float(text):
 
 def ranks_type(text):
     v = positive_int(text)
-    if v < 2:
-        raise argparse.ArgumentTypeError(f"'{text}' is not allowed; a ping-pong needs at least 2 ranks")
+    if v < 2 or v > MAX_RANKS:
+        raise argparse.ArgumentTypeError(f"'{text}' is not allowed; a ping-pong needs from 2 to "
+                                         f"{MAX_RANKS} ranks")
     return v
 
 
 def hosts_type(text):
     hosts = [h.strip() for h in text.split(",")]
-    if not all(hosts):
-        raise argparse.ArgumentTypeError(f"'{text}' is not allowed; expected host names "
+    if not all(h and h.isprintable() and " " not in h for h in hosts):
+        raise argparse.ArgumentTypeError(f"{ascii(text)} is not allowed; expected host names "
                                          "separated by commas, e.g. node1,node2")
     return hosts
 
@@ -112,7 +118,7 @@ def add_output_options(p, campaign_default):
     g = p.add_argument_group("output")
     g.add_argument("--output-dir", default="results", metavar="DIR",
                    help="where campaigns are written (default: results)")
-    g.add_argument("--campaign", default=campaign_default, metavar="NAME",
+    g.add_argument("--campaign", default=campaign_default, metavar="NAME", type=name_type,
                    help=f"campaign directory under --output-dir (default: {campaign_default})")
     g.add_argument("--verbose", action="store_false", dest="quiet",
                    help="print jostle-bench's result tables (default: one line per run; every "
@@ -142,10 +148,60 @@ def given_over(base, args, names) -> list:
     return out
 
 
+def check_per_rank(args, ranks, names=("comm_core", "comm_mem")):
+    """A per-rank list (N,N,…) of no more entries than ranks: the extra ones would never be
+    used, nor checked."""
+    for name in names:
+        v = getattr(args, name, None)
+        if isinstance(v, str) and "," in v and len(v.split(",")) > ranks:
+            raise UsageError(f"--{name.replace('_', '-')} '{v}' lists {len(v.split(','))} "
+                             f"values for {ranks} ranks; allowed: one value, or one per rank")
+
+
+def out_file_type(text):
+    """A file jostle will write: checked before any work (its directory must exist and take
+    a file), nothing created."""
+    p = Path(text)
+    why = ("it is empty" if not text else "it is a directory" if p.is_dir()
+           else f"'{p.parent}' does not exist" if not p.parent.is_dir()
+           else unwritable_dir(p.parent))
+    if why:
+        raise argparse.ArgumentTypeError(f"{ascii(text)} cannot be written: {why}")
+    return text
+
+
+def out_dir_type(text):
+    """A directory jostle will write into (made if missing): checked before any work."""
+    why = "it is empty" if not text else unwritable_dir(text)
+    if why:
+        raise argparse.ArgumentTypeError(f"{ascii(text)} cannot be written: {why}")
+    return text
+
+
+def bytes_type(text):
+    if re.fullmatch(r"\d+([KMGT](i?B)?)?", text, re.ASCII):
+        return text   # jostle-bench parses it
+    raise argparse.ArgumentTypeError(f"{ascii(text)} is not allowed; expected a byte count, "
+                                     "e.g. 65536 or 64M")
+
+
+def spec_type(text):
+    """A value handed on to jostle-bench (--sizes SPEC): not empty (which would silently mean
+    the default), one printable line."""
+    if not text or not text.isprintable():
+        raise argparse.ArgumentTypeError(f"{ascii(text)} is not allowed; expected a value "
+                                         "(leave the option out for its default)")
+    return text
+
+
 def name_type(text):
-    if not text or "/" in text or text.startswith(".") or text != text.strip():
-        raise argparse.ArgumentTypeError(f"'{text}' is not allowed; expected a plain file name "
-                                         "without '/' or a leading '.'")
+    """A run or campaign name: one plain file name (no traversal, nothing a shell or a job
+    script would read as more than a name)."""
+    if (not text or "/" in text or text.startswith(".") or text != text.strip()
+            or not text.isprintable() or any(ch in text for ch in "\"'`$;&|*?\\")):
+        raise argparse.ArgumentTypeError(
+            f"{ascii(text)} is not allowed; expected a plain file name without '/', a leading "
+            "'.', spaces at its ends, control characters or any of \"'`$;&|*?\\")
     return text
 
 

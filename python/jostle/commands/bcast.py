@@ -104,7 +104,7 @@ def register(sub):
                                    "broadcast: each routing of jt_dbcast and MPI_Bcast.",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     g = p.add_argument_group("sweep")
-    g.add_argument("--sizes", metavar="SPEC",
+    g.add_argument("--sizes", type=c.spec_type, metavar="SPEC",
                    help=f"payload sizes (default {DEFAULT_SIZES}; simulated {SIM_SIZES})")
     g.add_argument("--recipients", type=recipients_list, metavar="K[,K…]|all", default="all",
                    help="numbers of recipients among ranks 1..P-1, spread evenly (default all)")

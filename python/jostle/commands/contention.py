@@ -13,7 +13,6 @@ One run is one configuration (kernel, compute cores, placement, AI) measured in 
 import argparse
 import dataclasses
 import math
-import re
 import sys
 import time
 from fractions import Fraction
@@ -106,12 +105,6 @@ def kernel_list_type(text) -> list:
     return ks
 
 
-def bytes_type(text):
-    if re.fullmatch(r"\d+([KMGT](i?B)?)?", text):
-        return text   # jostle-bench parses it
-    raise argparse.ArgumentTypeError(f"'{text}' is not allowed; expected a byte count, e.g. 65536 or 64M")
-
-
 def _placement(allowed):
     def check(text):
         if text in allowed or text.isdigit():
@@ -140,6 +133,13 @@ def host_share(args, machine) -> tuple:
 def core_counts(args, machine) -> list:
     """0..--max-cores; by default every free core, or every core where none is free (a laptop)."""
     cores, _, free = host_share(args, machine)
+    if args.max_cores is not None and args.max_cores > cores:
+        # a thread per core of the host at most: more would measure the scheduler, and a plan
+        # of one run per count must stay small
+        raise UsageError(
+            f"--max-cores {args.max_cores} is more than the {cores} cores of this host "
+            f"(jostle-bench --machine); allowed: 0 to {cores} (at most {max(free, 0)} compute "
+            "core(s) per rank without oversubscribing)")
     top = args.max_cores if args.max_cores is not None else (free if free >= 1 else cores)
     return list(range(top + 1))
 
@@ -298,7 +298,7 @@ def _options(p, study):
         g.add_argument("--ai", type=ai_type, metavar="F",
                        help="triad's arithmetic intensity, flop/byte (≥ 1/12)")
     if study == "fig3":
-        g.add_argument("--sizes", metavar="SPEC",
+        g.add_argument("--sizes", type=c.spec_type, metavar="SPEC",
                        help="message sizes (default: powers of 4, 4 B..64 MiB)")
     if study == "fig4":
         g.add_argument("--ai", dest="ai_list", type=ai_list_type, metavar="F,F…",
@@ -326,7 +326,7 @@ def _options(p, study):
     for flag, typ, meta, what in (
             ("--phase-time", c.positive_float, "S", "minimum seconds per phase [1]"),
             ("--repeat", c.positive_int, "K", "repeat the phases K times [1]"),
-            ("--array-bytes", bytes_type, "B", "array bytes per compute thread, e.g. 64M"),
+            ("--array-bytes", c.bytes_type, "B", "array bytes per compute thread, e.g. 64M"),
             ("--min-reps", c.positive_int, "N", "at least N samples per point [100]"),
             ("--max-time", c.positive_float, "S", "time cap per point after --min-reps [2]"),
             ("--precision", precision_type, "F", "target half-width of the median's CI [0.01]")):

@@ -50,7 +50,7 @@ def register(sub):
     g = p.add_argument_group("study")
     g.add_argument("--parts", default=",".join(PARTS), metavar="A,B",
                    help=f"which parts, of {', '.join(PARTS)} (default: all)")
-    g.add_argument("--sizes", default=DEFAULT_SIZES, metavar="SPEC",
+    g.add_argument("--sizes", type=c.spec_type, default=DEFAULT_SIZES, metavar="SPEC",
                    help=f"message sizes (default {DEFAULT_SIZES}); load uses the largest")
     g.add_argument("--nic", metavar="NAME", help="the NIC that near and far refer to")
     g.add_argument("--writers", type=c.positive_int, metavar="N",

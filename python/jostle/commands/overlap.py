@@ -84,7 +84,7 @@ def _options(p):
     g.add_argument("--collectives", type=_choices(COLLECTIVES, "a collective"),
                    default=SEED_COLLECTIVES.split(","), metavar="A,B",
                    help=f"collectives (default {SEED_COLLECTIVES}; any of {', '.join(COLLECTIVES)})")
-    g.add_argument("--sizes", default=None, metavar="SPEC", help=f"sizes (default {DEFAULT_SIZES})")
+    g.add_argument("--sizes", type=c.spec_type, default=None, metavar="SPEC", help=f"sizes (default {DEFAULT_SIZES})")
     g.add_argument("--ranks", type=ranks_list, metavar="LIST",
                    help="rank counts (default: 2 to the cores of this host, powers of two)")
     g.add_argument("--policy", type=_choices(POLICIES, "a rank policy"), default=["scatter", "numa"],

@@ -84,7 +84,7 @@ def register(sub):
                        description="Run jostle-bench pingpong under an MPI launcher and record it.",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     g = p.add_argument_group("sweep")
-    g.add_argument("--sizes", metavar="SPEC",
+    g.add_argument("--sizes", type=c.spec_type, metavar="SPEC",
                    help="message sizes: N | LO:HI (powers of two) | LO:HI:STEP, comma-separated, "
                         "K/M/G binary suffixes (default: 0:4M); with --preset, the largest "
                         "of them caps the preset's sweep")
@@ -202,6 +202,7 @@ def main(args):
             spec = cap_sizes(spec, max(parse_sizes(args.sizes)))
     sizes = parse_sizes(spec)
     hosts = args.hosts or []
+    c.check_per_rank(args, args.ranks)
     if len(hosts) > args.ranks:
         raise UsageError(f"--hosts names {len(hosts)} hosts for --ranks {args.ranks}; "
                          "allowed: at most one host per rank")

@@ -60,7 +60,7 @@ def register(sub):
     g.add_argument("--host", metavar="NAME", help="host name in the rankfile (default: this one)")
     g.add_argument("--oversubscribe", action="store_true",
                    help="allow more ranks than the topology's cores (they share cores; warned)")
-    g.add_argument("--write-dir", metavar="DIR",
+    g.add_argument("--write-dir", type=c.out_dir_type, metavar="DIR",
                    help="write rankfile, slurm-cpu-bind.txt and mpich-bind.txt there")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--bench", metavar="PATH", help="the jostle-bench binary")

@@ -119,7 +119,7 @@ def register(sub):
 def main(args):
     known = [s.name for s in STEPS]
     wanted = known
-    if args.steps:
+    if args.steps is not None:
         wanted = [s.strip() for s in args.steps.split(",")]
         bad = [s for s in wanted if s not in known]
         if bad:
@@ -127,7 +127,11 @@ def main(args):
     if args.campaign == "run-<date>":
         args.campaign = "run-" + time.strftime("%Y-%m-%d", time.gmtime())
     camp_dir = Path(args.output_dir) / args.campaign
-    Campaign(camp_dir, []).prepare()   # an unwritable directory is a usage error, found first
+    # an unwritable directory is a usage error, found first (a dry run creates nothing)
+    if args.dry_run:
+        Campaign(camp_dir, []).check_writable()
+    else:
+        Campaign(camp_dir, []).prepare()
     ctx = Context(args, camp_dir, Progress())
     t0 = time.monotonic()
     steps = [s for s in STEPS if s.name in wanted]

@@ -441,7 +441,7 @@ def simulated(args) -> int:
         raise JostleError("smpirun is not installed (SimGrid); --simulate needs it")
     bench = simgrid.find_bench(args.bench)
     plat, hostfile = simgrid.write_platform(camp_dir / "platforms", n, bw, lat, speed,
-                                            links=links, tag=tag)
+                                            links=links, tag=tag, write=not args.dry_run)
     prefix = shlex.join(["smpirun", "-np", str(n), "-platform", str(plat), "-hostfile",
                          str(hostfile), *simgrid.smpi_flags(args.poll_cost),
 

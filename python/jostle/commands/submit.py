@@ -1,6 +1,8 @@
 """`jostle submit STUDY …`: a study's campaign as a SLURM batch job (see jostle.batch)."""
 
 import argparse
+import contextlib
+import io
 import sys
 from pathlib import Path
 
@@ -80,6 +82,13 @@ def main(args):
     if "--dry-run" in study_argv:
         raise UsageError("jostle submit: --dry-run is submit's own option: give it once")
     study = build_parser().parse_args(study_argv)
+    if not args.dry_run:
+        batch.sbatch_path()   # no SLURM here: say so before anything else
+    # A script only for a command that would run: the study plans itself as its own dry run
+    # does (options, plan, the bench's checks), its printing discarded; its error is ours.
+    study.dry_run = True
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        study.func(study)
     directory = Path(study.output_dir) / study.campaign
     nodes = args.nodes or 1
     hosts = nodes > 1 and hasattr(study, "hosts") and not study.hosts
@@ -89,7 +98,6 @@ def main(args):
     if args.dry_run:
         print(text, end="")
         return 0
-    batch.sbatch_path()   # no SLURM here: say so before writing anything
     try:
         directory.mkdir(parents=True, exist_ok=True)
         path = directory / batch.SCRIPT

@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import bounds, launch, topo_links
 from ..errors import JostleError, UsageError
+from . import _common as c
 from .run import Step, add_step
 
 ORDER = 6
@@ -36,21 +37,21 @@ def register(sub):
                                    "and every NIC with its PCI bus id, link speed and NUMA node.",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--input", metavar="FILE.xml", help="a saved hwloc XML topology (I/O kept)")
-    p.add_argument("--export", metavar="FILE.xml", help="save the topology as hwloc XML")
+    p.add_argument("--export", type=c.out_file_type, metavar="FILE.xml", help="save the topology as hwloc XML")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
-    p.add_argument("--picture", metavar="FILE.png", help="draw cores, NUMA nodes and NICs")
+    p.add_argument("--picture", type=c.out_file_type, metavar="FILE.png", help="draw cores, NUMA nodes and NICs")
     g = p.add_argument_group("memory-latency matrix (Moreaud 2007, sec. 3.3.2)")
     g.add_argument("--measure", action="store_true",
                    help="measure ns per access (pointer chasing) and copy GB/s from a core of "
                         "each NUMA node to the memory of each (this machine only)")
-    g.add_argument("--bytes", metavar="B", help="buffer per probe (default: 4 x the largest "
+    g.add_argument("--bytes", metavar="B", type=c.bytes_type, help="buffer per probe (default: 4 x the largest "
                                                 "cache, at least 64M)")
     g.add_argument("--no-bandwidth", action="store_true", help="latency only (faster)")
     g.add_argument("--matrix", metavar="FILE.csv",
                    help="infer links from a saved n x n latency matrix (ns) instead")
-    g.add_argument("--rel-tol", type=float, default=topo_links.DEFAULT_REL_TOL, metavar="F",
+    g.add_argument("--rel-tol", type=c.positive_float, default=topo_links.DEFAULT_REL_TOL, metavar="F",
                    help="link tolerance (default %(default)s of the minimal overhead)")
-    g.add_argument("--graph", metavar="FILE.png", help="draw the inferred links")
+    g.add_argument("--graph", type=c.out_file_type, metavar="FILE.png", help="draw the inferred links")
     p.add_argument("--bench", metavar="PATH", help="the jostle-bench binary")
     p.add_argument("--mpi", choices=("auto", "openmpi", "mpich"), default="auto")
     p.set_defaults(func=main)
