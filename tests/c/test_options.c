@@ -78,6 +78,8 @@ int main(void)
     expect_usage((const char *[]){"--precision", "2", NULL}, "'2'");
     expect_usage((const char *[]){"--bogus", NULL}, "--bogus");
     expect_usage((const char *[]){"--reps", NULL}, "needs a value");
+    /* a trailing option without its value does not take the next option for it */
+    expect_usage((const char *[]){"--reps", "--mode", "pingpong", NULL}, "needs a value");
     expect_usage((const char *[]){"--check=1", NULL}, "flag");
     TEST_END();
 }

@@ -132,8 +132,6 @@ def _cases():
     add(["cholesky", "--dry-run", "--n", "-1"], "-1")
     add(["cholesky", "--dry-run", "--tile", "0"], "0")
     add(["cholesky", "--dry-run", "--grid", "0x1"], "0x1")
-    add(["cholesky", "--dry-run", "--kernel-rates", "garbage"], "garbage", VALIDATE)
-    add(["cholesky", "--dry-run", "--starpu", "--starpu-bin", "/nonexistent"], "/nonexistent", VALIDATE)
     add(["cholesky", "--dry-run", "--workers", "-1"], "-1")
     add(["cholesky", "--dry-run", "--simulate", "--speed", "abc"], "abc")
     add(["cholesky", "--dry-run", "--campaign", TRAVERSAL], TRAVERSAL)
