@@ -28,15 +28,16 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from pathlib import Path
-from types import SimpleNamespace
 
 import checkout_venv  # noqa: E402  (re-runs this script with the checkout's venv if needed)
 
 checkout_venv.use()
 ROOT = checkout_venv.ROOT
+import pandas as pd  # noqa: E402
 from jostle.figures.bcast import bound_us  # noqa: E402
-from jostle.figures.pingpong import short_mpi  # noqa: E402
+from jostle.results import IncompleteRunWarning, load_run  # noqa: E402
 from jostle.simgrid import SMPI_BCAST_ALL  # noqa: E402
 from jostle.sizes import human  # noqa: E402
 
@@ -55,18 +56,16 @@ def jostle(*args, quiet=True):
 
 
 def points(path):
-    """(meta, point records) of a run file, complete or .partial (a broken last line left out)."""
-    meta, pts = {}, []
-    for line in path.read_text().splitlines():
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            continue
-        if rec.get("type") == "meta":
-            meta = rec
-        elif rec.get("type") == "point" and rec.get("metric") == "time":
-            pts.append(rec)
-    return meta, pts
+    """(the run, its time points as {param or statistic: value}) of a run file, complete or
+    .partial (a broken last line left out)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IncompleteRunWarning)
+        run = load_run(path, allow_incomplete=True)
+    if run.points.empty:
+        return run, []
+    time_points = run.points[run.points.metric == "time"]
+    return run, [{k: v for k, v in row.items() if not pd.isna(v)}
+                 for row in time_points.to_dict("records")]
 
 
 def simulate(camp, nodes, sizes, timeouts, bench):
@@ -118,19 +117,18 @@ def collect(camp):
     data, chose, plat = {}, {}, {}
     files = list(camp.glob("bcast-sim-*.jsonl")) + list(camp.glob("bcast-sim-*.jsonl.partial"))
     for f in files:
-        meta, pts = points(f)
-        n = (meta.get("mpi") or {}).get("ranks")
-        sim = meta.get("simulated") or {}
+        run, pts = points(f)
+        n = (run.meta.get("mpi") or {}).get("ranks")
+        sim = run.meta.get("simulated") or {}
         if not n:
             continue
         plat[n] = (sim.get("route_latency_s"), sim.get("route_bandwidth_Bps"))
-        for p in pts:
-            q = p["params"]
+        for q in pts:
             if q["recipients"] != n - 1:
                 continue
-            data.setdefault(n, {}).setdefault(q["size"], {})[q["routing"]] = p["median"]
+            data.setdefault(n, {}).setdefault(q["size"], {})[q["routing"]] = q["median"]
             if q["routing"] == "auto":
-                seg = f"/{human(q['segment'])}" if q.get("segment") else ""
+                seg = f"/{human(int(q['segment']))}" if q.get("segment") else ""
                 chose.setdefault(n, {})[q["size"]] = q.get("chosen", "?") + seg
     return data, chose, plat
 
@@ -208,14 +206,14 @@ def real(out, sizes, ranks):
         if rc or not f.exists():
             print(f"{lib:<16} failed (exit {rc}): {err.strip()[-400:]}")
             continue
-        meta, pts = points(f)
-        name = short_mpi(SimpleNamespace(meta=meta))   # 'Open MPI 4.1.4', 'MPICH 4.0.2'
+        run, pts = points(f)
+        name = run.short_mpi   # 'Open MPI 4.1.4', 'MPICH 4.0.2'
         med = {}
         for p in pts:
-            med.setdefault(p["params"]["size"], {})[p["params"]["routing"]] = p
+            med.setdefault(p["size"], {})[p["routing"]] = p
         for size, m in sorted(med.items()):
             a, b = m.get("auto"), m.get("mpi_bcast")
-            ch = a["params"].get("chosen", "?") if a else "–"
+            ch = a.get("chosen", "?") if a else "–"
             print(f"{name[:16]:<16} {human(size):>6} {a['median'] if a else float('nan'):>11.4g} "
                   f"{ch:<20} {b['median'] if b else float('nan'):>11.4g} "
                   f"{a['median'] / b['median'] if a and b else float('nan'):>9.3f}")

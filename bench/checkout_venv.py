@@ -1,6 +1,9 @@
-"""The bench scripts that import jostle need numpy, pandas and matplotlib: `python3 bench/X.py`
-runs them with the checkout's virtual environment (made by `make venv`) when the interpreter
-it was started with lacks them."""
+"""What every bench script shares: the checkout (ROOT), its virtual environment, and the
+launcher line of a build's MPI.
+
+The bench scripts import jostle, which needs numpy, pandas and matplotlib: use() re-runs
+`python3 bench/X.py` with the checkout's virtual environment (made by `make venv`) when the
+interpreter it was started with lacks them, and puts the checkout's package first on the path."""
 import os
 import sys
 from pathlib import Path
@@ -17,3 +20,15 @@ def use():
             os.execv(str(VENV_PY), [str(VENV_PY), *sys.argv])
         raise
     sys.path.insert(0, str(ROOT / "python"))
+
+
+def launch_line(build, program, args=(), ranks=2, bind=False) -> list:
+    """The command line that starts RANKS ranks of PROGRAM ARGS under the launcher of BUILD's
+    MPI (build/openmpi or build/mpich), from jostle.launch: that MPI's own launcher (a bare
+    mpirun may be the other MPI's on Debian), root allowed, ranks beyond the cores allowed.
+    BIND: the launcher pins rank r to a core (a reference loop binds nothing itself)."""
+    from jostle import launch
+    flavor = "mpich" if Path(build).name == "mpich" else "openmpi"
+    kind, exe = launch.choose_launcher(flavor, env={})   # never srun: these runs are local
+    return launch.build_command(kind, program, list(args), ranks, exe=exe, oversubscribe=True,
+                                launcher_binds=bind).argv

@@ -35,10 +35,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import checkout_venv  # noqa: E402  (re-runs this script with the checkout's venv if needed)
 
 checkout_venv.use()
-ROOT = str(checkout_venv.ROOT)
+ROOT = checkout_venv.ROOT
+from jostle.results import find_run_files, load_run  # noqa: E402
 # this checkout's jostle, run by the venv's Python (numpy and pandas)
 JOSTLE = [sys.executable, "-m", "jostle.cli"]
-ENV = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+ENV = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
 MIB = 1 << 20
 
 
@@ -80,13 +81,11 @@ def job_spread(folder):
     """{(metric, size): (sd, MAD-based sd, share of runs over twice the median) of the log
     medians over every run under FOLDER}."""
     logs = {}
-    for root, _, files in os.walk(folder):
-        for f in files:
-            if f.endswith(".jsonl"):
-                for line in open(os.path.join(root, f)):
-                    r = json.loads(line)
-                    if r.get("type") == "point" and r["median"] > 0:
-                        logs.setdefault((r["metric"], r["params"]["size"]), []).append(math.log(r["median"]))
+    for path in (p for p in find_run_files(folder) if p.name.endswith(".jsonl")):
+        pts = load_run(path).points
+        for metric, size, median in zip(pts["metric"], pts["size"], pts["median"]):
+            if median > 0:
+                logs.setdefault((metric, int(size)), []).append(math.log(median))
     out = {}
     for k, v in logs.items():
         if len(v) >= 2:
@@ -104,7 +103,7 @@ def main():
     ap.add_argument("--min-reps", type=int, default=20)
     ap.add_argument("--max-time", type=float, default=0.05)
     ap.add_argument("--mpi", default="openmpi")
-    ap.add_argument("--workdir", default=os.path.join(ROOT, "results", "compare_targets"))
+    ap.add_argument("--workdir", default=str(ROOT / "results" / "compare_targets"))
     args = ap.parse_args()
     if args.pairs < 1 or args.runs < 1:
         sys.exit("--pairs and --runs: at least 1")

@@ -17,7 +17,6 @@
 Usage: bench/contention_targets.py [--build build/openmpi] [--rounds 5] [--skip-fig1]
 """
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -25,8 +24,11 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MPIRUN = ["mpirun", "-np", "2", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none"]
+import checkout_venv  # noqa: E402  (re-runs this script with the checkout's venv if needed)
+
+checkout_venv.use()
+ROOT = checkout_venv.ROOT
+from jostle.results import load_run  # noqa: E402
 
 
 def stream(build, kernel, threads, per_thread, rounds):
@@ -39,16 +41,16 @@ def stream(build, kernel, threads, per_thread, rounds):
 def medians(build, bench, sizes, *extra):
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "r.jsonl")
-        subprocess.run(MPIRUN + [os.path.join(build, "jostle-bench"), bench, "--sizes", sizes,
-                       "--output", path, "--quiet", "--comm-core", "0,1", *extra],
-                       check=True, capture_output=True, text=True)
-        pts = [json.loads(l) for l in open(path)][1:-1]
-    return {(p["params"]["size"], p["metric"]): p["median"] for p in pts}
+        subprocess.run(checkout_venv.launch_line(build, os.path.join(build, "jostle-bench"), [
+                       bench, "--sizes", sizes, "--output", path, "--quiet", "--comm-core", "0,1",
+                       *extra]), check=True, capture_output=True, text=True)
+        pts = load_run(path).points
+    return {(int(p["size"]), p["metric"]): p["median"] for _, p in pts.iterrows()}
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--build", default=os.path.join(ROOT, "build", "openmpi"))
+    ap.add_argument("--build", default=str(ROOT / "build" / "openmpi"))
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--skip-fig1", action="store_true")
     a = ap.parse_args()
@@ -89,7 +91,7 @@ def main():
         print("\n# 3. figure 1, quick mode")
         with tempfile.TemporaryDirectory() as d:
             t0 = time.time()
-            p = subprocess.run([os.path.join(ROOT, ".venv", "bin", "jostle"), "contention", "fig1",
+            p = subprocess.run([str(ROOT / ".venv" / "bin" / "jostle"), "contention", "fig1",
                                 "--quick", "--output-dir", d], capture_output=True, text=True)
             el = time.time() - t0
         tail = [l for l in (p.stdout + p.stderr).splitlines() if "36" in l or "estimate" in l]

@@ -11,31 +11,27 @@
 Usage: bench/harness_overhead.py [--build build/openmpi] [--rounds 3]
 """
 import argparse
-import json
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+import checkout_venv  # noqa: E402  (re-runs this script with the checkout's venv if needed)
 
-
-def launcher(build, bind=False):
-    """bind: let the launcher pin rank r to core r (the reference has no binding of its own),
-    the same cores jostle binds its ranks to with --comm-core 0,1."""
-    if "mpich" in build:
-        return ["mpiexec.mpich", "-n", "2"] + (["-bind-to", "core"] if bind else [])
-    return ["mpirun", "-np", "2", "--allow-run-as-root", "--oversubscribe", "--bind-to",
-            "core" if bind else "none"]
+checkout_venv.use()
+ROOT = checkout_venv.ROOT
+from jostle.results import load_run  # noqa: E402
 
 
 def interleaved(build, size, reps, blocks):
     """(jostle median RTT, bare-loop median of block means, jostle median of block means)
     from one job, in seconds."""
-    out = subprocess.run(launcher(build, bind=True) + [os.path.join(build, "ref_pingpong"),
-                         str(size), str(reps), str(blocks)], check=True, capture_output=True,
-                         text=True)
+    # the launcher pins rank r to core r (the reference has no binding of its own), the same
+    # cores jostle binds its ranks to with --comm-core 0,1
+    out = subprocess.run(checkout_venv.launch_line(build, os.path.join(build, "ref_pingpong"), [
+                         str(size), str(reps), str(blocks)], bind=True), check=True,
+                         capture_output=True, text=True)
     got = dict(line.split() for line in out.stdout.splitlines())
     return float(got["jostle"]), float(got["bare"]), float(got["jostle_blockmean"])
 
@@ -43,16 +39,16 @@ def interleaved(build, size, reps, blocks):
 def jostle(build, sizes, *extra):
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "r.jsonl")
-        subprocess.run(launcher(build) + [os.path.join(build, "jostle-bench"), "pingpong",
-                       "--sizes", sizes, "--output", path, "--quiet", "--comm-core", "0,1",
-                       *extra], check=True, capture_output=True, text=True)
-        lines = [json.loads(l) for l in open(path)]
-    return {(p["params"]["size"], p["metric"]): p for p in lines if p["type"] == "point"}
+        subprocess.run(checkout_venv.launch_line(build, os.path.join(build, "jostle-bench"), [
+                       "pingpong", "--sizes", sizes, "--output", path, "--quiet", "--comm-core",
+                       "0,1", *extra]), check=True, capture_output=True, text=True)
+        pts = load_run(path).points
+    return {(int(p["size"]), p["metric"]): p for _, p in pts.iterrows()}
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--build", default=os.path.join(ROOT, "build", "openmpi"))
+    ap.add_argument("--build", default=str(ROOT / "build" / "openmpi"))
     ap.add_argument("--rounds", type=int, default=7)
     a = ap.parse_args()
     big = 64 << 20
@@ -84,7 +80,7 @@ def main():
     # End to end through jostle-bench: the default adaptive rule against a fixed 10 000.
     adaptive = jostle(a.build, "4")[(4, "latency")]
     fixed = jostle(a.build, "4", "--min-reps", "10000", "--max-reps", "10000")[(4, "latency")]
-    hw = lambda p: 100 * (p["ci95"][1] - p["ci95"][0]) / 2 / p["median"]
+    hw = lambda p: 100 * (p["ci95_hi"] - p["ci95_lo"]) / 2 / p["median"]
     print(f"\n{'4 B latency':<28}{'reps':>10}{'elapsed(s)':>12}{'CI95 +-%':>10}{'median(us)':>12}")
     for name, p in (("adaptive (1% target)", adaptive), ("fixed 10 000", fixed)):
         print(f"{name:<28}{p['n']:>10}{p['elapsed_s']:>12.4f}{hw(p):>10.2f}{p['median']:>12.3f}")

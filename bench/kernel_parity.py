@@ -34,7 +34,6 @@ Usage: bench/kernel_parity.py [--build build/openmpi] [--rounds 5] [--runs 3] [-
                               [--threads 1,2]
 """
 import argparse
-import json
 import os
 import re
 import shutil
@@ -44,8 +43,12 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MPIRUN = ["mpirun", "-np", "2", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none"]
+import checkout_venv  # noqa: E402  (re-runs this script with the checkout's venv if needed)
+
+checkout_venv.use()
+ROOT = checkout_venv.ROOT
+from jostle.results import load_run  # noqa: E402
+
 PAIRS = [("copy", "normal", "copy_avx"), ("copy", "nt", "copy_mem_avx"),
          ("triad", "normal", "stream_avx_fma"), ("triad", "nt", "stream_mem_avx_fma")]
 
@@ -55,17 +58,16 @@ def jostle(build, kernel, stores, threads, total, runs):
     phases of at least a second each, in one launch."""
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "k.jsonl")
-        subprocess.run(MPIRUN + [
-            os.path.join(build, "jostle-bench"), "contention", "--phases", "compute",
+        subprocess.run(checkout_venv.launch_line(build, os.path.join(build, "jostle-bench"), [
+            "contention", "--phases", "compute",
             "--compute-on", "sender", "--compute-cores", str(threads), "--oversubscribe",
             "--kernel", kernel, "--stores", stores, "--array-bytes", str(total // threads),
-            "--phase-time", "1", "--repeat", str(runs), "--quiet", "--output", out],
+            "--phase-time", "1", "--repeat", str(runs), "--quiet", "--output", out]),
             check=True, capture_output=True, text=True)
-        recs = [json.loads(line) for line in open(out)]
+        pts = load_run(out).points
     got = {}  # metric -> one value per phase
-    for r in recs:
-        if r.get("type") == "point":
-            got.setdefault(r["metric"], []).append(r["median"])
+    for metric, median in zip(pts.metric, pts["median"]):
+        got.setdefault(metric, []).append(median)
     return (statistics.median(got["compute_throughput"]),
             statistics.median(got["compute_traffic"]))
 
@@ -86,11 +88,11 @@ def comm_cpu(build, seconds=6.0):
     """CPU share of each rank's communicating (main) thread over the middle of a long compute
     phase, from /proc: near 0 when it sleeps, near 1 when it spins in MPI."""
     with tempfile.TemporaryDirectory() as d:
-        p = subprocess.Popen(MPIRUN + [
-            os.path.join(build, "jostle-bench"), "contention", "--phases", "compute",
+        p = subprocess.Popen(checkout_venv.launch_line(build, os.path.join(build, "jostle-bench"), [
+            "contention", "--phases", "compute",
             "--compute-on", "sender", "--compute-cores", "1", "--oversubscribe",
             "--array-bytes", "96M", "--phase-time", str(seconds), "--max-time", str(seconds),
-            "--quiet", "--output", os.path.join(d, "c.jsonl")],
+            "--quiet", "--output", os.path.join(d, "c.jsonl")]),
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(seconds / 2)
         pids = subprocess.run(["pgrep", "-P", str(p.pid), "jostle-bench"], capture_output=True,
@@ -111,7 +113,7 @@ def loadavg():
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--build", default=os.path.join(ROOT, "build", "openmpi"))
+    ap.add_argument("--build", default=str(ROOT / "build" / "openmpi"))
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--runs", type=int, default=3,
                     help="timed seconds per side and round: jostle's phases, likwid-bench's runs")

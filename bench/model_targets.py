@@ -8,13 +8,16 @@ On a campaign DIR given with --campaign, else a fresh `jostle model calibrate --
 temporary directory (or --keep DIR). Prints the error per point, mean and max with PASS/FAIL,
 and the model's stated limits (one NUMA node, oversubscription). Exit 0 when both pass."""
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "python"))
+import checkout_venv  # noqa: E402  (re-runs this script with the checkout's venv if needed)
+
+checkout_venv.use()
+ROOT = checkout_venv.ROOT
 from jostle import model  # noqa: E402
 from jostle.commands.model import load_runs  # noqa: E402
 
@@ -31,7 +34,7 @@ def main():
         out = Path(a.keep or tempfile.mkdtemp(prefix="jostle-model-"))
         subprocess.run([sys.executable, "-m", "jostle.cli", "model", "calibrate", "--quick",
                         "--output-dir", str(out), "--quiet"], check=True,
-                       env={**__import__("os").environ, "PYTHONPATH": str(ROOT / "python")})
+                       env={**os.environ, "PYTHONPATH": str(ROOT / "python")})
         d = out / "model"
     runs = load_runs(d)
     table = model.check(model.observations(runs))

@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import checkout_venv  # noqa: E402  (re-runs this script with the checkout's venv if needed)
 
 checkout_venv.use()
-ROOT = str(checkout_venv.ROOT)
+ROOT = checkout_venv.ROOT
 
 from jostle import launch  # noqa: E402
 from osu_parity import at_least_one  # noqa: E402
@@ -44,22 +44,17 @@ def counts(text):
     return vals
 
 
-def flavor(build):
-    return "mpich" if "mpich" in os.path.basename(os.path.normpath(build)) else "openmpi"
-
-
 def measure(build, kind, ranks, args, rounds, jobs):
     """size -> [(ref, jostle) per round], the rounds spread over JOBS jobs (each job draws
     its buffers' pages afresh: see osu_parity.py)."""
-    launcher, exe = launch.choose_launcher(flavor(build))
     got = {}
     for j in range(jobs):
         n = rounds // jobs + (j < rounds % jobs)
         if n == 0:
             continue
-        plan = launch.build_command(launcher, os.path.join(build, "ref_mbw"),
-                                    [kind, *args, str(n), *map(str, SIZES)], ranks, exe=exe)
-        out = subprocess.run(plan.argv, check=True, capture_output=True, text=True,
+        argv = checkout_venv.launch_line(build, os.path.join(build, "ref_mbw"),
+                                         [kind, *args, str(n), *map(str, SIZES)], ranks)
+        out = subprocess.run(argv, check=True, capture_output=True, text=True,
                              timeout=1800).stdout
         for line in out.splitlines():
             _, size, r, jv = line.split()
@@ -88,7 +83,7 @@ def table(title, unit, got, target, rate=False):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--build", default=os.path.join(ROOT, "build", "openmpi"))
+    ap.add_argument("--build", default=str(ROOT / "build" / "openmpi"))
     ap.add_argument("--rounds", type=at_least_one, default=6, help="rounds in all (default 6)")
     ap.add_argument("--jobs", type=at_least_one, default=2, help="MPI jobs (default 2)")
     ap.add_argument("--pairs", type=counts, default=[1, 2], help="pair counts (default 1,2)")

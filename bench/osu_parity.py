@@ -24,7 +24,6 @@
 Usage: bench/osu_parity.py [--build build/openmpi] [--rounds 9] [--jobs 3] [--skip-time]
 """
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -32,18 +31,20 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+import checkout_venv  # noqa: E402  (re-runs this script with the checkout's venv if needed)
+
+checkout_venv.use()
+ROOT = checkout_venv.ROOT
+from jostle.results import load_run  # noqa: E402
+
 SIZES = [1 << k for k in range(23)]  # 1 B .. 4 MiB
 WINDOW = 64
 KINDS = (("latency", "us"), ("bw", "MB/s"), ("bibw", "MB/s"))
 
 
-def launcher(build, bind):
+def launcher(build, program, args, bind):
     """bind: the launcher pins rank r to core r (the reference binds nothing itself)."""
-    if "mpich" in build:
-        return ["mpiexec.mpich", "-n", "2"] + (["-bind-to", "core"] if bind else [])
-    return ["mpirun.openmpi", "-np", "2", "--allow-run-as-root", "--oversubscribe",
-            "--bind-to", "core" if bind else "none"]
+    return checkout_venv.launch_line(build, os.path.join(build, program), args, bind=bind)
 
 
 def value(kind, size, seconds):
@@ -63,9 +64,8 @@ def measure(build, kind, rounds, jobs):
         n = rounds // jobs + (j < rounds % jobs)
         if n == 0:
             continue
-        out = subprocess.run(launcher(build, True) + [os.path.join(build, "ref_osu"), kind,
-                             str(n), *map(str, SIZES)], check=True, capture_output=True,
-                             text=True).stdout
+        out = subprocess.run(launcher(build, "ref_osu", [kind, str(n), *map(str, SIZES)], True),
+                             check=True, capture_output=True, text=True).stdout
         for line in out.splitlines():
             if line.startswith("# timer_overhead_s"):
                 got["overhead"] = float(line.split()[-1])
@@ -123,7 +123,7 @@ def at_least_one(text):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--build", default=os.path.join(ROOT, "build", "openmpi"))
+    ap.add_argument("--build", default=str(ROOT / "build" / "openmpi"))
     ap.add_argument("--rounds", type=at_least_one, default=9, help="rounds in all (default 9)")
     ap.add_argument("--jobs", type=at_least_one, default=3,
                     help="MPI jobs the rounds are spread over, each with its own buffers' pages "
@@ -131,7 +131,7 @@ def main():
     ap.add_argument("--skip-time", action="store_true", help="no whole-command timing")
     a = ap.parse_args()
     env_load = os.getloadavg()
-    ver = launcher(a.build, False)[:1] + ["--version"]
+    ver = launcher(a.build, "ref_osu", [], False)[:1] + ["--version"]
     lib = [l.strip() for l in subprocess.run(ver, capture_output=True, text=True).stdout.splitlines()
            if "ersion" in l or "OpenRTE" in l][:1]
     print(f"# {a.build} ({' '.join(lib)}): {a.rounds} rounds over {a.jobs} MPI jobs, the "
@@ -149,11 +149,10 @@ def main():
     sizes = "0," + ",".join(map(str, SIZES))
     with tempfile.TemporaryDirectory() as tmp:
         run = os.path.join(tmp, "sweep.jsonl")
-        t_j = timed(launcher(a.build, False) + [os.path.join(a.build, "jostle-bench"),
-                    "pingpong", "--sizes", sizes, "--quiet", "--output", run])
-        pts = [json.loads(l) for l in open(run)]
-    t_r = timed(launcher(a.build, True) + [os.path.join(a.build, "ref_osu"), "sweep", "0",
-                *map(str, SIZES)])
+        t_j = timed(launcher(a.build, "jostle-bench", ["pingpong", "--sizes", sizes, "--quiet",
+                                                       "--output", run], False))
+        pts = load_run(run).points
+    t_r = timed(launcher(a.build, "ref_osu", ["sweep", "0", *map(str, SIZES)], True))
     q = t_j / t_r
     print(f"\ntime to result, 0 - 4 MiB: jostle-bench pingpong --output (every point to +-1% CI "
           f"of the median) {t_j:.1f} s, OSU-method loop {t_r:.1f} s: ratio {q:.2f}  target <= "
@@ -168,13 +167,13 @@ def explain_time(pts, wall):
     +-1.96 x 0.93 x IQR / sqrt(n) (normal shape), so +-1% of the median takes
     n ~ (182 x IQR/median)^2 samples: 100 at an IQR of 5.5%, 1 000 at 17%; OSU's loop takes
     1 010 above 8 KiB whatever the spread."""
-    lat = [p for p in pts if p.get("type") == "point" and p.get("metric") == "latency"]
+    lat = [p for p in pts.to_dict("records") if p["metric"] == "latency"]
     spent = sum(p["elapsed_s"] for p in lat)
     worst = max(lat, key=lambda p: p["elapsed_s"])
     iqr = (worst["p75"] - worst["p25"]) / worst["median"]
     need = (182 * iqr) ** 2
     print(f"# jostle: {spent:.2f} s in the points, {wall - spent:.2f} s launch, MPI_Init and "
-          f"set-up; the longest point, {worst['params']['size']} B: {worst['n']} samples in "
+          f"set-up; the longest point, {worst['size']} B: {worst['n']} samples in "
           f"{worst['elapsed_s']:.2f} s, IQR {100 * iqr:.1f}% of the median, for which +-1% "
           f"needs ~{need:.0f} samples (OSU's loop: 1010){'' if worst['converged'] else ', not converged by --max-time'}")
 

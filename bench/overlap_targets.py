@@ -19,21 +19,22 @@ import statistics
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+import checkout_venv  # noqa: E402  (re-runs this script with the checkout's venv if needed)
+
+checkout_venv.use()
+ROOT = checkout_venv.ROOT
 
 
 def job(build, ranks, size):
-    cmd = (["mpiexec.mpich", "-n", str(ranks)] if "mpich" in build else
-           ["mpirun", "-np", str(ranks), "--allow-run-as-root", "--oversubscribe", "--bind-to",
-            "core"])
-    out = subprocess.run(cmd + [os.path.join(build, "ref_ialltoall"), str(size), "100", "30"],
+    out = subprocess.run(checkout_venv.launch_line(build, os.path.join(build, "ref_ialltoall"),
+                                                   [str(size), "100", "30"], ranks, bind=True),
                          check=True, capture_output=True, text=True)
     return {k: float(v) for k, v in (l.split() for l in out.stdout.splitlines())}
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--build", default=os.path.join(ROOT, "build", "openmpi"))
+    ap.add_argument("--build", default=str(ROOT / "build" / "openmpi"))
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--ranks", type=int, default=2)
     a = ap.parse_args()

@@ -22,7 +22,7 @@ from .errors import Interrupted, JostleError, UsageError
 from .progress import Progress
 from .resume import keepable, rest_output, splice
 from .results import judge, load_run, sidecar_path
-from .units import duration, headline
+from .units import duration
 
 MANIFEST = "campaign.json"
 
@@ -71,8 +71,8 @@ class LaunchConfig:
     srun_mpi: Optional[str] = None
     restart: bool = False   # measure an interrupted run from its first point (--restart)
 
-    def plan(self, spec: RunSpec, args) -> launch.LaunchPlan:
-        return launch.build_command(self.kind, self.bench, args, spec.ranks, spec.hosts,
+    def plan(self, spec: RunSpec, bench_argv: list) -> launch.LaunchPlan:
+        return launch.build_command(self.kind, self.bench, bench_argv, spec.ranks, spec.hosts,
                                     exe=self.exe, prefix=self.prefix,
                                     oversubscribe=self.oversubscribe,
                                     platform=self.platform, hostfile=self.hostfile,
@@ -395,7 +395,7 @@ class Campaign:
             partial.unlink()
         # A complete run must also be a valid one; its headline closes its line.
         done = load_run(out) if outcome.status == "ok" and out.exists() else None
-        progress.finish(bar, outcome.status, headline(done) if done else "")
+        progress.finish(bar, outcome.status, done.headline if done else "")
 
         if outcome.status == "timeout":
             raise RunTimeout(

@@ -1,14 +1,10 @@
-"""The `jostle` command. Subcommands live in jostle.commands, one module each.
-
-A module there defines register(subparsers) (which sets `func` on its parser)
-and optionally ORDER for its place in --help; it is found by name, so adding a
-benchmark's command means adding a module, not editing a switch here.
+"""The `jostle` command. Subcommands live in jostle.commands, one module each, found by name
+(jostle.commands says what a module declares): adding a study means adding a module, not
+editing a switch here.
 """
 
 import argparse
 import difflib
-import importlib
-import pkgutil
 import re
 import sys
 import warnings
@@ -18,7 +14,7 @@ from .errors import JostleError
 
 EPILOG = """examples:
   jostle run                                  machine summary, quick ping-pong, HTML report
-  jostle pingpong --sizes 0:1K --ranks 2      intra-node ping-pong, table on stdout
+  jostle pingpong --sizes 0:1K --verbose      intra-node ping-pong, its table on stdout
   jostle pingpong --hosts n1,n2 --preset seed the three sweeps of the ping-pong study, inter-node
   jostle plot results/adhoc -o figures        RTT and bandwidth figures (PNG and SVG)
   jostle report results/adhoc                 one self-contained HTML page
@@ -72,22 +68,16 @@ class Parser(argparse.ArgumentParser):
         self.error(f"unknown {kind} '{name}'{_did_you_mean(name, opts) if kind == 'option' else ''}")
 
 
-def command_modules() -> list:
-    mods = [importlib.import_module(f"{commands.__name__}.{m.name}")
-            for m in pkgutil.iter_modules(commands.__path__) if not m.name.startswith("_")]
-    return sorted((m for m in mods if hasattr(m, "register")),
-                  key=lambda m: (getattr(m, "ORDER", 50), m.__name__))
-
-
 def build_parser() -> argparse.ArgumentParser:
     p = Parser(
         prog="jostle", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG,
         description="Plan, launch, read and draw jostle-bench MPI benchmark campaigns.")
     p.add_argument("--version", action="version", version=f"jostle {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for mod in command_modules():
+    for mod in commands.modules():
         mod.register(sub)
     p.commands = sub.choices
+    p.set_defaults(parser=build_parser)   # what a command that parses another one's uses (submit)
     return p
 
 

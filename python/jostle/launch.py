@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
+from . import benchmarks
 from .errors import Interrupted, JostleError, UsageError
 
 LAUNCHERS = ("openmpi", "mpich", "srun", "smpirun", "generic", "custom")
@@ -42,38 +43,7 @@ SRUN_MPI = {"openmpi": ("pmix", "pmix_v5", "pmix_v4", "pmix_v3", "pmix_v2"),
             "mpich": ("pmi2",)}
 
 
-# ---------------------------------------------------------------- the binary
-
-def repo_root() -> Optional[Path]:
-    """The checkout this package lives in (python/jostle/launch.py -> repo), if any."""
-    root = Path(__file__).resolve().parents[2]
-    return root if (root / "CMakeLists.txt").exists() else None
-
-
-def find_bench(mpi: str = "auto", explicit: Optional[str] = None, env=os.environ) -> Path:
-    """The jostle-bench to run: explicit, $JOSTLE_BENCH, build/<mpi>/, then PATH."""
-    if explicit or env.get("JOSTLE_BENCH"):
-        p = Path(explicit or env["JOSTLE_BENCH"])
-        if not (p.is_file() and os.access(p, os.X_OK)):
-            src = "--bench" if explicit else "JOSTLE_BENCH"
-            raise UsageError(f"{src} '{p}' is not an executable file")
-        return p.absolute()  # the launcher may start it from another directory
-    # build/mpi is the build against the MPI found in PATH (clusters: see the Makefile).
-    flavors = ("openmpi", "mpich", "mpi") if mpi == "auto" else (mpi,)
-    tried = []
-    for base in dict.fromkeys(x for x in (repo_root(), Path.cwd()) if x):
-        for flavor in flavors:
-            p = base / "build" / flavor / "jostle-bench"
-            tried.append(str(p))
-            if p.is_file() and os.access(p, os.X_OK):
-                return p
-    on_path = shutil.which("jostle-bench")
-    if on_path and mpi == "auto":
-        return Path(on_path)
-    raise JostleError("cannot find jostle-bench (tried $JOSTLE_BENCH, " + ", ".join(tried)
-                      + (", PATH" if mpi == "auto" else "") + "); build it first (see README) "
-                      "or pass --bench PATH")
-
+# ---------------------------------------------------------------- the binary's answers
 
 def _query(bench: Path, *args) -> dict:
     """jostle-bench's JSON answer to a query (a description, or a measurement: asked anew)."""
@@ -270,18 +240,21 @@ def _oversubscription(ranks, hosts, cores, policy):
     return False, f"{per_host} rank(s) fit on {cores} core(s)"
 
 
-def build_command(kind: str, bench, args, ranks: int, hosts=None, *, exe: Optional[str] = None,
+def build_command(kind: str, bench, bench_argv: list, ranks: int, hosts=None, *,
+                  exe: Optional[str] = None,
                   euid: Optional[int] = None, cores: Optional[int] = None,
                   oversubscribe="auto", prefix: Optional[str] = None,
                   platform: Optional[str] = None, hostfile: Optional[str] = None,
-                  srun_mpi: Optional[str] = None) -> LaunchPlan:
-    """The full command line that starts RANKS ranks of BENCH ARGS with launcher KIND."""
+                  srun_mpi: Optional[str] = None, launcher_binds: bool = False) -> LaunchPlan:
+    """The full command line that starts RANKS ranks of BENCH BENCH_ARGV with launcher KIND.
+    LAUNCHER_BINDS: the launcher pins each rank to a core, for a reference program that binds
+    nothing itself (bench/); jostle-bench binds its own threads and never asks for it."""
     if kind not in LAUNCHERS:
         raise UsageError(f"unknown launcher '{kind}': expected one of {', '.join(LAUNCHERS)}")
     hosts = list(hosts or [])
     euid = os.geteuid() if euid is None else euid
     cores = host_cores() if cores is None else cores
-    tail = [str(bench), *map(str, args)]
+    tail = [str(bench), *map(str, bench_argv)]
     exe = exe or EXECUTABLES.get(kind, ("",))[0]
     plan = LaunchPlan([], kind, ranks, hosts)
 
@@ -298,7 +271,7 @@ def build_command(kind: str, bench, args, ranks: int, hosts=None, *, exe: Option
             argv.append("--allow-run-as-root")
         if over:
             argv.append("--oversubscribe")
-        argv += ["--bind-to", "none", "-np", str(ranks)]
+        argv += ["--bind-to", "core" if launcher_binds else "none", "-np", str(ranks)]
         if hosts:
             argv += ["--host", _host_list(hosts, ranks)[0]]
             if len(hosts) > 1:
@@ -308,9 +281,9 @@ def build_command(kind: str, bench, args, ranks: int, hosts=None, *, exe: Option
         argv = [exe, "-n", str(ranks)]
         if hosts:
             argv += ["-hosts", _host_list(hosts, ranks)[0]]
-        argv += ["-bind-to", "none"]
+        argv += ["-bind-to", "core" if launcher_binds else "none"]
     elif kind == "srun":
-        argv = [exe, "-n", str(ranks), "--cpu-bind=none"]
+        argv = [exe, "-n", str(ranks), "--cpu-bind=cores" if launcher_binds else "--cpu-bind=none"]
         if srun_mpi:
             argv.append(f"--mpi={srun_mpi}")
         if hosts:
@@ -356,18 +329,24 @@ class RunInterrupted(Interrupted):
         self.exit_status = 128 + int(signum)  # 130 for Ctrl-C, as a shell reports it
 
 
-def estimate_sweep(sizes, min_reps=100, max_time=None, warmup=10, slow_gbps=0.5) -> float:
+def estimate_sweep(sizes, min_reps=None, max_time=None, warmup=None, slow_gbps=0.5,
+                   benchmark="pingpong") -> float:
     """Seconds a sweep takes at most: each point its repetitions at a pessimistic bandwidth
-    (SLOW_GBPS, slower than any real link) plus the time cap that may follow them."""
-    per_rtt = [2 * s / (slow_gbps * 1e9) + 50e-6 for s in sizes]
-    cap = 2.0 if max_time is None else float(max_time)  # jostle-bench's --max-time default
-    return sum((min_reps + warmup) * t + cap for t in per_rtt)
+    (SLOW_GBPS, slower than any real link) plus the time cap that may follow them. What is
+    not given is jostle-bench's own default for BENCHMARK."""
+    def given(v, name, kind):
+        return kind(benchmarks.default(benchmark, name)) if v is None else kind(v)
+    reps = given(min_reps, "min-reps", int) + given(warmup, "warmup", int)
+    cap = given(max_time, "max-time", float)
+    return sum(reps * (2 * s / (slow_gbps * 1e9) + 50e-6) + cap for s in sizes)
 
 
-def estimate_timeout(sizes, min_reps=100, max_time=None, warmup=10, slow_gbps=0.5) -> float:
+def estimate_timeout(sizes, min_reps=None, max_time=None, warmup=None, slow_gbps=0.5,
+                     benchmark="pingpong") -> float:
     """A generous time-out for a sweep: its estimate doubled, and a minute for MPI start-up.
     Hangs still end; slow-but-working runs do not."""
-    return round(60 + 2 * estimate_sweep(sizes, min_reps, max_time, warmup, slow_gbps))
+    return round(60 + 2 * estimate_sweep(sizes, min_reps, max_time, warmup, slow_gbps,
+                                         benchmark))
 
 
 def _pump(stream, handle):

@@ -22,7 +22,6 @@ import numpy as np
 import pandas as pd
 
 from .errors import UsageError
-from .figures.pingpong import caveats
 
 VERSION = 1
 GB = 1e9
@@ -338,7 +337,7 @@ def document(runs, campaign, draws=DRAWS) -> dict:
         limits += [{"what": "comm-mem far", "reason": ONE_NODE},
                    {"what": "compute-mem far", "reason": ONE_NODE},
                    {"what": "NIC locality gain", "reason": ONE_NODE}]
-    if any("oversubscribed" in caveats(r) for r in con):
+    if any("oversubscribed" in r.caveats for r in con):
         limits.append({"what": "memory bandwidth", "reason": "runs oversubscribed (more bound "
                        "threads than cores): together, threads also share cores, so the split "
                        "measures CPU time as much as memory"})

@@ -4,9 +4,9 @@ module draws them as the seed's figures 1 and 2 do and writes what launchers tak
 
 import socket
 
-from . import launch
+from . import benchmarks, launch
 
-RANK_POLICIES = ("packed", "scatter", "numa")
+RANK_POLICIES = benchmarks.choices("overlap", "policy")
 PROGRESS_POLICIES = ("bind", "next", "numa")
 
 

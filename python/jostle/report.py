@@ -18,8 +18,7 @@ import jinja2
 
 from . import __version__, advise, comparison, figures, rules, units
 from .figures import compare as compare_figures
-from .figures.pingpong import EXCLUDE_NOTE, mpi_transport, short_mpi
-from .results import IncompleteRunWarning, load
+from .results import EXCLUDE_NOTE, IncompleteRunWarning, load
 
 
 def _template_source(name):
@@ -94,15 +93,21 @@ def _mpis(runs, key) -> tuple:
     libs = {}
     for r in runs:
         if _machine_key(r) == key:
-            libs.setdefault((r.meta.get("mpi") or {}).get("library"), (short_mpi(r), mpi_transport(r)))
+            libs.setdefault((r.meta.get("mpi") or {}).get("library"), (r.short_mpi, r.mpi_transport))
     names = "; ".join(lib for lib in libs if lib)
     transports = "; ".join(f"{name}: {t}" if len(libs) > 1 else t
                            for name, t in libs.values() if t)
     return names, transports + (EXCLUDE_NOTE if "^" in transports else "")
 
 
+# What tells machines apart: not the whole "machine" object, whose clock frequency and memory
+# change between two runs (an Open MPI and an MPICH run showed one host twice).
+_IDENTITY = ("cpu", "cores", "pus", "numa_nodes", "topology")
+
+
 def _machine_key(run) -> tuple:
-    return (run.hosts or ["?"])[0], json.dumps(run.meta.get("machine") or {}, sort_keys=True)
+    m = run.meta.get("machine") or {}
+    return ((run.hosts or ["?"])[0], *(json.dumps(m.get(k), sort_keys=True) for k in _IDENTITY))
 
 
 def _machines(runs) -> list:
@@ -156,7 +161,7 @@ def _runs_table(runs) -> list:
         mpi = r.meta.get("mpi") or {}
         rows.append({"name": r.name, "benchmark": r.benchmark, "complete": r.complete,
                      "problem": _text(r.problem), "hosts": ", ".join(dict.fromkeys(r.hosts)),
-                     "ranks": _text(mpi.get("ranks")), "mpi": short_mpi(r),
+                     "ranks": _text(mpi.get("ranks")), "mpi": r.short_mpi,
                      "start": _text(r.meta.get("start")), "points": len(r.points),
                      "elapsed": _num((r.end or {}).get("elapsed_s")),
                      "command": (r.launch or {}).get("command") or " ".join(r.meta.get("argv") or []),

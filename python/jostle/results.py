@@ -18,6 +18,7 @@ import pandas as pd
 
 from . import SCHEMA
 from .errors import JostleError, UsageError
+from .run_meta import EXCLUDE_NOTE, RunMetadata, multimodal_points, one_row_per_point  # noqa: F401
 
 STATS = ("min", "p25", "median", "p75", "p99", "max", "mean", "stddev")
 _ORDERED = ("min", "p25", "median", "p75", "p99", "max")   # quantiles, never decreasing
@@ -66,7 +67,7 @@ class IncompleteRunWarning(UserWarning):
 
 
 @dataclass
-class Run:
+class Run(RunMetadata):
     path: Path
     meta: dict
     points: pd.DataFrame
@@ -465,21 +466,6 @@ def load(paths, allow_incomplete: bool = False) -> list:
         else:
             raise JostleError(f"{p}: no such file or directory")
     return runs
-
-
-def one_row_per_point(run) -> pd.DataFrame:
-    """RUN's points, one row each (their first metric's line): what is said of a point's
-    samples (modes, convergence) is said once."""
-    df = run.points
-    if df.empty:
-        return df
-    return df.drop_duplicates([c for c in run.param_names if c in df] or None)
-
-
-def multimodal_points(run) -> pd.DataFrame:
-    """The points of RUN whose samples have two or more modes, one row each."""
-    df = one_row_per_point(run)
-    return df[df["modes"] > 1] if "modes" in df else df.iloc[0:0]
 
 
 def frame(runs) -> pd.DataFrame:

@@ -19,15 +19,17 @@ The options every simulated run gets (SMPI_CONFIG) and why:
                                  together).
 """
 
-import argparse
 import math
 import re
 import shlex
 import shutil
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Optional
 
+from .binary import repo_root
 from .errors import JostleError, UsageError
 
 _UNITS = {
@@ -191,7 +193,6 @@ def smpi_flags(poll_cost: float = 1e-7) -> list:
 
 def find_bench(explicit=None) -> Path:
     """The SimGrid build of jostle-bench: --bench PATH, else build/simgrid/ of the checkout."""
-    from .launch import repo_root
     if explicit:
         p = Path(explicit)
         if not p.is_file():
@@ -221,87 +222,60 @@ def _check_platform(path: Path, speed: float, cores: int, bw: float, lat: float)
                          f"plans ({want}); use another --campaign, or move the file away")
 
 
-def add_options(parser, speed_default: str, speed_help: str, poll_default: float = 1e-7):
-    """The options every simulated command shares (what run_sweep reads); returns the group,
-    for a command's own simulation options."""
-    from .commands._common import positive_float, positive_int
-    s = parser.add_argument_group("simulation (SimGrid)")
-    s.add_argument("--simulate", action="store_true",
-                   help="run under smpirun on generated platforms")
-    # Defaults are filled in by check_simulation: an option given without --simulate is
-    # refused rather than silently ignored.
-    none = argparse.SUPPRESS
-    s.add_argument("--nodes", default=none, metavar="SPEC",
-                   help="simulated node counts: LO:HI powers of two, or N,N,… (default 4:256)")
-    s.add_argument("--bandwidth", default=none, metavar="BW",
-                   help="per-node link bandwidth, e.g. 10Gbps or 1.25GBps (default 10Gbps)")
-    s.add_argument("--latency", default=none, metavar="T", help="per-link latency (default 1us)")
-    s.add_argument("--speed", default=none, metavar="F",
-                   help=f"{speed_help} (default {speed_default})")
-    s.add_argument("--poll-cost", type=positive_float, default=none, metavar="S",
-                   help=f"simulated seconds per MPI_Iprobe/MPI_Test (default {poll_default:g})")
-    s.add_argument("--jobs", type=positive_int, default=none, metavar="N",
-                   help="simulated runs side by side (default 1): SimGrid runs on one core, and "
-                        "a simulated time does not depend on the machine's load")
-    parser.set_defaults(sim_defaults={**SIM_DEFAULTS, "speed": speed_default,
-                                      "poll_cost": poll_default})
-    return s
+@dataclass
+class Sweep:
+    """How a simulated campaign runs: its directory, the platform of every node count (a link's
+    bandwidth and latency, a core's speed, cores per node, the simulated cost of a poll), the
+    SimGrid build of jostle-bench, and the campaign's time-out, jobs side by side and output."""
+    directory: Path
+    bandwidth: str      # as SimGrid spells it: 10Gbps, 1.25GBps
+    latency: str        # 1us
+    speed: str          # 1Gf
+    poll_cost: float    # seconds
+    cores_per_node: int = 1
+    bench: Optional[str] = None
+    timeout: Optional[float] = None
+    jobs: int = 1
+    dry_run: bool = False
+    quiet: bool = True
 
 
-SIM_DEFAULTS = {"nodes": "4:256", "bandwidth": "10Gbps", "latency": "1us", "poll_cost": 1e-7,
-                "jobs": 1}
-
-
-def check_simulation(args):
-    """With --simulate, fill in the simulation options not given; without it, refuse them."""
-    for key, default in args.sim_defaults.items():
-        if args.simulate:
-            setattr(args, key, getattr(args, key, default))
-        elif hasattr(args, key):
-            flag = "--" + key.replace("_", "-")
-            raise UsageError(f"{flag} is only used with --simulate; add --simulate, or leave "
-                             f"{flag} out for a run on real ranks")
-
-
-def run_sweep(args, benchmark: str, nodes: list, bench_args: list, seconds_per_node: float,
-              variants=None) -> int:
+def run_sweep(sweep: Sweep, benchmark: str, nodes: list, bench_args: list,
+              seconds_per_node: float, variants=None) -> int:
     """The simulated campaign of one benchmark: for each node count a platform and hostfile and
     one smpirun run named BENCHMARK-sim-N (resumable: a completed count is not run again).
-    args carries the simulation options every simulated command shares (--bandwidth, --latency,
-    --speed, --poll-cost, --jobs, --bench, and --cores-per-node where the command has it) and the
-    campaign ones (--output-dir, --campaign, --timeout, --dry-run, --quiet).
     variants: several launches per node count instead, each (suffix, bench_args, cfg): a run
     BENCHMARK-sim-N<suffix> with its own arguments and extra --cfg settings of smpirun
     (settings of a whole launch, such as smpi/bcast:ALG)."""
     from .campaign import Campaign, LaunchConfig, RunSpec
     from .progress import Progress
-    bw, lat = parse_bandwidth(args.bandwidth), parse_latency(args.latency)
-    speed = parse_speed(args.speed)
-    if not args.dry_run and not shutil.which("smpirun"):
+    bw, lat = parse_bandwidth(sweep.bandwidth), parse_latency(sweep.latency)
+    speed = parse_speed(sweep.speed)
+    if not sweep.dry_run and not shutil.which("smpirun"):
         raise JostleError("smpirun is not installed (SimGrid); --simulate needs it")
-    bench = find_bench(args.bench)
-    camp_dir = Path(args.output_dir) / args.campaign
-    flags = smpi_flags(args.poll_cost)
+    bench = find_bench(sweep.bench)
+    camp_dir = Path(sweep.directory)
+    flags = smpi_flags(sweep.poll_cost)
     t0 = time.monotonic()
     runs, config_of = [], {}
     for n in nodes:   # one platform per node count; a launcher prefix per variant
         plat, hosts = write_platform(camp_dir / "platforms", n, bw, lat, speed,
-                                     getattr(args, "cores_per_node", 1), write=not args.dry_run)
+                                     sweep.cores_per_node, write=not sweep.dry_run)
         for suffix, vargs, cfg in variants or [("", bench_args, ())]:
             run = RunSpec(f"{benchmark}-sim-{n}{suffix}", benchmark, vargs, n, [],
-                          args.timeout or 600 + seconds_per_node * n)
+                          sweep.timeout or 600 + seconds_per_node * n)
             prefix = shlex.join(["smpirun", "-np", str(n), "-platform", str(plat),
                                  "-hostfile", str(hosts), *flags, *(f"--cfg={c}" for c in cfg),
                                  "--log=root.thresh:warning", "--log=smpi_config.thresh:error"])
             runs.append(run)
             config_of[run.name] = LaunchConfig(bench, "custom", prefix=prefix)
     camp = Campaign(camp_dir, runs)
-    cores = getattr(args, "cores_per_node", 1)
+    cores = sweep.cores_per_node
     for run in runs:   # the platform is not in the arguments: a resumed run must match it too
         _check_platform(camp.output(run), speed, cores, bw, lat)
-    if args.dry_run:
-        return camp.dry_run(lambda run: config_of[run.name], args.quiet)
-    camp.run(lambda run: config_of[run.name], Progress(), quiet=args.quiet, jobs=args.jobs)
+    if sweep.dry_run:
+        return camp.dry_run(lambda run: config_of[run.name], sweep.quiet)
+    camp.run(lambda run: config_of[run.name], Progress(), quiet=sweep.quiet, jobs=sweep.jobs)
     print(f"jostle: {len(runs)} simulated run(s) in {camp_dir} "
           f"({time.monotonic() - t0:.1f} s)", file=sys.stderr)
     return 0

@@ -13,12 +13,12 @@ launches, with the sizes counted for time-outs and progress.
 import json
 import subprocess
 
+from .binary import find_bench
 from .errors import JostleError, UsageError
 
 
 def parse_sizes(spec: str, bench=None) -> list:
     """The sizes of SPEC, in order; UsageError naming the value when it is not one."""
-    from .launch import find_bench  # launch imports this module's human()
     exe = str(bench or find_bench())
     out = subprocess.run([exe, "--parse-sizes", spec], capture_output=True, text=True, timeout=60)
     if out.returncode == 2:

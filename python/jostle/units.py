@@ -1,6 +1,7 @@
 """How numbers are shown to people: one unit per quantity (GB/s, µs), digits that read at a
-glance, and the one-line headline of a run. Records keep jostle-bench's units; only what is
-printed or drawn is converted, here, so the terminal, the tables and the figures agree."""
+glance (a run's headline, results.Run.headline, is made of them). Records keep jostle-bench's
+units; only what is printed or drawn is converted, here, so the terminal, the tables and the
+figures agree."""
 
 import math
 
@@ -8,16 +9,6 @@ from .sizes import human
 
 # Record unit -> (shown unit, factor). Bandwidths in GB/s and times in µs everywhere.
 SHOWN = {"MB/s": ("GB/s", 1e-3), "us": ("µs", 1.0), "B/s": ("GB/s", 1e-9)}
-
-# The values a reader looks for first in a run of each benchmark: (metric, where), where
-# "min" or "max" is the point with the smallest or largest median. Others: their first metric.
-HEADLINES = {
-    "pingpong": (("latency", "min"), ("bandwidth", "max")),
-    "contention": (("compute_throughput", "max"), ("bandwidth", "max")),
-    "overlap": (("overlap_max", "max"),),
-    "bcast": (("latency", "min"),),
-}
-
 
 def shown(value, unit):
     """(value, unit) in the unit a person reads for that quantity."""
@@ -80,21 +71,3 @@ def size_label(n) -> str:
 def where(row) -> str:
     size = row.get("size")
     return f" at {size_label(size)}" if size is not None and size == size else ""
-
-
-def headline(run) -> str:
-    """The run in a few words, e.g. 'latency 0.195 µs at 0 B, bandwidth 8.54 GB/s at 64M B'."""
-    df = run.points
-    if df.empty:
-        return ""
-    first = ((df["metric"].iloc[0], "min"),)
-    parts = []
-    for metric, how in [*HEADLINES.get(run.benchmark, ()), *first]:
-        if parts and (metric, how) == first[0]:
-            break
-        rows = df[(df["metric"] == metric) & df["median"].notna()]
-        if rows.empty:
-            continue
-        row = rows.loc[rows["median"].idxmin() if how == "min" else rows["median"].idxmax()]
-        parts.append(f"{metric} {quantity(row['median'], row['unit'])}{where(row)}")
-    return ", ".join(parts)

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from jostle.figures.pingpong import mpi_transport
 from jostle.results import IncompleteRunError, load_run
 
 from mpijobs import ENV, ROOT, bench_exe as bench, launcher as launch, run_bench
@@ -75,7 +74,7 @@ def test_complete_run_records(tmp_path, flavor, mode):
     assert r.meta["benchmark"] == "pingpong" and r.meta["mpi"]["ranks"] == 2
     assert r.meta["mpi"]["library"].startswith("Open MPI" if flavor == "openmpi" else "MPICH")
     # the transport, as the library reports it (MPI_T control variables, MPICH's device line)
-    assert ("pml " if flavor == "openmpi" else "device ch4:") in mpi_transport(r)
+    assert ("pml " if flavor == "openmpi" else "device ch4:") in r.mpi_transport
     # The binding obtained, read back, one core per rank and never the same on one host.
     cores = [r.meta["binding"][k]["comm"]["core"] for k in ("0", "1")]
     assert all(isinstance(c, int) for c in cores) and cores[0] != cores[1]

@@ -168,7 +168,7 @@ def test_campaign_draws_resumes_and_estimates(capsys, fake, tmp_path):
 
 
 def test_jostle_run_has_a_contention_step_after_the_pingpong():
-    names = [s.name for s in run_cmd.STEPS]
+    names = [s.name for s in run_cmd.steps()]
     assert names.index("pingpong") < names.index("contention") < names.index("report")
 
 

@@ -59,3 +59,64 @@ def test_a_choice_outside_the_descriptor_is_refused_by_name():
     p = run_bench("pingpong", "--mode", "nosuch", timeout=60)
     assert p.returncode == 2
     assert ", ".join(mode["choices"]) in p.stderr and "'nosuch'" in p.stderr
+
+
+# The Python side reads the description through jostle.benchmarks only, and makes the command
+# line of every study from it: options, choices, defaults.
+
+def test_lookups_read_the_committed_copy():
+    from jostle import benchmarks
+    assert benchmarks.describe() == json.loads(COPY.read_text())
+    assert benchmarks.metric("pingpong", "latency")["better"] == "lower"
+    assert benchmarks.metric("pingpong", "bandwidth")["better"] == "higher"
+    assert benchmarks.default("bcast", "min-reps") == "100"        # a common option
+    assert benchmarks.default("pingpong", "sizes") == "0:4M"       # the benchmark's own sizes
+    assert benchmarks.default("cholesky", "sizes") is None
+    assert benchmarks.choices("pingpong", "mode")[0] == "pingpong"
+    for bad in (lambda: benchmarks.benchmark("nope"), lambda: benchmarks.option("pingpong", "x"),
+                lambda: benchmarks.metric("pingpong", "gflops")):
+        with pytest.raises(KeyError):
+            bad()
+
+
+def _subparser(command):
+    from jostle.cli import build_parser
+    p = build_parser()
+    for word in command:
+        p = next(a for a in p._actions if isinstance(getattr(a, "choices", None), dict)
+                 and word in a.choices).choices[word]
+    return p
+
+
+@pytest.mark.parametrize("command, bench, name", [
+    (["pingpong"], "pingpong", "mode"), (["pingpong"], "pingpong", "statistic"),
+    (["contention", "fig1"], "contention", "kernel"),
+    (["contention", "fig1"], "contention", "stores"), (["overlap"], "overlap", "thread-idle"),
+    (["bcast"], "bcast", "progress-mode"), (["cholesky"], "cholesky", "routing"),
+    (["cholesky"], "cholesky", "matrix"),
+])
+def test_the_cli_takes_its_choices_from_the_descriptor(command, bench, name):
+    from jostle import benchmarks
+    option = next(a for a in _subparser(command)._actions if "--" + name in a.option_strings)
+    assert tuple(option.choices) == benchmarks.choices(bench, name)
+
+
+def test_the_cli_shows_the_benchs_defaults_and_passes_only_what_is_given():
+    from jostle import benchmarks
+    p = _subparser(["pingpong"])
+    text = " ".join(p.format_help().split())
+    for name in ("min-reps", "warmup", "max-time", "precision", "sizes"):
+        assert f"default {benchmarks.default('pingpong', name)}" in text, name
+    args = p.parse_args([])
+    assert args.min_reps is None and args.warmup is None   # jostle-bench applies its own
+
+
+def test_a_runs_headline_takes_each_metric_at_its_best(tmp_path):
+    """Latency at its smallest, bandwidth at its largest: the orientation is the descriptor's."""
+    import pandas as pd
+    from jostle.results import Run
+    pts = pd.DataFrame({"metric": ["latency", "latency", "bandwidth", "bandwidth"],
+                        "unit": ["us", "us", "MB/s", "MB/s"], "size": [4, 1024, 4, 1024],
+                        "median": [0.5, 2.0, 8.0, 4000.0]})
+    run = Run(tmp_path / "r.jsonl", {"benchmark": "pingpong"}, pts, None)
+    assert run.headline == "latency 0.500 µs at 4 B, bandwidth 4.00 GB/s at 1 KiB"

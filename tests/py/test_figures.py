@@ -1,5 +1,6 @@
 import json
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -62,12 +63,12 @@ def test_only_powers_of_two_gives_one_log_log_figure(tmp_path, data):
 
 def test_caveats_come_from_the_metadata(data):
     intra, inter = load([data / "pingpong_intra.jsonl", data / "pingpong_inter.jsonl"])
-    assert pingpong.caveats(intra) == ["oversubscribed", "one NUMA node"]
-    assert pingpong.caveats(inter) == []
+    assert intra.caveats == ["oversubscribed", "one NUMA node"]
+    assert inter.caveats == []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         part = load_run(data / "partial.jsonl.partial", allow_incomplete=True)
-    assert pingpong.caveats(part)[-1] == "INCOMPLETE (30 points)"
+    assert part.caveats[-1] == "INCOMPLETE (30 points)"
 
 
 def test_same_labels_are_told_apart(tmp_path, data):
@@ -85,10 +86,11 @@ def test_benchmark_without_figure_module_gives_no_figure(data):
 
 
 def test_short_mpi_names_and_people_numbers():
-    from jostle.figures.pingpong import short_mpi
+    import pandas as pd
+    from jostle.results import Run
     from jostle.units import number
-    lib = lambda s: type("R", (), {"meta": {"mpi": {"library": s}}})()
-    assert short_mpi(lib("MPICH Version:\t4.0.2")) == "MPICH 4.0.2"
-    assert short_mpi(lib("Open MPI v4.1.4, package: Debian OpenMPI, ident: 4.1.4")) == "Open MPI 4.1.4"
+    lib = lambda s: Run(Path("x.jsonl"), {"mpi": {"library": s}}, pd.DataFrame(), None)
+    assert lib("MPICH Version:\t4.0.2").short_mpi == "MPICH 4.0.2"
+    assert lib("Open MPI v4.1.4, package: Debian OpenMPI, ident: 4.1.4").short_mpi == "Open MPI 4.1.4"
     assert [number(x) for x in (15650, 9.9996, 0.1953, 3.2e-16, 0)] == \
         ["15\u202f650", "10.0", "0.195", "3.20e-16", "0"]

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from jostle import cli, launch
+from jostle import binary, cli, launch
 from jostle.errors import JostleError
 
 NL = "a\nb"
@@ -184,7 +184,7 @@ def _cases():
 
 def _can_validate():
     try:
-        return launch.can_validate(launch.find_bench())
+        return launch.can_validate(binary.find_bench())
     except JostleError:
         return False
 

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from jostle import launch
+from jostle import binary, launch
 from jostle.errors import JostleError, UsageError
 
 B = "/opt/jostle-bench"
@@ -23,6 +23,13 @@ def test_openmpi_as_user_fitting_no_extra_flags():
     p = cmd("openmpi", exe="mpirun")
     assert p.argv == ["mpirun", "--bind-to", "none", "-np", "2", B, *ARGS]
     assert p.oversubscribe is False and "fit" in p.reason
+
+
+def test_a_reference_program_may_ask_the_launcher_to_bind():
+    """jostle-bench binds itself (no launcher binding); bench/'s reference loops ask for it."""
+    assert cmd("openmpi", exe="mpirun", launcher_binds=True).argv[1:3] == ["--bind-to", "core"]
+    assert cmd("mpich", exe="mpiexec.mpich", launcher_binds=True).argv[3:5] == ["-bind-to", "core"]
+    assert cmd("srun", launcher_binds=True).argv[3] == "--cpu-bind=cores"
 
 
 def test_openmpi_as_root_adds_allow_run_as_root():
@@ -112,10 +119,10 @@ def test_choose_launcher_follows_flavor_and_slurm_wins():
 
 
 def test_find_bench_env_and_errors(tmp_path, fake_bench):
-    assert launch.find_bench() == fake_bench
+    assert binary.find_bench() == fake_bench
     os.environ["JOSTLE_BENCH"] = str(tmp_path / "nope")
     with pytest.raises(UsageError, match="nope"):
-        launch.find_bench()
+        binary.find_bench()
 
 
 def test_bench_version_and_machine_from_the_binary(fake_bench):

@@ -1,5 +1,6 @@
-"""The layering of src/ (docs/architecture.md), checked on the include graph by
-scripts/check-layers.py: on this tree, and on small trees that break each rule once."""
+"""The layering of src/ and python/jostle (docs/architecture.md), checked on the include and
+import graphs by scripts/check-layers.py: on this tree, and on small trees that break each rule
+once."""
 import subprocess
 import sys
 from pathlib import Path
@@ -40,6 +41,18 @@ def tree(tmp_path, files):
      "src/comm/p2p and src/comm/rma include each other"),
     ({"src/comm/big.c": "int x;\n" * 501}, "src/comm/big.c: 501 lines, more than 500"),
     ({"src/misc/m.c": ""}, "directory 'misc' is not a layer"),
+    # the Python package: ranks read from the imports (a lazy import inside a function too)
+    ({"python/jostle/sizes.py": "def f():\n    from .launch import find_bench\n",
+      "python/jostle/launch.py": ""},
+     "python/jostle/sizes.py:2: sizes (rank 0) imports jostle.launch (launch, rank 1), which is above it"),
+    ({"python/jostle/commands/submit.py": "from ..cli import build_parser\n"},
+     "commands (rank 7) imports jostle.cli (cli, rank 8), which is above it"),
+    ({"python/jostle/simgrid.py": "from .commands._common import positive_int\n"},
+     "simgrid (rank 2) imports jostle.commands._common"),
+    ({"python/jostle/model.py": "from . import report\n"}, "model (rank 4) imports jostle.report"),
+    ({"python/jostle/figures/x.py": "import jostle.advise\n"}, "figures (rank 3) imports jostle.advise"),
+    ({"python/jostle/gadget.py": ""}, "module 'gadget' has no rank"),
+    ({"python/jostle/figures/big.py": "x = 1\n" * 501}, "big.py: 501 lines, more than 500"),
 ])
 def test_each_rule_is_enforced(tmp_path, files, expected):
     rc, problems = check(tree(tmp_path, files))
@@ -53,5 +66,10 @@ def test_lower_and_same_layer_includes_pass(tmp_path):
         "src/harness/harness.h": '#include "core/json.h"\n#include "topo/topo.h"\n',
         "src/core/json.h": "", "src/topo/topo.h": "",
         "src/comm/dbcast.c": '#include "jostle/dbcast.h"\n', "include/jostle/dbcast.h": "",
+        "python/jostle/cli.py": "from . import commands\nfrom .errors import JostleError\n",
+        "python/jostle/commands/run.py": "from .. import report\nfrom . import _common\n",
+        "python/jostle/figures/pingpong.py": "from . import Figure\nfrom ..results import load\n",
+        "python/jostle/launch.py": "from . import benchmarks\nimport json\n",
     }))
     assert rc == 0, problems
+

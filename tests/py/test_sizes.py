@@ -1,7 +1,7 @@
 import pytest
 
 from jostle.errors import JostleError, UsageError
-from jostle.launch import find_bench
+from jostle.binary import find_bench
 from jostle.sizes import human, parse_sizes
 
 # The parser is jostle-bench's (one parser for C and Python): these tests need it built.

@@ -9,7 +9,7 @@ import re
 import shutil
 from pathlib import Path
 
-from .. import launch
+from .. import benchmarks, binary, launch
 from ..campaign import LaunchConfig, unwritable_dir
 from ..errors import UsageError
 from ..sizes import human
@@ -69,6 +69,13 @@ def positive_float(text):
         v = math.nan
     if not (v > 0 and math.isfinite(v)):
         raise argparse.ArgumentTypeError(f"'{text}' is not allowed; expected a number > 0")
+    return v
+
+
+def precision_type(text):
+    v = positive_float(text)
+    if v >= 1:
+        raise argparse.ArgumentTypeError(f"'{text}' is not allowed; expected a fraction in (0, 1), e.g. 0.01")
     return v
 
 
@@ -132,6 +139,35 @@ def add_runs_option(group):
                        help="launch each run K times into the campaign (NAME-r1 … NAME-rK), each "
                             "a separate MPI job, so that `jostle compare` measures the variation "
                             "between jobs (default 1)")
+
+
+def bench_option(group, bench, name, help=None, **kw):
+    """--NAME as jostle-bench BENCH takes it: metavar, choices, default and help from its
+    descriptor (jostle.benchmarks), HELP in place of the descriptor's where a study says more.
+    The parsed default is None: only what the user gives is passed on (see pass_through), and
+    jostle-bench applies its own default."""
+    o = benchmarks.option(bench, name)
+    text = (help or o["help"]).replace("%", "%%")
+    if o["arg"] is None:
+        return group.add_argument("--" + name, action="store_true", help=text, **kw)
+    if o["default"] is not None and "default" not in text:
+        text += f" (default {o['default']})"
+    if o["choices"] and "type" not in kw:
+        kw.setdefault("choices", o["choices"])
+    return group.add_argument("--" + name, metavar=kw.pop("metavar", o["arg"]), help=text, **kw)
+
+
+def pass_through(args, names) -> list:
+    """The jostle-bench options NAMES (as it spells them) that ARGS has: a flag when true, an
+    option and its value when given."""
+    out = []
+    for name in names:
+        v = getattr(args, name.replace("-", "_"), None)
+        if v is True:
+            out.append("--" + name)
+        elif v not in (None, False):
+            out += ["--" + name, str(v)]
+    return out
 
 
 def given_over(base, args, names) -> list:
@@ -214,7 +250,7 @@ def default_name(prefix, run_args, ranks=None, hosts=()) -> str:
 
 def launch_config(args) -> LaunchConfig:
     """Binary and launcher from --bench/--mpi/--launcher/--platform (see launch.py)."""
-    bench = launch.find_bench(args.mpi, args.bench)
+    bench = binary.find_bench(args.mpi, args.bench)
     over = {"auto": "auto", "yes": True, "no": False}[args.oversubscribe]
     restart = bool(getattr(args, "restart", False))
     if args.launcher is not None:

@@ -10,17 +10,21 @@ skipped.
 import argparse
 import sys
 
-from .. import launch, simgrid
+from .. import benchmarks, launch, simgrid
 from ..campaign import Campaign, RunSpec
 from ..errors import UsageError
 from ..progress import Progress
 from ..sizes import parse_sizes
 from . import _common as c
+from . import _simulation as simulation
 
 ORDER = 30
-ROUTINGS = ("flat", "binomial", "chain", "pipeline-chain", "pipeline-tree", "two-tree", "knomial-4", "knomial-8",
-            "knomial-16", "scatter-allgather", "auto", "mpi_bcast")
-DEFAULT_SIZES = "8,1K,64K,1M,16M"
+STUDY = True
+# jt_dbcast's routings (the descriptor lists them as the choices of cholesky's --routing: bcast's
+# takes a list, whose items it does not list), then auto and MPI_Bcast: the order of the
+# simulated default, which a resumed campaign's arguments must match.
+_ROUTES = benchmarks.choices("cholesky", "routing")
+ROUTINGS = (*(r for r in _ROUTES if r != "auto"), "auto", "mpi_bcast")
 SIM_SIZES = "8,64K,1M"
 # Simulated by default: all but the chain of whole messages (P-1 hops of the whole payload:
 # never the fastest; `--routing all` has it).
@@ -105,26 +109,27 @@ def register(sub):
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     g = p.add_argument_group("sweep")
     g.add_argument("--sizes", type=c.spec_type, metavar="SPEC",
-                   help=f"payload sizes (default {DEFAULT_SIZES}; simulated {SIM_SIZES})")
-    g.add_argument("--recipients", type=recipients_list, metavar="K[,K…]|all", default="all",
-                   help="numbers of recipients among ranks 1..P-1, spread evenly (default all)")
+                   help=f"payload sizes (default {benchmarks.default('bcast', 'sizes')}; "
+                        f"simulated {SIM_SIZES})")
+    c.bench_option(g, "bcast", "recipients", type=recipients_list, metavar="K[,K…]|all",
+                   default=benchmarks.default("bcast", "recipients"))
     g.add_argument("--routing", type=routing_list, metavar="R[,R…]",
-                   help=f"{', '.join(ROUTINGS)} or all (default all; simulated {SIM_ROUTINGS}); "
+                   help=f"{', '.join(ROUTINGS)} or all (default "
+                        f"{benchmarks.default('bcast', 'routing')}; simulated {SIM_ROUTINGS}); "
                         "simulated also smpi:ALG (SimGrid's MPI_Bcast algorithm ALG) or smpi:all")
     g.add_argument("--ranks", type=c.ranks_type, default=4, metavar="N",
                    help="ranks of a real run (default 4; ≥ 2)")
     g.add_argument("--hosts", type=c.hosts_type, metavar="A,B", help="hosts of a real run")
-    g.add_argument("--segment", type=bytes_type, metavar="BYTES",
-                   help="segment of the pipelined routings (default: the model's choice)")
-    g.add_argument("--progress-mode", choices=("auto", "thread", "poll"),
-                   help="dbcast forwarding (default auto: thread when MPI_THREAD_MULTIPLE)")
-    g.add_argument("--check", action="store_true", help="verify every payload (real runs)")
-    simgrid.add_options(p, "1Gf", "node speed, flop/s")
+    c.bench_option(g, "bcast", "segment", type=bytes_type)
+    c.bench_option(g, "bcast", "progress-mode")
+    c.bench_option(g, "bcast", "check", help="verify every payload (real runs)")
+    simulation.add_options(p, "1Gf", "node speed, flop/s")
     h = p.add_argument_group("repetitions")
-    h.add_argument("--min-reps", type=c.positive_int, metavar="N",
-                   help="samples per point at least (100; simulated 2: it is deterministic)")
-    h.add_argument("--max-time", type=c.positive_float, metavar="S", help="time cap per point")
-    h.add_argument("--warmup", type=c.nonneg_int, metavar="N", help="untimed samples first")
+    c.bench_option(h, "bcast", "min-reps", type=c.positive_int,
+                   help=f"samples per point at least ({benchmarks.default('bcast', 'min-reps')}; "
+                        "simulated 2: it is deterministic)")
+    c.bench_option(h, "bcast", "max-time", type=c.positive_float)
+    c.bench_option(h, "bcast", "warmup", type=c.nonneg_int)
     c.add_launch_options(p)
     c.add_output_options(p, campaign_default="bcast")
     p.add_argument("--name", type=c.name_type, help="run name (default bcast-<ranks>r-<hash of the options>: the same command resumes)")
@@ -147,10 +152,7 @@ def bench_args(args, spec, routing, sim) -> list:
     for k, v in reps.items():
         if v is not None:
             out += ["--" + k.replace("_", "-"), str(v)]
-    if args.segment is not None:
-        out += ["--segment", args.segment]
-    if args.progress_mode:
-        out += ["--progress-mode", args.progress_mode]
+    out += c.pass_through(args, ("segment", "progress-mode"))
     if args.check and not sim:
         out.append("--check")
     return out
@@ -163,10 +165,10 @@ def _check_segment(args, sizes, spec):
 
 
 def main(args):
-    simgrid.check_simulation(args)
+    simulation.check_simulation(args)
     if args.simulate:
         return simulate(args)
-    spec = args.sizes or DEFAULT_SIZES
+    spec = args.sizes or benchmarks.default("bcast", "sizes")
     sizes = parse_sizes(spec)
     _check_segment(args, sizes, spec)
     if args.routing and split_smpi(args.routing)[1]:
@@ -174,12 +176,12 @@ def main(args):
                          "for simulated runs (add --simulate); on real ranks mpi_bcast is the MPI "
                          "library's own MPI_Bcast with its tuned defaults")
     _ks(args.recipients, args.ranks, "ranks")
-    routing = args.routing or "all"
+    routing = args.routing or benchmarks.default("bcast", "routing")
     c.check_memory(sizes, args.ranks, option="--sizes", spec=spec)
     nroutes = len(ROUTINGS) if "all" in routing.split(",") else len(routing.split(","))
     npts = nroutes * len(args.recipients.split(","))
     timeout = args.timeout or npts * launch.estimate_timeout(
-        sizes, args.min_reps or 100, args.max_time, args.warmup or 10)
+        sizes, args.min_reps, args.max_time, args.warmup, benchmark="bcast")
     run_args = bench_args(args, spec, routing, False)
     name = args.name or c.default_name(f"bcast-{args.ranks}r", run_args, args.ranks, args.hosts)
     run = RunSpec(name, "bcast", run_args, args.ranks, args.hosts or [], timeout)
@@ -204,4 +206,4 @@ def simulate(args):
     variants = [("", bench_args(args, spec, ours, True), ())] if ours else []
     variants += [(f"-smpi-{a}", bench_args(args, spec, f"smpi:{a}", True), (f"smpi/bcast:{a}",))
                  for a in algs]
-    return simgrid.run_sweep(args, "bcast", nodes, None, 4.0, variants)
+    return simgrid.run_sweep(simulation.sweep(args), "bcast", nodes, None, 4.0, variants)

@@ -10,17 +10,23 @@ flops at the node speed. Resumable: node counts already complete are skipped.
 import argparse
 import sys
 
-from .. import simgrid, starpu
+from .. import benchmarks, simgrid, starpu
 from ..campaign import Campaign, RunSpec
 from ..errors import UsageError
 from ..progress import Progress
 from ..results import load_run
 from . import _common as c
+from . import _simulation as simulation
 
 ORDER = 31
+STUDY = True
 KERNELS = ("POTRF", "TRSM", "SYRK", "GEMM")
-MODES = ("flat", "flat-ordered", "dbcast")
+MODES = tuple(benchmarks.default("cholesky", "modes").split(","))   # every mode, in order
 SIM_N, SIM_TILE = 16384, 512
+
+
+def DEFAULT(name):   # noqa: N802 (read like the constant it is)
+    return benchmarks.default("cholesky", name)
 
 EXAMPLES = """examples:
   jostle cholesky                                   2 ranks here, N 2048, tiles 256
@@ -56,33 +62,25 @@ def register(sub):
                                    "flat sends and with dynamic broadcasts (jt_dbcast).",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     g = p.add_argument_group("problem")
-    g.add_argument("--n", type=c.positive_int, metavar="N",
-                   help=f"matrix order (default 2048; simulated {SIM_N})")
-    g.add_argument("--tile", type=c.positive_int, metavar="NB",
-                   help=f"tile order, must divide N (default 256; simulated {SIM_TILE})")
-    g.add_argument("--grid", type=grid_type, default="auto", metavar="PxQ",
-                   help="process grid (default auto: near-square)")
-    g.add_argument("--modes", default=",".join(MODES), type=modes_type, metavar="LIST",
-                   help="what to compare, any of flat (every copy of a tile posted at once, as "
-                        "StarPU-MPI), flat-ordered (one copy at a time per rank, the most urgent "
-                        "recipient first) and dbcast (--routing) (default all three)")
-    g.add_argument("--datatype", choices=("double", "float"), default="double",
-                   help="tiles and kernels in double (default) or float (single precision, "
-                        "as StarPU-MPI's mpi_cholesky)")
-    g.add_argument("--routing",
-                   choices=("auto", "binomial", "chain", "pipeline-chain", "pipeline-tree"),
-                   help="routing of the dbcast mode (default auto; simulated binomial: the "
-                        "pipelines' many segment flows make SMPI's network model slow)")
-    g.add_argument("--workers", type=c.nonneg_int, metavar="W",
-                   help="compute threads per rank (default: cores / ranks of the host)")
-    g.add_argument("--matrix", choices=("spd", "nonspd"), default="spd",
-                   help="nonspd: a negative pivot at row N/2, reported with exit 2")
+    c.bench_option(g, "cholesky", "n", type=c.positive_int,
+                   help=f"matrix order (default {DEFAULT('n')}; simulated {SIM_N})")
+    c.bench_option(g, "cholesky", "tile", type=c.positive_int,
+                   help=f"tile order, must divide N (default {DEFAULT('tile')}; simulated {SIM_TILE})")
+    c.bench_option(g, "cholesky", "grid", type=grid_type, default=DEFAULT("grid"))
+    c.bench_option(g, "cholesky", "modes", type=modes_type, default=DEFAULT("modes"))
+    c.bench_option(g, "cholesky", "datatype", default=DEFAULT("datatype"))
+    c.bench_option(g, "cholesky", "routing",
+                   help=f"routing of the dbcast mode (default {DEFAULT('routing')}; simulated "
+                        "binomial: the pipelines' many segment flows make SMPI's network model "
+                        "slow)")
+    c.bench_option(g, "cholesky", "workers", type=c.nonneg_int)
+    c.bench_option(g, "cholesky", "matrix", default=DEFAULT("matrix"))
     g.add_argument("--ranks", type=c.ranks_type, default=2, metavar="N", help="real ranks (default 2)")
     g.add_argument("--hosts", type=c.hosts_type, metavar="A,B", help="hosts of a real run")
     # A runtime's polling turn (a window of MPI_Test, its queues) costs about a microsecond:
     # with SIM_CFG's fixed test cost, 1 µs instead of 0.1 gives the same GFlop/s within 1%
     # (16 nodes: 1231/1241 against 1231/1241 flat-ordered/dbcast) in a third of the real time.
-    s = simgrid.add_options(p, "100Gf", "speed of a node's core, flop/s: the kernels' "
+    s = simulation.add_options(p, "100Gf", "speed of a node's core, flop/s: the kernels' "
                                         "modelled rate", poll_default=1e-6)
     s.add_argument("--kernel-rates", metavar="measure|LIST",
                    help="each kernel's GFlop/s per simulated core instead of --speed: "
@@ -111,15 +109,15 @@ def register(sub):
 
 
 def bench_args(args, sim) -> list:
-    n = args.n or (SIM_N if sim else 2048)
-    nb = args.tile or (SIM_TILE if sim else 256)
+    n = args.n or (SIM_N if sim else int(DEFAULT("n")))
+    nb = args.tile or (SIM_TILE if sim else int(DEFAULT("tile")))
     if n % nb:
         raise UsageError(f"--tile {nb} does not divide --n {n}: choose a tile order that "
                          "divides the matrix order")
     out = ["--n", str(n), "--tile", str(nb), "--modes", args.modes,
-           "--routing", args.routing or ("binomial" if sim else "auto"),
+           "--routing", args.routing or ("binomial" if sim else DEFAULT("routing")),
            "--matrix", args.matrix]
-    if args.datatype != "double":
+    if args.datatype != DEFAULT("datatype"):
         out += ["--datatype", args.datatype]
     if not sim:
         out += ["--grid", args.grid]
@@ -134,7 +132,7 @@ def bench_args(args, sim) -> list:
 
 
 def main(args):
-    simgrid.check_simulation(args)
+    simulation.check_simulation(args)
     if args.simulate:
         return simulate(args)
     if args.grid != "auto":
@@ -204,4 +202,4 @@ def simulate(args):
     if args.kernel_rates:
         extra = ["--kernel-rates", kernel_rates(args, args.tile or SIM_TILE)]
     vargs = bench_args(args, True) + extra
-    return simgrid.run_sweep(args, "cholesky", nodes, vargs, 2.0, variants=[("", vargs, SIM_CFG)])
+    return simgrid.run_sweep(simulation.sweep(args), "cholesky", nodes, vargs, 2.0, variants=[("", vargs, SIM_CFG)])

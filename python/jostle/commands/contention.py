@@ -18,7 +18,7 @@ import time
 from fractions import Fraction
 from pathlib import Path
 
-from .. import contention, figures, launch
+from .. import benchmarks, contention, figures, launch
 from ..campaign import Campaign, RunSpec, repeated
 from ..errors import UsageError
 from ..figures import contention as contention_figures
@@ -27,19 +27,19 @@ from ..results import load_run
 from ..sizes import human, parse_sizes
 from ..units import duration
 from . import _common as c
-from .pingpong import precision_type
-from .run import Step, add_step
+from .run import Step
 
 ORDER = 20
-KERNELS = ("copy", "triad", "cg", "gemm", "cpu")
+STUDY = True
+KERNELS = benchmarks.choices("contention", "kernel")
 MIN_AI = Fraction(1, 12)        # triad: 2 flops per 24 bytes (a, b read, c written)
 LATENCY_SIZE, BANDWIDTH_SIZE = 4, 64 << 20   # the paper's latency and bandwidth messages
 FIG3_SIZES = ",".join(str(4 ** k) for k in range(1, 14))      # 4 B, 16 B, … 64 MiB
 FIG4_AI = "1/12,1/6,1/3,2/3,4/3,8/3,16/3,32/3,16"               # ×2 steps, log-spaced
 USECASE_KERNELS = "cg,gemm,triad"
-# --quick divides the phase time, the repetitions and the time cap by QUICK_FACTOR (defaults:
-# 1 s, 100, 2 s),
-# so the default mode costs about QUICK_FACTOR × the measuring time of a quick run.
+# --quick divides the phase time, the repetitions and the time cap by QUICK_FACTOR (from
+# jostle-bench's defaults), so the default mode costs about QUICK_FACTOR × the measuring time
+# of a quick run.
 QUICK_FACTOR = 5
 QUICK_ARGS = ["--phase-time", "0.2", "--min-reps", "20", "--max-time", "0.4"]
 QUICK_ARRAY = 8 << 20
@@ -53,7 +53,8 @@ def quick_array_bytes(machine) -> int:
     big = 2 * llc
     fits = big * cores <= (machine.get("memory_bytes") or 0) / 4
     return max(QUICK_ARRAY, big) if fits else QUICK_ARRAY
-DEFAULT_PHASE_TIME, PHASES = 1.0, 3
+DEFAULT_PHASE_TIME = float(benchmarks.default("contention", "phase-time"))
+PHASES = len(benchmarks.default("contention", "phases").split(","))
 
 STUDIES = {
     "fig1": "latency (4 B) and bandwidth (64 MiB) vs computing cores, alone and together",
@@ -194,8 +195,9 @@ def _timeout(args, sizes, phases_per_size=PHASES) -> float:
     if args.timeout:
         return args.timeout
     phase_time = args.phase_time or (0.2 if args.quick else DEFAULT_PHASE_TIME)
-    repeat = args.repeat or 1
-    base = launch.estimate_timeout(sizes, args.min_reps or (20 if args.quick else 100), args.max_time)
+    repeat = args.repeat or int(benchmarks.default("contention", "repeat"))
+    base = launch.estimate_timeout(sizes, args.min_reps or (20 if args.quick else None),
+                                   args.max_time, benchmark="contention")
     return round(base + 2 * len(sizes) * phases_per_size * repeat * phase_time)
 
 
@@ -291,10 +293,8 @@ def _options(p, study):
         g.add_argument("--cores", type=c.positive_int, metavar="N",
                        help="compute cores per rank (default: every free core of its share)")
     if study in ("fig1", "fig2", "fig3"):
-        g.add_argument("--kernel", choices=KERNELS, default="triad", help="compute kernel (triad)")
-        g.add_argument("--stores", choices=("normal", "nt"),
-                       help="stores of copy and triad: normal (write-allocate, likwid-bench's "
-                            "copy/stream) or nt (non-temporal, its *_mem kernels) [normal]")
+        c.bench_option(g, "contention", "kernel", default=benchmarks.default("contention", "kernel"))
+        c.bench_option(g, "contention", "stores")
         g.add_argument("--ai", type=ai_type, metavar="F",
                        help="triad's arithmetic intensity, flop/byte (≥ 1/12)")
     if study == "fig3":
@@ -316,21 +316,16 @@ def _options(p, study):
                 ("--compute-mem", ("local", "near", "far", "interleave"),
                  "NUMA node of the kernel's arrays (local)")):
             g.add_argument(flag, type=_placement(words), metavar="|".join(words) + "|N", help=what)
-    g.add_argument("--compute-on", choices=("both", "sender", "none"),
-                   help="which ranks compute (both)")
+    c.bench_option(g, "contention", "compute-on")
     c.add_flow_options(g, "each rank of the pairs with its compute threads",
                        "the study once per count, and the heat map communicating ranks × "
                        "computing cores")
-    g.add_argument("--nic", metavar="NAME", help="the NIC that near/far refer to")
-    h = p.add_argument_group("phases and repetitions (jostle-bench's defaults in brackets)")
-    for flag, typ, meta, what in (
-            ("--phase-time", c.positive_float, "S", "minimum seconds per phase [1]"),
-            ("--repeat", c.positive_int, "K", "repeat the phases K times [1]"),
-            ("--array-bytes", c.bytes_type, "B", "array bytes per compute thread, e.g. 64M"),
-            ("--min-reps", c.positive_int, "N", "at least N samples per point [100]"),
-            ("--max-time", c.positive_float, "S", "time cap per point after --min-reps [2]"),
-            ("--precision", precision_type, "F", "target half-width of the median's CI [0.01]")):
-        h.add_argument(flag, type=typ, metavar=meta, help=what)
+    c.bench_option(g, "contention", "nic")
+    h = p.add_argument_group("phases and repetitions")
+    for name, kind in (("phase-time", c.positive_float), ("repeat", c.positive_int),
+                       ("array-bytes", c.bytes_type), ("min-reps", c.positive_int),
+                       ("max-time", c.positive_float), ("precision", c.precision_type)):
+        c.bench_option(h, "contention", name, type=kind)
     c.add_launch_options(p)
     c.add_output_options(p, campaign_default="contention")
     c.add_runs_option(h)
@@ -426,5 +421,5 @@ def plan_step(ctx):
             ) if study else None
 
 
-add_step(Step("contention", "quick core-count sweep: fig1 --quick (triad, 4 B and 64 MiB)",
-              step_contention, plan_step))
+RUN_STEPS = [Step("contention", "quick core-count sweep: fig1 --quick (triad, 4 B and 64 MiB)",
+                  step_contention, plan_step, order=30)]

@@ -2,7 +2,7 @@
 
 import json
 
-from .. import launch
+from .. import binary, launch
 from ..placement import nic_locality
 
 ORDER = 5
@@ -34,6 +34,6 @@ def summary(m: dict) -> str:
 
 
 def main(args):
-    m = launch.bench_machine(launch.find_bench(args.mpi, args.bench), args.topology)
+    m = launch.bench_machine(binary.find_bench(args.mpi, args.bench), args.topology)
     print(json.dumps(m, indent=1) if args.json else summary(m))
     return 0

@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from .. import figures, launch
+from .. import benchmarks, figures, launch
 from ..campaign import Campaign, RunSpec
 from ..errors import UsageError
 from ..figures import nuioa as nuioa_figures
@@ -28,6 +28,7 @@ from . import _common as c
 from .topo import describe
 
 ORDER = 22
+STUDY = True
 PARTS = ("placement", "flows", "load")
 DEFAULT_SIZES = "8,64K,4M"          # latency, a medium message, bandwidth
 QUICK_ARGS = ["--min-reps", "20", "--max-time", "0.2"]
@@ -52,13 +53,15 @@ def register(sub):
                    help=f"which parts, of {', '.join(PARTS)} (default: all)")
     g.add_argument("--sizes", type=c.spec_type, default=DEFAULT_SIZES, metavar="SPEC",
                    help=f"message sizes (default {DEFAULT_SIZES}); load uses the largest")
-    g.add_argument("--nic", metavar="NAME", help="the NIC that near and far refer to")
+    c.bench_option(g, "pingpong", "nic")
     g.add_argument("--writers", type=c.positive_int, metavar="N",
                    help="compute threads writing in the load part (default: the free cores of "
                         "a rank's share, at least 1)")
-    g.add_argument("--buffers", choices=("osu", "distinct", "cold"), default=None,
-                   help="state of the communicating thread's buffers in every run (default osu, "
-                        "OSU's conventions; echo has no meaning for the flows)")
+    c.bench_option(g, "pingpong", "buffers",
+                   choices=[b for b in benchmarks.choices("pingpong", "buffers") if b != "echo"],
+                   help="state of the communicating thread's buffers in every run (default "
+                        f"{benchmarks.default('pingpong', 'buffers')}; echo has no meaning for "
+                        "the flows)")
     g.add_argument("--quick", action="store_true", help="20 repetitions, 0.2 s per point/phase")
     g.add_argument("--ranks", type=c.ranks_type, default=2, metavar="N", help="ranks (default 2)")
     g.add_argument("--hosts", type=c.hosts_type, metavar="A,B",
@@ -103,7 +106,7 @@ def plan(args, topo: dict, bench=None) -> tuple:
     common = [*quick, *(["--nic", args.nic] if args.nic else []),
               *(["--buffers", args.buffers] if getattr(args, "buffers", None) else [])]
     spec = args.sizes
-    timeout = args.timeout or launch.estimate_timeout(sizes, 20 if args.quick else 100,
+    timeout = args.timeout or launch.estimate_timeout(sizes, 20 if args.quick else None,
                                                      0.2 if args.quick else None)
     runs = []
 

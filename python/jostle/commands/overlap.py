@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from .. import figures, launch
+from .. import benchmarks, figures, launch
 from ..campaign import Campaign, RunSpec
 from ..errors import UsageError
 from ..figures import overlap as overlap_figures
@@ -18,16 +18,17 @@ from ..results import load_run
 from ..progress import Progress
 from ..sizes import parse_sizes
 from . import _common as c
-from .run import Step, add_step
+from .run import Step
 
 ORDER = 25
+STUDY = True
+# --collectives takes a list: the descriptor does not list its items (src/comm/nbc.c does).
 COLLECTIVES = ("ialltoall", "igather", "iscatter", "ibcast", "iallgather", "ireduce",
                "iallreduce", "isendrecv")
-POLICIES = ("packed", "scatter", "numa")
-MODES = ("none", "polling", "thread", "async")
+POLICIES = benchmarks.choices("overlap", "policy")
+MODES = benchmarks.choices("overlap", "progress-mode")
 THREAD_CORES = ("bind", "next", "numa")
 SEED_COLLECTIVES = "ialltoall,igather,iscatter"        # the seed's figure 3
-DEFAULT_SIZES = "4:1M"
 QUICK = ["--min-reps", "20", "--max-time", "0.1", "--warmup", "3"]
 
 EXAMPLES = """examples:
@@ -84,7 +85,7 @@ def _options(p):
     g.add_argument("--collectives", type=_choices(COLLECTIVES, "a collective"),
                    default=SEED_COLLECTIVES.split(","), metavar="A,B",
                    help=f"collectives (default {SEED_COLLECTIVES}; any of {', '.join(COLLECTIVES)})")
-    g.add_argument("--sizes", type=c.spec_type, default=None, metavar="SPEC", help=f"sizes (default {DEFAULT_SIZES})")
+    c.bench_option(g, "overlap", "sizes", type=c.spec_type)
     g.add_argument("--ranks", type=ranks_list, metavar="LIST",
                    help="rank counts (default: 2 to the cores of this host, powers of two)")
     g.add_argument("--policy", type=_choices(POLICIES, "a rank policy"), default=["scatter", "numa"],
@@ -96,29 +97,24 @@ def _options(p):
     g.add_argument("--thread-core", type=_thread_cores, default=["numa"], metavar="A,B",
                    help="where a progress thread goes: any of bind, next, numa (algorithm 2), "
                         "or a core number (default numa); each is a configuration")
-    g.add_argument("--fallback", action="store_true",
+    c.bench_option(g, "overlap", "fallback",
                    help="where the library does not grant MPI_THREAD_MULTIPLE, poll instead of "
                         "a progress thread (default: such a run stops with exit 2)")
-    g.add_argument("--poll-us", type=c.positive_float, metavar="F", help="polling period (10)")
-    g.add_argument("--thread-idle", choices=("spin", "sleep"), default="spin",
-                   help="an idle progress thread spins, yielding (default), or sleeps")
-    g.add_argument("--batch", type=c.positive_int, metavar="N",
-                   help="samples back to back after one barrier (16, as IMB-NBC; 1: a barrier "
-                        "before each, as OSU)")
-    g.add_argument("--kernel", choices=("cpu", "triad"), default="cpu",
-                   help="work during the overlap: cpu (IMB-like, default) or triad")
+    c.bench_option(g, "overlap", "poll-us", type=c.positive_float)
+    c.bench_option(g, "overlap", "thread-idle")
+    c.bench_option(g, "overlap", "batch", type=c.positive_int)
+    c.bench_option(g, "overlap", "kernel", default=benchmarks.default("overlap", "kernel"))
     g.add_argument("--both-mpi", action="store_true",
                    help="run every configuration with each of build/openmpi and build/mpich "
                         "(the default unless --mpi, --bench or --launcher chooses one)")
     g.add_argument("--hosts", type=c.hosts_type, metavar="A,B", help="hosts (default: this one)")
     g.add_argument("--quick", action="store_true",
                    help="20 repetitions, 0.1 s per point, 3 warm-up samples")
-    g.add_argument("--min-reps", type=c.positive_int, metavar="N",
-                   help="samples per point at least (default 100; --quick 20)")
-    g.add_argument("--max-time", type=c.positive_float, metavar="S",
-                   help="seconds per point after --min-reps (default 2; --quick 0.1)")
-    g.add_argument("--warmup", type=c.nonneg_int, metavar="N",
-                   help="untimed samples before each point (default 10; --quick 3)")
+    for name, kind in (("min-reps", c.positive_int), ("max-time", c.positive_float),
+                       ("warmup", c.nonneg_int)):
+        o = benchmarks.option("overlap", name)
+        c.bench_option(g, "overlap", name, type=kind, help=f"{o['help']} (default {o['default']};"
+                       f" --quick {QUICK[QUICK.index('--' + name) + 1]})")
     g.add_argument("--dry-run", action="store_true", help="print the command lines and exit")
     c.add_launch_options(p)
     c.add_output_options(p, campaign_default="overlap")
@@ -138,19 +134,15 @@ def plan(args, configs, cores) -> list:
     progress threads) × rank count."""
     hosts = list(args.hosts or [])
     counts = args.ranks or [n for n in (2, 4, 8, 16, 32, 64) if n <= max(cores, 2)]
-    common = ["--collectives", ",".join(args.collectives), "--sizes", args.sizes or DEFAULT_SIZES,
+    spec = args.sizes or benchmarks.default("overlap", "sizes")
+    common = ["--collectives", ",".join(args.collectives), "--sizes", spec,
               "--kernel", args.kernel,
-              *c.given_over(QUICK if args.quick else [], args, ("min_reps", "max_time", "warmup"))]
-    for flag, value in (("--poll-us", args.poll_us), ("--batch", args.batch)):
-        if value:
-            common += [flag, str(value)]
-    if args.thread_idle != "spin":
-        common += ["--thread-idle", args.thread_idle]
-    if args.fallback:
-        common.append("--fallback")
-    sizes = parse_sizes(args.sizes or DEFAULT_SIZES)
-    timeout = args.timeout or 60 + 2 * len(sizes) * len(args.collectives) * (
-        0.1 if args.quick else 2.5)
+              *c.given_over(QUICK if args.quick else [], args, ("min_reps", "max_time", "warmup")),
+              *c.pass_through(args, ("poll-us", "batch", "thread-idle", "fallback"))]
+    sizes = parse_sizes(spec)
+    # a point: its time cap, and half a second of the repetitions before it
+    point = 0.1 if args.quick else float(benchmarks.default("overlap", "max-time")) + 0.5
+    timeout = args.timeout or 60 + 2 * len(sizes) * len(args.collectives) * point
     out = []
     for lib, config in configs:
         for pol in args.policy:
@@ -258,5 +250,5 @@ def plan_step(ctx):
     return _campaign(_step_args(ctx), ctx.dir)
 
 
-add_step(Step("overlap", "small overlap sweep: Ialltoall, 2 and 4 ranks, no progress vs a "
-                         "progress thread", step_overlap, plan_step))
+RUN_STEPS = [Step("overlap", "small overlap sweep: Ialltoall, 2 and 4 ranks, no progress vs a "
+                             "progress thread", step_overlap, plan_step, order=40)]

@@ -5,7 +5,7 @@ import math
 import re
 import sys
 
-from .. import figures, launch
+from .. import benchmarks, figures, launch
 from ..campaign import Campaign, RunSpec, repeated
 from ..errors import UsageError
 from ..figures import pingpong as pingpong_figures
@@ -15,6 +15,7 @@ from ..sizes import cap_sizes, parse_sizes
 from . import _common as c
 
 ORDER = 10
+STUDY = True
 # The three sweeps of the ping-pong study (Zahn 2021), and all of them without overlap.
 PRESETS = {
     "bytes": "1:1K:1",          # every byte up to 1 KiB
@@ -22,9 +23,6 @@ PRESETS = {
     "pow2": "1K:1G",            # powers of two from 1 KiB to 1 GiB
     "seed": "0:1K:1,1040:20K:16,32K:1G",
 }
-MODES = ("pingpong", "stream", "bidir", "put", "get")
-# The state of the buffers (jostle-bench pingpong --help): osu is OSU's conventions, the default.
-BUFFERS = ("osu", "distinct", "echo", "cold")
 
 EXAMPLES = """examples:
   jostle pingpong --sizes 0:1K                       intra-node, powers of two up to 1 KiB
@@ -63,20 +61,20 @@ def comm_mem_type(text):
 def buffers_type(text) -> list:
     """A comma-separated list of buffer states, each once."""
     states = [x.strip() for x in text.split(",")]
+    allowed = benchmarks.choices("pingpong", "buffers")
     for x in states:
-        if x not in BUFFERS:
+        if x not in allowed:
             raise argparse.ArgumentTypeError(f"'{x}' is not a state of the buffers; allowed: "
-                                             f"{', '.join(BUFFERS)}")
+                                             f"{', '.join(allowed)}")
     if len(set(states)) < len(states):
         raise argparse.ArgumentTypeError(f"'{text}' names a state twice")
     return states
 
 
-def precision_type(text):
-    v = c.positive_float(text)
-    if v >= 1:
-        raise argparse.ArgumentTypeError(f"'{text}' is not allowed; expected a fraction in (0, 1), e.g. 0.01")
-    return v
+# jostle-bench's stopping rule (its defaults and help from its descriptor), with our checks.
+REPETITIONS = {"min-reps": c.positive_int, "max-reps": c.positive_int,
+               "precision": c.precision_type, "max-time": c.positive_float,
+               "warmup": c.nonneg_int}
 
 
 def register(sub):
@@ -86,51 +84,35 @@ def register(sub):
     g = p.add_argument_group("sweep")
     g.add_argument("--sizes", type=c.spec_type, metavar="SPEC",
                    help="message sizes: N | LO:HI (powers of two) | LO:HI:STEP, comma-separated, "
-                        "K/M/G binary suffixes (default: 0:4M); with --preset, the largest "
+                        f"K/M/G binary suffixes (default {benchmarks.default('pingpong', 'sizes')})"
+                        "; with --preset, the largest "
                         "of them caps the preset's sweep")
     g.add_argument("--preset", choices=sorted(PRESETS),
                     help="a sweep of the ping-pong study: " + ", ".join(
                         f"{k}={v}" for k, v in PRESETS.items()))
-    g.add_argument("--mode", choices=MODES, default="pingpong",
-                   help="pingpong (blocking round trips), stream (one-way window), bidir, put "
-                        "or get (one-sided window into / from rank 1, then a flush)")
-    g.add_argument("--window", type=c.positive_int, metavar="N", help="messages in flight (stream, bidir, put, get; default 64, reduced where "
-                        "window × size exceeds 256 MiB)")
-    g.add_argument("--check", action="store_true", help="verify the received data")
-    g.add_argument("--statistic", choices=("median", "mean"),
-                   help="what the printed table (--verbose) shows of each point's samples: "
-                        "median (default: robust to a busy node's outliers) or mean (OSU's: the "
-                        "metric of the mean time per iteration); the record keeps both")
-    g.add_argument("--order", type=order_type, metavar="ORDER",
-                   help="order of the sizes: increasing (default, OSU's), decreasing, shuffled "
-                        "or shuffled:SEED (a drift of the machine then spreads over every size "
-                        "instead of looking like a trend with size; the seed is recorded)")
-    g.add_argument("--percentiles", type=percentiles_type, metavar="LIST",
-                   help="percentiles to record and print beside the median, e.g. 50,90,99,99.9")
-    g.add_argument("--keep-samples", action="store_true",
-                   help="keep every sample of every point beside the run file (RUN.jsonl.samples)")
-    g.add_argument("--buffers", type=buffers_type, metavar="STATE[,STATE…]",
-                   help="state of the buffers: osu (OSU's conventions, the default), distinct "
-                        "(a slot per message in flight), echo (send back what arrived: dirty "
-                        "lines; --mode pingpong only), cold (never in cache); several: one run "
+    c.bench_option(g, "pingpong", "mode")
+    c.bench_option(g, "pingpong", "window", type=c.positive_int)
+    c.bench_option(g, "pingpong", "check")
+    c.bench_option(g, "pingpong", "statistic")
+    c.bench_option(g, "pingpong", "order", type=order_type,
+                   help=benchmarks.option("pingpong", "order")["help"] + "; a drift of the "
+                        "machine then spreads over every size instead of looking like a trend "
+                        "with size")
+    c.bench_option(g, "pingpong", "percentiles", type=percentiles_type)
+    c.bench_option(g, "pingpong", "keep-samples")
+    c.bench_option(g, "pingpong", "buffers", type=buffers_type, metavar="STATE[,STATE…]",
+                   help=benchmarks.option("pingpong", "buffers")["help"] + "; several: one run "
                         "each and a figure of what the state costs")
     c.add_flow_options(g, "the aggregate bandwidth, message rate and each pair", "one run each")
     g.add_argument("--ranks", type=c.ranks_type, default=2, metavar="N", help="ranks (default 2; ≥ 2)")
     g.add_argument("--hosts", type=c.hosts_type, metavar="A,B",
                    help="hosts, one rank each in turn (default: this host only, intra-node)")
-    g.add_argument("--comm-core", type=comm_core_type, metavar="N[,N…]|auto",
-                   help="core of each rank's communicating thread")
-    g.add_argument("--comm-mem", type=comm_mem_type, metavar="N[,N…]|auto|interleave",
-                   help="NUMA node of the buffers")
-    g.add_argument("--topology", metavar="FILE.xml", help="hwloc XML topology instead of this machine")
+    c.bench_option(g, "pingpong", "comm-core", type=comm_core_type)
+    c.bench_option(g, "pingpong", "comm-mem", type=comm_mem_type)
+    c.bench_option(g, "pingpong", "topology")
     h = p.add_argument_group("repetitions")
-    h.add_argument("--min-reps", type=c.positive_int, metavar="N", help="at least N round trips per size (default 100)")
-    h.add_argument("--max-reps", type=c.positive_int, metavar="N", help="at most N round trips per size (default 1000000)")
-    h.add_argument("--precision", type=precision_type, metavar="F",
-                   help="stop when the 95%% CI of the median is within F of it (default 0.01)")
-    h.add_argument("--max-time", type=c.positive_float, metavar="S", help="seconds per size after --min-reps; the interval may not be reached "
-                        "(default 2)")
-    h.add_argument("--warmup", type=c.nonneg_int, metavar="N", help="untimed round trips before each size (default 10)")
+    for name, kind in REPETITIONS.items():
+        c.bench_option(h, "pingpong", name, type=kind)
     c.add_launch_options(p)
     c.add_output_options(p, campaign_default="adhoc")
     c.add_runs_option(h)
@@ -162,19 +144,21 @@ def percentiles_type(text):
     return text
 
 
+PASSED = ("window", "comm-core", "comm-mem", "topology", *REPETITIONS, "statistic", "order",
+          "percentiles")
+
+
 def bench_args(args, spec, buffers=None, pairs=None, threads=None) -> list:
     """The jostle-bench pingpong options from ours (only those the user gave)."""
-    out = ["--sizes", spec, "--mode", args.mode] + (["--buffers", buffers] if buffers else [])
+    out = ["--sizes", spec, "--mode", mode(args)] + (["--buffers", buffers] if buffers else [])
     out += (["--pairs", str(pairs)] if pairs else []) + (
         ["--comm-threads", str(threads)] if threads else [])
-    for opt in ("window", "comm_core", "comm_mem", "topology", "min_reps", "max_reps",
-                "precision", "max_time", "warmup", "statistic", "order", "percentiles"):
-        v = getattr(args, opt)
-        if v is not None:
-            out += ["--" + opt.replace("_", "-"), str(v)]
-    out += ["--check"] if args.check else []
-    out += ["--keep-samples"] if args.keep_samples else []
-    return out
+    return (out + c.pass_through(args, PASSED) + (["--check"] if args.check else [])
+            + c.pass_through(args, ["keep-samples"]))
+
+
+def mode(args) -> str:
+    return args.mode or benchmarks.default("pingpong", "mode")
 
 
 def flow_grid(args) -> list:
@@ -195,7 +179,7 @@ def flow_grid(args) -> list:
 
 
 def main(args):
-    spec = args.sizes or "0:4M"
+    spec = args.sizes or benchmarks.default("pingpong", "sizes")
     if args.preset:
         spec = PRESETS[args.preset]
         if args.sizes:
@@ -211,17 +195,19 @@ def main(args):
                    option="--preset" if args.preset else "--sizes", spec=spec)
     states = args.buffers or [None]
     flows = flow_grid(args)
-    if "echo" in states and args.mode != "pingpong":
+    if "echo" in states and mode(args) != "pingpong":
+        # jostle-bench refuses it too, but only once MPI has started: refused here first.
+        others = [b for b in benchmarks.choices("pingpong", "buffers") if b != "echo"]
         raise UsageError(f"--buffers echo is not allowed with --mode {args.mode}: only the "
-                         "ping-pong's answer sends back what arrived; allowed: osu, distinct, cold")
+                         f"ping-pong's answer sends back what arrived; allowed: {', '.join(others)}")
     where = "inter" if len(set(hosts)) > 1 else "intra"
     several = len(states) > 1
     # the same command resumes its runs (a hash of what is measured, no clock in the name)
-    base = args.name or c.default_name(f"pingpong-{where}-{args.mode}", bench_args(args, spec),
+    base = args.name or c.default_name(f"pingpong-{where}-{mode(args)}", bench_args(args, spec),
                                        args.ranks, hosts)
-    sweep = launch.estimate_sweep(sizes, args.min_reps or 100, args.max_time, args.warmup or 10)
-    timeout = args.timeout or launch.estimate_timeout(
-        sizes, args.min_reps or 100, args.max_time, args.warmup or 10)
+    sweep = launch.estimate_sweep(sizes, args.min_reps, args.max_time, args.warmup)
+    timeout = args.timeout or launch.estimate_timeout(sizes, args.min_reps, args.max_time,
+                                                      args.warmup)
     runs = [RunSpec(f"{base}-{st}" if several else base, "pingpong", bench_args(args, spec, st),
                     args.ranks, hosts, timeout, estimate=sweep) for st in states] if not flows else [
         RunSpec(f"{base}{'-' + st if several else ''}-p{p or 1}-t{t or 0}", "pingpong",

@@ -10,7 +10,7 @@ import argparse
 import json
 import sys
 
-from .. import launch, placement
+from .. import binary, placement
 from ..errors import UsageError
 from . import _common as c
 from .topo import advice, describe
@@ -112,7 +112,7 @@ def ranks_main(args):
     if len(parts) > 2 or not all(x.isdigit() and int(x) >= 1 for x in parts) or \
             int(parts[0]) > int(parts[-1]):
         raise UsageError(f"--ranks '{r}' is not allowed: expected N or A:B with 1 ≤ A ≤ B")
-    bench = launch.find_bench(args.mpi, args.bench)
+    bench = binary.find_bench(args.mpi, args.bench)
     p = placement.query(bench, r, args.policy, args.progress, args.input)
     most, cores = int(parts[-1]), p["cores"]
     warnings = []
@@ -155,7 +155,7 @@ def main(args):
     if not args.comm:
         raise UsageError("say what to place: --comm (communication threads and their buffers) "
                          "or --ranks N (MPI ranks and their progress threads)")
-    bench = launch.find_bench(args.mpi, args.bench)
+    bench = binary.find_bench(args.mpi, args.bench)
     t = describe(bench, args.input)
     a = advice(bench, args.input, args.nic, args.favor, args.threads)
     rows = choose(a, args.where)

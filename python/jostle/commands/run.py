@@ -1,8 +1,8 @@
 """`jostle run`: the main job, as a list of steps.
 
-v0: describe the machine, run a quick intra-node ping-pong, write the report.
-A later benchmark adds its step with add_step() (before "report"); each step
-is a function of the shared Context, so steps never need to know each other.
+Its own steps describe the machine, run a quick intra-node ping-pong and write the report; a
+study adds its steps by declaring RUN_STEPS in its module (see jostle.commands), placed by the
+step's order. Each step is a function of the shared Context, so steps never know each other.
 """
 
 import argparse
@@ -20,9 +20,11 @@ from ..progress import Progress
 from ..results import find_run_files
 from ..sizes import parse_sizes
 from . import _common as c
+from . import run_steps
 from .machine import summary
 
 ORDER = 1
+STUDY = True
 # The ping-pong study's three ranges without overlap (every byte to 1 KiB, every 16 B to
 # 20 KiB, powers of two above), capped at 64 MiB and 0.2 s a point: ~20 s on a 2-core VM.
 QUICK_SIZES = "0:1K:1,1040:20K:16,32K:64M"
@@ -51,6 +53,7 @@ class Step:
     func: Callable
     plan: Optional[Callable] = None   # ctx -> (Campaign, its LaunchConfig or a function of
                                       # the RunSpec) of the runs the step launches, or None
+    order: int = 50                   # its place in the job: machine 0, ping-pong 20, report 100
 
 
 def step_machine(ctx):
@@ -84,17 +87,17 @@ def step_report(ctx):
     ctx.notes.append(f"report: {out.resolve()}")   # last: the line a user copies
 
 
-STEPS = [
-    Step("machine", "print and save the machine as jostle-bench sees it", step_machine),
-    Step("pingpong", f"intra-node ping-pong, sizes {QUICK_SIZES}", step_pingpong, plan_pingpong),
-    Step("report", "write report.html and the figures of the campaign", step_report),
+OWN_STEPS = [
+    Step("machine", "print and save the machine as jostle-bench sees it", step_machine, order=0),
+    Step("pingpong", f"intra-node ping-pong, sizes {QUICK_SIZES}", step_pingpong, plan_pingpong,
+         order=20),
+    Step("report", "write report.html and the figures of the campaign", step_report, order=100),
 ]
 
 
-def add_step(step: Step, before: Optional[str] = "report"):
-    """Register a later benchmark's step (before the report by default)."""
-    names = [s.name for s in STEPS]
-    STEPS.insert(names.index(before) if before in names else len(STEPS), step)
+def steps() -> list:
+    """Every step of the job, ours and the studies', in their order."""
+    return sorted(OWN_STEPS + run_steps(), key=lambda s: s.order)
 
 
 def register(sub):
@@ -103,7 +106,7 @@ def register(sub):
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Run the default campaign on this machine and write its report. "
                     "Completed runs of the campaign are kept: running it again resumes.",
-        epilog="steps:\n" + "\n".join(f"  {s.name:<10} {s.help}" for s in STEPS)
+        epilog="steps:\n" + "\n".join(f"  {s.name:<10} {s.help}" for s in steps())
         + "\n\nexamples:\n  jostle run\n  jostle run --campaign lab1 --steps pingpong,report\n"
           "  jostle run --mpi mpich --output-dir /scratch/results")
     p.add_argument("--steps", metavar="A,B",
@@ -117,7 +120,7 @@ def register(sub):
 
 
 def main(args):
-    known = [s.name for s in STEPS]
+    known = [s.name for s in steps()]
     wanted = known
     if args.steps is not None:
         wanted = [s.strip() for s in args.steps.split(",")]
@@ -134,22 +137,22 @@ def main(args):
         Campaign(camp_dir, []).prepare()
     ctx = Context(args, camp_dir, Progress())
     t0 = time.monotonic()
-    steps = [s for s in STEPS if s.name in wanted]
+    chosen = [s for s in steps() if s.name in wanted]
     # Every step's plan first: the progress line counts and estimates the whole job.
-    plans = {s.name: s.plan(ctx) if s.plan else None for s in steps}
+    plans = {s.name: s.plan(ctx) if s.plan else None for s in chosen}
     planned = sum(len(p[0].runs) for p in plans.values() if p)
     if args.dry_run:
-        for step in steps:
+        for step in chosen:
             print(f"jostle: step {step.name}: {step.help}", file=sys.stderr)
             if plans[step.name]:
                 camp, config = plans[step.name]
                 camp.dry_run(config, args.quiet)
-        print(f"jostle: dry run: {len(steps)} steps, {planned} runs in {camp_dir.resolve()}",
+        print(f"jostle: dry run: {len(chosen)} steps, {planned} runs in {camp_dir.resolve()}",
               file=sys.stderr)
         return 0
     ctx.progress.expect(planned)
-    print(f"jostle: {len(steps)} steps, {planned} runs, in {camp_dir.resolve()}", file=sys.stderr)
-    for step in steps:
+    print(f"jostle: {len(chosen)} steps, {planned} runs, in {camp_dir.resolve()}", file=sys.stderr)
+    for step in chosen:
         print(f"jostle: step {step.name}: {step.help}", file=sys.stderr)
         step.func(ctx)
     print(f"jostle: done in {time.monotonic() - t0:.0f} s; campaign {camp_dir.resolve()}",

@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from .. import figures, launch, scan, simgrid
+from .. import binary, figures, launch, scan, simgrid
 from ..campaign import Campaign, Failure, LaunchConfig, RunSpec
 from ..errors import JostleError, UsageError
 from ..figures import shift as shift_figures
@@ -24,6 +24,7 @@ from ..progress import Progress
 from ..results import load_run
 from ..units import duration
 from . import _common as c
+from . import _simulation as simulation
 
 ORDER = 45
 EXAMPLES = """examples:
@@ -115,7 +116,7 @@ def register(sub):
     l.add_argument("--timeout", type=c.positive_float, metavar="S",
                    help="a run still going S seconds after the time it should take is stopped "
                         f"and its node named unreachable (default {DEFAULT_MARGIN:g})")
-    s = simgrid.add_options(p, "1Gf", "node speed")
+    s = simulation.add_options(p, "1Gf", "node speed")
     s.add_argument("--inject", action="append", metavar="link:I:KIND=F",
                    help="with --simulate: node I's link at F times the platform's bandwidth or "
                         "latency (KIND); repeatable")
@@ -207,7 +208,7 @@ def config_for(args):
     if args.launcher is None:
         config = c.launch_config(ns)
         return lambda spec: config
-    bench = launch.find_bench(args.mpi, args.bench)
+    bench = binary.find_bench(args.mpi, args.bench)
 
     def of(spec):
         hosts = launch._host_list(spec.hosts, spec.ranks)[0] if spec.hosts else ""
@@ -289,7 +290,7 @@ def main(args):
         del args.nodes
     else:
         nodes = None
-    simgrid.check_simulation(args)
+    simulation.check_simulation(args)
     if args.simulate:
         return simulated(args)
     if args.inject:

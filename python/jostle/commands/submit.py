@@ -9,9 +9,9 @@ from pathlib import Path
 from .. import batch
 from ..errors import UsageError
 from . import _common as c
+from . import studies
 
 ORDER = 90
-STUDIES = ("pingpong", "contention", "nuioa", "overlap", "bcast", "cholesky", "run")
 
 EXAMPLES = """examples:
   jostle submit contention fig1 --quick --nodes 1 --time 5 --dry-run   print the script
@@ -45,7 +45,7 @@ def register(sub):
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     _own_options(p)
     p.add_argument("argv", nargs=argparse.REMAINDER, metavar="STUDY [study options]",
-                   help="one of " + ", ".join(STUDIES) + ", with its options")
+                   help="one of " + ", ".join(studies()) + ", with its options")
     p.set_defaults(func=main)
 
 
@@ -70,18 +70,17 @@ def split(args):
 
 
 def main(args):
-    from ..cli import build_parser   # the study's own parser judges its options
     args, study_argv = split(args)
-    if not study_argv or study_argv[0] not in STUDIES:
+    if not study_argv or study_argv[0] not in studies():
         got = f"'{study_argv[0]}'" if study_argv else "nothing"
         raise UsageError(f"jostle submit: STUDY {got} is not allowed; expected one of "
-                         + ", ".join(STUDIES))
+                         + ", ".join(studies()))
     if not args.time:
         raise UsageError("jostle submit: --time T is required (the job's time limit, e.g. 30 "
                          "or 2:00:00)")
     if "--dry-run" in study_argv:
         raise UsageError("jostle submit: --dry-run is submit's own option: give it once")
-    study = build_parser().parse_args(study_argv)
+    study = args.parser().parse_args(study_argv)   # the study's own parser judges its options
     if not args.dry_run:
         batch.sbatch_path()   # no SLURM here: say so before anything else
     # A script only for a command that would run: the study plans itself as its own dry run

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import bounds, launch, topo_links
+from .. import binary, bounds, launch, topo_links
 from ..errors import JostleError, UsageError
 from . import _common as c
-from .run import Step, add_step
+from .run import Step
 
 ORDER = 6
 
@@ -205,7 +205,7 @@ def main(args):
     if args.graph and not (args.measure or args.matrix):
         raise UsageError("--graph draws the links inferred by --measure or --matrix")
     mat = read_matrix(args.matrix) if args.matrix else None
-    bench = launch.find_bench(args.mpi, args.bench)
+    bench = binary.find_bench(args.mpi, args.bench)
     t = describe(bench, args.input, args.export)
     nic_nodes = sorted({x["numa"] for x in t["machine"].get("nics") or [] if x.get("numa") is not None})
     extra, info = "", {}
@@ -249,8 +249,6 @@ def step_topo(ctx):
     print(text(t), file=sys.stderr)
 
 
-add_step(Step("topo", "the machine as hwloc sees it and the comm placement advice (for the "
-                      "report)", step_topo), before="pingpong")
 
 
 def step_bounds(ctx):
@@ -267,5 +265,9 @@ def step_bounds(ctx):
           f"copy {f'{copy:.3g} GB/s' if copy else 'unknown'}", file=sys.stderr)
 
 
-add_step(Step("bounds", "measure what the report's headline numbers are set against: the memory "
-                        "latency and one core's copy bandwidth", step_bounds), before="pingpong")
+RUN_STEPS = [
+    Step("topo", "the machine as hwloc sees it and the comm placement advice (for the report)",
+         step_topo, order=10),
+    Step("bounds", "measure what the report's headline numbers are set against: the memory "
+                   "latency and one core's copy bandwidth", step_bounds, order=15),
+]

@@ -25,7 +25,6 @@ from ..results import frame
 from ..sizes import human
 from ..units import number, size_label
 from . import Figure
-from .pingpong import short_mpi
 
 ORDER = ("flat", "binomial", "chain", "pipeline-chain", "pipeline-tree", "two-tree", "knomial-4",
          "knomial-8", "knomial-16", "scatter-allgather", "auto", "mpi_bcast")
@@ -83,7 +82,7 @@ def best_smpi(d, x="size") -> str:
 
 
 def mpi_label(runs_by_name, d) -> str:
-    libs = sorted({short_mpi(runs_by_name[r]) for r in d.loc[d["routing"] == "mpi_bcast", "run"]})
+    libs = sorted({runs_by_name[r].short_mpi for r in d.loc[d["routing"] == "mpi_bcast", "run"]})
     if d["simulated"].any():
         return "MPI_Bcast (SMPI default: binomial_tree)"
     return f"MPI_Bcast ({', '.join(libs)})" if libs else "MPI_Bcast"

@@ -13,6 +13,7 @@ tables(runs) gives the report its section: per run, both modes, the gain and the
 import matplotlib.pyplot as plt
 from matplotlib.ticker import NullFormatter
 
+from .. import benchmarks
 from ..results import frame
 from . import Figure
 
@@ -59,7 +60,7 @@ def _platform(meta):
     return ", ".join(words)
 
 
-MODES = ("flat", "flat-ordered", "dbcast")
+MODES = tuple(benchmarks.default("cholesky", "modes").split(","))   # every mode, in order
 STYLE = {"flat": ("s", "tab:gray", "flat sends, all at once"),
          "flat-ordered": ("^", "tab:blue", "flat sends, one at a time in order of need"),
          "dbcast": ("o", "tab:red", "dynamic broadcasts")}

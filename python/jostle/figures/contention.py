@@ -19,8 +19,8 @@ from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from .. import contention
 from ..sizes import human
+from ..units import shown_frame
 from . import Figure, caveats_footer
-from .pingpong import caveats
 
 STUDIES = {
     "fig1": "Contention vs computing cores",
@@ -32,6 +32,7 @@ STUDIES = {
 X = {"fig1": "compute_cores", "fig2": "compute_cores", "fig3": "size", "fig4": "ai"}
 XLABEL = {"compute_cores": "computing cores per rank", "size": "message size (bytes; K = 1024)",
           "ai": "arithmetic intensity (flop/byte, as executed)"}
+SIDES = ("alone", "together", "alone_lo", "alone_hi", "together_lo", "together_hi")
 LATENCY_BELOW = 64 << 10      # a row of messages smaller than this shows latency, else bandwidth
 ERROR_BARS = ("error bars: the 95% confidence interval of each median (over repetitions, from "
               "the lowest bound to the highest); none on the degradations")
@@ -106,7 +107,7 @@ def _notes(runs) -> list:
     seen = Counter()
     names = {}
     for r in runs:
-        for cav in caveats(r):
+        for cav in r.caveats:
             seen[cav] += 1
             names.setdefault(cav, []).append(r.name)
     out = []
@@ -163,7 +164,8 @@ def _versus(study, table, labels) -> plt.Figure:
     fig, axes = plt.subplots(len(rows), 3, figsize=(15, 4.2 * len(rows)), squeeze=False)
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for (title, part, comm), (ax_c, ax_k, ax_d) in zip(rows, axes):
-        part = part.assign(xv=part[x].astype(float))
+        # bandwidth in GB/s and times in µs, as every other figure (units.SHOWN)
+        part = shown_frame(part.assign(xv=part[x].astype(float)), cols=SIDES)
         compute = compute_metric(part)
         for i, series in enumerate(labels):
             color = colors[i % len(colors)]

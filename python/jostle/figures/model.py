@@ -6,7 +6,6 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from . import Figure, caveats_footer
-from .pingpong import caveats
 
 
 def check_figure(table, runs) -> Figure:
@@ -33,7 +32,7 @@ def check_figure(table, runs) -> Figure:
         ax.set_xlabel("measured (GB/s), 95% CI of the median")
         ax.set_ylabel("predicted without this point (GB/s)")
         ax.legend(fontsize=8, loc="upper left")
-    notes = sorted({c for r in runs for c in caveats(r)})
+    notes = sorted({c for r in runs for c in r.caveats})
     return Figure("model-check", "Model: leave-one-out prediction against measurement",
                   "Each point predicted by the model fitted without it (docs/model.md).",
                   caveats_footer(fig, notes))

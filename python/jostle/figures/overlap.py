@@ -15,7 +15,6 @@ from matplotlib.patches import Rectangle
 
 from ..sizes import human
 from . import Figure
-from .pingpong import caveats, short_mpi
 
 SHOWN = "overlap_min"
 CONFIG = ("library", "policy", "progress", "thread_core", "kernel")
@@ -29,8 +28,8 @@ def frame(runs) -> pd.DataFrame:
             continue
         d = r.points.copy()
         d["ranks"] = (r.meta.get("mpi") or {}).get("ranks")
-        d["library"] = short_mpi(r)
-        d["caveats"] = "; ".join(caveats(r))
+        d["library"] = r.short_mpi
+        d["caveats"] = "; ".join(r.caveats)
         parts.append(d)
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 

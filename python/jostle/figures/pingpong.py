@@ -21,9 +21,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import FuncFormatter, MultipleLocator
 
-from ..results import multimodal_points
 from ..sizes import human
-from ..units import size_label
 from .. import bounds
 from . import Figure, caveats_footer
 
@@ -52,65 +50,6 @@ RANGES = (
           lambda s: KIB < s <= 20 * KIB and not _pow2(s), 8, False, 2 * KIB),
     Range("pow2", "powers of two", _pow2, _pow2, 3, True),
 )
-
-
-def short_mpi(run) -> str:
-    """'Open MPI v4.1.4, package: …' -> 'Open MPI 4.1.4'; 'MPICH Version:\t4.0.2' -> 'MPICH 4.0.2'.
-    The full string stays in the report's machine section."""
-    lib = (run.meta.get("mpi") or {}).get("library") or ""
-    lib = re.sub(r"\s*Version:\s*", " ", lib.split(",")[0])
-    lib = re.sub(r"\s+v(?=\d)", " ", " ".join(lib.split()))
-    return lib.strip() or "MPI ?"
-
-
-def mpi_transport(run) -> str:
-    """How the library says it moves data: MPICH's device (its version string), the transport
-    selections read through the MPI tool interface (Open MPI's pml, btl, mtl; MPICH's netmod)."""
-    mpi = run.meta.get("mpi") or {}
-    dev = re.search(r"MPICH Device:\s*(\S+)", mpi.get("library_full") or "")
-    parts = [f"device {dev.group(1)}"] if dev else []
-    parts += [f"{k.removeprefix('MPIR_CVAR_').lower()} {v}"
-              for k, v in (mpi.get("transport") or {}).items() if v]
-    return "; ".join(parts)
-
-
-EXCLUDE_NOTE = " (^x: every component but x)"
-
-
-def locality(run) -> str:
-    hosts = list(dict.fromkeys(run.hosts))
-    kind = "inter-node" if len(hosts) > 1 else "intra-node"
-    return f"{kind} ({','.join(hosts) or '?'})"
-
-
-def caveats(run) -> list:
-    """What could spoil this run's curve, from its own metadata (records.md: warnings)."""
-    found = []
-    text = " ".join(run.warnings).lower()
-    side = run.launch or {}
-    if "oversubscri" in text or side.get("oversubscribe") is True:
-        found.append("oversubscribed")
-    numa = (run.meta.get("machine") or {}).get("numa_nodes")
-    if numa == 1 or "single numa" in text or "one numa" in text:
-        found.append("one NUMA node")
-    topo = (run.meta.get("machine") or {}).get("topology")
-    if topo and topo != "this system":
-        found.append(f"topology from {topo}")
-    # the bytes jostle-bench used: its option may be spelt "64M"
-    arrays = (run.meta.get("kernel") or {}).get("array_bytes")
-    if arrays is None and str((run.meta.get("options") or {}).get("array-bytes", "")).isdigit():
-        arrays = int(run.meta["options"]["array-bytes"])
-    llc = (run.meta.get("machine") or {}).get("llc_bytes")
-    threads = run.points["compute_cores"].max() if "compute_cores" in run.points else 1
-    if arrays and llc and threads and int(arrays) * int(threads) <= llc:
-        found.append(f"arrays ({size_label(arrays)} a thread) fit in the {size_label(llc)} "
-                     "last-level cache: no memory contention measured")
-    multi = multimodal_points(run)
-    if len(multi):   # every figure drawing the run says so
-        found.append(f"{len(multi)} point(s) with two or more modes (their median lies between)")
-    if not run.complete:
-        found.append(f"INCOMPLETE ({len(run.points)} points)")
-    return found
 
 
 def series(run):
@@ -158,7 +97,7 @@ def buffers(run):
 
 def _labels(runs):
     """Legend text per run; the run name is added where two would read the same."""
-    base = [f"{locality(r)}, {short_mpi(r)}" + (f", buffers {buffers(r)}" if buffers(r) else "")
+    base = [f"{r.locality}, {r.short_mpi}" + (f", buffers {buffers(r)}" if buffers(r) else "")
             for r in runs]
     return [f"{b} [{r.name}]" if base.count(b) > 1 else b for b, r in zip(base, runs)]
 
@@ -295,8 +234,8 @@ def buffers_figures(runs) -> list:
             if metric == "rtt":  # latency = RTT / 2, quantile by quantile
                 d = d / 2.0
             curves.append((st, labels[id(r)], colors[k % len(colors)], d))
-            if caveats(r):
-                notes.append((st, ", ".join(caveats(r))))
+            if r.caveats:
+                notes.append((st, ", ".join(r.caveats)))
         same = {c for _, c in notes}
         notes = [f"all: {same.pop()}"] if len(same) == 1 and len(notes) == len(curves) else \
             [f"{st}: {c}" for st, c in notes]
@@ -339,8 +278,8 @@ def build(runs, statistic=None) -> list:
                 name = label if mode == "pingpong" else f"{label}, {mode}"
                 curves.append((name, colors[(i + j) % len(colors)], cut))
                 drawn = True
-            if drawn and caveats(run):
-                notes.append(f"{label}: {', '.join(caveats(run))}")
+            if drawn and run.caveats:
+                notes.append(f"{label}: {', '.join(run.caveats)}")
         if not curves:
             continue
         unit = "GB/s" if peak >= 1000 else "MB/s"

@@ -85,25 +85,6 @@ def _nic_box(ax, x, y, w, nic):
             va="center", linespacing=1.0)
 
 
-def matrix_figure(matrix, title: str, unit: str, fmt: str = "{:.0f}") -> Figure:
-    """A heat map of an n x n matrix (rows: CPU node, columns: memory node), values written."""
-    import numpy as np
-    m = np.asarray(matrix, dtype=float)
-    n = len(m)
-    fig = Figure(figsize=(1.2 + 0.6 * n, 1.0 + 0.55 * n))
-    ax = fig.add_subplot(1, 1, 1)
-    im = ax.imshow(m, cmap="viridis")
-    for i in range(n):
-        for j in range(n):
-            ax.text(j, i, fmt.format(m[i, j]), ha="center", va="center", fontsize=7,
-                    color="white" if m[i, j] < m.mean() else "black")
-    ax.set_xticks(range(n), [f"M{j}" for j in range(n)])
-    ax.set_yticks(range(n), [f"C{i}" for i in range(n)])
-    ax.set_title(title, fontsize=9)
-    fig.colorbar(im, ax=ax, label=unit)
-    return fig
-
-
 def saved(directory):
     """(Figure of the machine, advice lines) from the topo.json and placement.json that
     `jostle run` saved in DIRECTORY, or None when it has none."""
