@@ -28,11 +28,13 @@ _GFLOPS = re.compile(r"Synthetic GFlops\s*:\s*([0-9.eE+-]+)")
 
 def find(explicit=None) -> Path:
     """--starpu PATH, else Debian's mpi_cholesky, else mpi_cholesky in PATH."""
-    for p in (explicit, MPI_CHOLESKY, shutil.which("mpi_cholesky")):
+    if explicit:   # what was asked for, or nothing: never another binary in its place
+        if not (Path(explicit).is_file() and os.access(explicit, os.X_OK)):
+            raise UsageError(f"--starpu-bin '{explicit}' is not an executable file")
+        return Path(explicit)
+    for p in (MPI_CHOLESKY, shutil.which("mpi_cholesky")):
         if p and Path(p).is_file():
             return Path(p)
-    if explicit:
-        raise UsageError(f"--starpu-bin '{explicit}' is not a file")
     raise JostleError(f"StarPU-MPI's mpi_cholesky is not installed ({MPI_CHOLESKY}): "
                       "`make deps` installs starpu-examples")
 

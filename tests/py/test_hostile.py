@@ -135,6 +135,10 @@ def _cases():
     add(["cholesky", "--dry-run", "--workers", "-1"], "-1")
     add(["cholesky", "--dry-run", "--simulate", "--speed", "abc"], "abc")
     add(["cholesky", "--dry-run", "--campaign", TRAVERSAL], TRAVERSAL)
+    add(["cholesky", "--dry-run", "--simulate", "--kernel-rates", "garbage"], "garbage", VALIDATE)
+    add(["cholesky", "--dry-run", "--simulate", "--kernel-rates", "potrf=1"], "potrf=1", VALIDATE)
+    add(["cholesky", "--dry-run", "--starpu", "--starpu-bin", "/nonexistent"], "/nonexistent")
+    add(["cholesky", "--dry-run", "--starpu-bin", "/etc/passwd"], "/etc/passwd")
 
     # run, machine, topo, place
     add(["run", "--dry-run", "--steps", "nosuch"], "nosuch")

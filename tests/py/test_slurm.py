@@ -208,12 +208,11 @@ def test_submit_script_passes_sbatch_test_only(slurm, tmp_path):
     assert t.returncode == 0 and "to start at" in t.stderr, t.stderr
 
 
-def test_submit_checks_the_study_before_writing_a_script(tmp_path):
+def test_submit_checks_the_study_before_writing_a_script(tmp_path, jostle_cli):
     """The study's own parser and plan judge its options: no script for a command that would
     not run (a plan refused: --max-cores above the host's cores)."""
-    r = subprocess.run([*JOSTLE, "submit", "contention", "fig1", "--max-cores", "99999",
-                        "--time", "5", "--dry-run", "--output-dir", str(tmp_path / "o")],
-                       capture_output=True, text=True, env=ENV, timeout=120)
+    r = jostle_cli("submit", "contention", "fig1", "--max-cores", "99999", "--time", "5",
+                   "--dry-run", "--output-dir", tmp_path / "o")
     assert r.returncode == 2 and "--max-cores 99999" in r.stderr, r.stderr
     assert r.stdout == "" and len(r.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "o").exists()

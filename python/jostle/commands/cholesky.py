@@ -10,7 +10,7 @@ flops at the node speed. Resumable: node counts already complete are skipped.
 import argparse
 import sys
 
-from .. import benchmarks, simgrid, starpu
+from .. import benchmarks, binary, launch, simgrid, starpu
 from ..campaign import Campaign, RunSpec
 from ..errors import UsageError
 from ..progress import Progress
@@ -140,6 +140,8 @@ def main(args):
         if p * q != args.ranks:
             raise UsageError(f"--grid {args.grid} does not match --ranks {args.ranks}: "
                              f"{p} x {q} = {p * q} ranks")
+    # the reference is found before anything launches: a dry run refuses what the run would
+    starpu_exe = starpu.find(args.starpu_bin) if args.starpu or args.starpu_bin else None
     run_args = bench_args(args, False)
     name = args.name or c.default_name(f"cholesky-{args.ranks}r", run_args, args.ranks, args.hosts)
     run = RunSpec(name, "cholesky", run_args, args.ranks, args.hosts or [], args.timeout or 1800)
@@ -159,7 +161,7 @@ def main(args):
         if ref.exists():
             progress.note(f"{ref}: already complete, skipped")
         else:
-            starpu.run(starpu.find(args.starpu_bin), config.bench, ref, n=n, tile=nb,
+            starpu.run(starpu_exe, config.bench, ref, n=n, tile=nb,
                        ranks=args.ranks, hosts=args.hosts or [], reps=args.starpu_reps,
                        workers=args.workers or 1, progress=progress)
         print(f"jostle: StarPU-MPI reference in {ref}", file=sys.stderr)
@@ -171,6 +173,9 @@ def kernel_rates(args, tile) -> str:
     tile-kernels benchmark, one rank, as run tile-kernels-<NB> of the campaign (so a resumed
     sweep keeps the rates its first runs were simulated with)."""
     if args.kernel_rates != "measure":
+        # judged by the bench's own reading of it (the native build's --validate: the SimGrid
+        # build runs only under smpirun), before any simulation starts
+        launch.validate(binary.find_bench("auto"), "cholesky", ["--kernel-rates", args.kernel_rates])
         return args.kernel_rates
     native = argparse.Namespace(**{**vars(args), "mpi": "auto", "bench": None, "launcher": None,
                                    "platform": None})
