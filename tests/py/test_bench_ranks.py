@@ -39,12 +39,12 @@ def writer_of(path, wait=10.0):
     raise AssertionError(f"no process has {target} open")
 
 
-def wait_for_points(partial, n, wait=60.0):
+def wait_for_points(partial, n, wait=60.0, poll=0.1):
     deadline = time.time() + wait
     while time.time() < deadline:
         if partial.exists() and partial.read_text().count('"type":"point"') >= n:
             return
-        time.sleep(0.1)
+        time.sleep(poll)
 
 
 def last_line_once_ended(partial, wait=20.0):

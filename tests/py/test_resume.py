@@ -18,10 +18,14 @@ REPS = 40     # samples of every point, exactly: a launch's samples are counted 
 
 
 def sweep(tmp_path, *more):
-    """1 000 points of exactly REPS round trips, each at least 10 ms (--max-time with a
-    precision never reached): about 10 s, time enough to stop it in the middle."""
+    """1 000 points of exactly REPS round trips; cold buffers (64 MiB and more set before
+    each size) and 2 000 untimed round trips make each point take milliseconds even on a quiet
+    machine (a quiet 2-core VM: 7.4 s for the sweep), time enough to stop it in the middle:
+    Open MPI's mpirun takes up to 2 s to bring a Ctrl-C to the ranks, and a sweep of 0.8 s
+    had ended by then."""
     return [sys.executable, "-m", "jostle.cli", "pingpong", "--mpi", "openmpi", "--sizes",
-            "1:1000:1", "--min-reps", str(REPS), "--max-reps", str(REPS), "--warmup", "1",
+            "1:1000:1", "--min-reps", str(REPS), "--max-reps", str(REPS), "--warmup", "2000",
+            "--buffers", "cold",
             "--output-dir", str(tmp_path), "--name", "r", *more]
 
 
@@ -41,7 +45,7 @@ def test_an_interrupted_sweep_resumes_from_its_last_point(tmp_path):
                             preexec_fn=at_a_terminal)
     partial = tmp_path / "adhoc" / "r.jsonl.partial"
     try:
-        wait_for_points(partial, 3 * 50)
+        wait_for_points(partial, 3 * 50, poll=0.01)
         os.killpg(proc.pid, signal.SIGINT)          # Ctrl-C at jostle's terminal
         _, err = proc.communicate(timeout=60)
     finally:
