@@ -181,6 +181,18 @@ def fingerprint_runs(args, hosts, only=None, suffix="") -> list:
     return runs
 
 
+def per_host(comm_core, hosts) -> "dict | None":
+    """--comm-core as one entry per host of the allocation ({host: entry}), or None for a
+    single value (it serves every rank)."""
+    parts = comm_core.split(",") if comm_core else []
+    if len(parts) <= 1:
+        return None
+    if len(parts) != len(hosts):
+        raise UsageError(f"--comm-core '{comm_core}' is not allowed: give one value for all "
+                         f"hosts or one per host ({len(hosts)})")
+    return dict(zip(hosts, parts))
+
+
 def link_run(args, hosts, exact=False) -> RunSpec:
     n = len(hosts)
     sizes = {"all": LINK_SIZES, "bandwidth": "1M", "latency": "8"}[args.link_metrics]
@@ -193,7 +205,11 @@ def link_run(args, hosts, exact=False) -> RunSpec:
         # is fast, and the harness would size its next batch of new rounds from that speed.
         a += ["--min-reps", "5", "--max-reps", LINK_MAX_REPS, "--warmup", "2",
               "--max-time", f"{args.round_time / (n * nsizes):.3g}"]
-    a += ["--comm-core", args.comm_core] if getattr(args, "comm_core", None) else []
+    of = getattr(args, "comm_core_of", None)
+    if of:   # the kept hosts' entries: a host found dead leaves the link run with its own
+        a += ["--comm-core", ",".join(of[h] for h in hosts)]
+    elif getattr(args, "comm_core", None):
+        a += ["--comm-core", args.comm_core]
     bound = (n - 1) * args.round_time + 10
     name = c.default_name(f"links-{'pairwise' if args.pairwise else 'shift'}-n{n}", a, n, hosts)
     return RunSpec(name, "shift", a, n, list(hosts), 2 * bound + (args.timeout or DEFAULT_MARGIN),
@@ -299,6 +315,7 @@ def main(args):
         hosts = [f"node-{i}" for i in range(simgrid.parse_nodes(nodes)[-1])]
     else:
         hosts = allocation(args)
+    args.comm_core_of = per_host(args.comm_core, hosts)
     camp_dir = Path(args.output_dir) / args.campaign
     config_of = config_for(args)
     if args.dry_run:
