@@ -93,12 +93,10 @@ static const char *route_name(const state *s, int r)
     return r == R_MPI ? s->mpi_name : jt_dbcast_route_name((jt_dbcast_routing)r);
 }
 
-static double us(double s, const jt_point *p) { (void)p; return s * 1e6; }
-static double mbps(double s, const jt_point *p) { return p->arg[0] / s / 1e6; }
 
 static const jt_metric metrics[] = {
-    {"time", "us", "Time(us)", 0, us},
-    {"bandwidth", "MB/s", "Size/time(MB/s)", 0, mbps},
+    {"time", "us", "Time(us)", 0, jt_metric_us},
+    {"bandwidth", "MB/s", "Size/time(MB/s)", 0, jt_metric_mbps},
 };
 
 /* ---- options ------------------------------------------------------------------------- */

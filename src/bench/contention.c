@@ -77,8 +77,6 @@ typedef struct state {
     char counters_reason[160];
 } state;
 
-static double us_half(double s, const jt_point *p) { (void)p; return s * 0.5e6; }
-static double us(double s, const jt_point *p) { (void)p; return s * 1e6; }
 static double mbps(double s, const jt_point *p) { return 2.0 * p->arg[0] / s / 1e6; }
 /* arg[1] = bytes per sweep with write-allocate, arg[2] = without (STREAM), arg[3] = flops */
 static double gbps(double s, const jt_point *p) { return p->arg[2] / s / 1e9; }
@@ -114,9 +112,9 @@ static size_t llc_total(const jt_topo *tp)
 static void metrics(state *s)
 {
     const jt_metric comm[3] = {
-        {"latency", "us", "Latency(us)", S_COMM, us_half},
+        {"latency", "us", "Latency(us)", S_COMM, jt_metric_half_us},
         {"bandwidth", "MB/s", "Bandwidth(MB/s)", S_COMM, mbps},
-        {"rtt", "us", "RTT(us)", S_COMM, us},
+        {"rtt", "us", "RTT(us)", S_COMM, jt_metric_us},
     };
     memcpy(s->comm_m, comm, sizeof comm);
     int k = 0;

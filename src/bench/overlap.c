@@ -19,7 +19,6 @@
 
 typedef jt_overlap_state state;
 
-static double us(double s, const jt_point *p) { (void)p; return s * 1e6; }
 
 static double overlap(const jt_stats *st, int use_max)
 {
@@ -29,9 +28,9 @@ static double overlap_min(const jt_stats *st, const jt_point *p) { (void)p; retu
 static double overlap_max(const jt_stats *st, const jt_point *p) { (void)p; return overlap(st, 1); }
 
 static const jt_metric metrics[] = {
-    {"t_ovrl", "us", "t_ovrl(us)", S_OVRL, us},
-    {"t_pure", "us", "t_pure(us)", S_PURE, us},
-    {"t_cpu", "us", "t_CPU(us)", S_CPU, us},
+    {"t_ovrl", "us", "t_ovrl(us)", S_OVRL, jt_metric_us},
+    {"t_pure", "us", "t_pure(us)", S_PURE, jt_metric_us},
+    {"t_cpu", "us", "t_CPU(us)", S_CPU, jt_metric_us},
 };
 static const jt_point_value values[] = {
     {"overlap_min", "1", "Overlap(min)",

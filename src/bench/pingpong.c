@@ -42,21 +42,19 @@ typedef struct state {
     char heading[128];
 } state;
 
-static double us_half(double s, const jt_point *p) { (void)p; return s * 0.5e6; }
-static double us(double s, const jt_point *p) { (void)p; return s * 1e6; }
 /* arg[0] = bytes per message, arg[1] = messages per sample (both directions counted). */
 static double mbps(double s, const jt_point *p) { return p->arg[0] * p->arg[1] / s / 1e6; }
 static double msgrate(double s, const jt_point *p) { return p->arg[1] / s; }
 
 static const jt_metric pingpong_metrics[] = {
-    {"latency", "us", "Latency(us)", 0, us_half},
+    {"latency", "us", "Latency(us)", 0, jt_metric_half_us},
     {"bandwidth", "MB/s", "Bandwidth(MB/s)", 0, mbps},
-    {"rtt", "us", "RTT(us)", 0, us},
+    {"rtt", "us", "RTT(us)", 0, jt_metric_us},
 };
 static const jt_metric stream_metrics[] = {
     {"bandwidth", "MB/s", "Bandwidth(MB/s)", 0, mbps},
     {"message_rate", "msg/s", "Rate(msg/s)", 0, msgrate},
-    {"window_time", "us", "Window(us)", 0, us},
+    {"window_time", "us", "Window(us)", 0, jt_metric_us},
 };
 
 static void read_options(const jt_opts *o, const jt_topo *tp, void *st)

@@ -28,8 +28,6 @@ int jt_pp_flows_thread_level(const jt_opts *o)
 static double agg_mbps(double s, const jt_point *p) { return p->arg[2] * p->arg[0] * p->arg[1] / s / 1e6; }
 static double agg_rate(double s, const jt_point *p) { return p->arg[2] * p->arg[1] / s; }
 static double flow_mbps(double s, const jt_point *p) { return p->arg[0] * p->arg[1] / s / 1e6; }
-static double us(double s, const jt_point *p) { (void)p; return s * 1e6; }
-static double us_half(double s, const jt_point *p) { (void)p; return s * 0.5e6; }
 
 /* Core and NUMA node of each of this rank's flows.  Without --comm-core, or with auto, the
  * NIC-aware placement (jt_place_comm) of communicating thread k = local rank x threads + t:
@@ -130,18 +128,18 @@ jt_pp_flows *jt_pp_flows_setup(jt_ctx *ctx, jt_p2p_mode mode, jt_p2p_buffers buf
     if (stream) {
         m->m[k++] = (jt_metric){"bandwidth", "MB/s", "Bandwidth(MB/s)", 0, agg_mbps};
         m->m[k++] = (jt_metric){"message_rate", "msg/s", "Rate(msg/s)", 0, agg_rate};
-        m->m[k++] = (jt_metric){"window_time", "us", "Window(us)", 0, us};
+        m->m[k++] = (jt_metric){"window_time", "us", "Window(us)", 0, jt_metric_us};
     } else {
-        m->m[k++] = (jt_metric){"latency", "us", "Latency(us)", 0, us_half};
+        m->m[k++] = (jt_metric){"latency", "us", "Latency(us)", 0, jt_metric_half_us};
         m->m[k++] = (jt_metric){"bandwidth", "MB/s", "Bandwidth(MB/s)", 0, agg_mbps};
-        m->m[k++] = (jt_metric){"rtt", "us", "RTT(us)", 0, us};
+        m->m[k++] = (jt_metric){"rtt", "us", "RTT(us)", 0, jt_metric_us};
     }
     for (int f = 0; f < m->nflows; f++) {
         snprintf(m->extra[f], sizeof m->extra[f], "\"pair\":%d,\"thread\":%d", f / m->per_rank,
                  f % m->per_rank);
         m->extras[k] = m->extra[f];
         m->m[k++] = stream ? (jt_metric){"pair_bandwidth", "MB/s", "", 1 + f, flow_mbps}
-                           : (jt_metric){"pair_latency", "us", "", 1 + f, us_half};
+                           : (jt_metric){"pair_latency", "us", "", 1 + f, jt_metric_half_us};
     }
     return m;
 }

@@ -53,13 +53,11 @@ typedef struct state {
     size_t tmpcap;
 } state;
 
-static double us(double s, const jt_point *p) { (void)p; return s * 1e6; }
 /* arg[0] = bytes of one message, one way */
-static double mbps(double s, const jt_point *p) { return p->arg[0] / s / 1e6; }
 
 static const jt_metric metrics[] = {
-    {"latency", "us", "Latency(us)", 0, us},
-    {"bandwidth", "MB/s", "Bandwidth(MB/s)", 0, mbps},
+    {"latency", "us", "Latency(us)", 0, jt_metric_us},
+    {"bandwidth", "MB/s", "Bandwidth(MB/s)", 0, jt_metric_mbps},
 };
 
 static void read_options(const jt_opts *o, const jt_topo *tp, void *st)

@@ -27,6 +27,12 @@ typedef struct jt_metric {
     double (*derive)(double sample, const struct jt_point *p);
 } jt_metric;
 
+/* The derivations most metrics share: a sample in seconds as microseconds, half a sample (a
+ * round trip's one-way latency) in microseconds, and arg[0] bytes moved one way as MB/s. */
+double jt_metric_us(double sample, const struct jt_point *p);
+double jt_metric_half_us(double sample, const struct jt_point *p);
+double jt_metric_mbps(double sample, const struct jt_point *p);
+
 /* One value computed once per point from the statistics of its metrics (an overlap ratio
  * from medians), not sample by sample: recorded with n and median only, and its formula. */
 typedef struct jt_point_value {

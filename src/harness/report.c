@@ -305,3 +305,20 @@ void jt_print_header(jt_ctx *ctx, const jt_bench *b, const jt_point *p, FILE *ou
     }
     fputc('\n', out);
 }
+
+double jt_metric_us(double sample, const jt_point *p)
+{
+    (void)p;
+    return sample * 1e6;
+}
+
+double jt_metric_half_us(double sample, const jt_point *p)
+{
+    (void)p;
+    return sample * 0.5e6;
+}
+
+double jt_metric_mbps(double sample, const jt_point *p)
+{
+    return p->arg[0] / sample / 1e6;
+}
