@@ -18,11 +18,20 @@ large messages; docs/cli.md measured 1.4-2.3x from 512 KiB to 2 MiB on this VM).
 
 Campaigns are kept under --workdir and resumed (a complete run is never launched again), so
 an interrupted measurement goes on where it stopped. The machine is printed first; timings on
-a shared machine are what they are: the load average is printed with them.
+a shared machine are what they are: the load average is printed with them, and after every
+pair the time so far and the time left at that pace.
+
+Where the time goes: 3P campaigns x R jobs (180 for 20 pairs), each an MPI start-up plus 23
+points of at most --max-time s each (the stopping rule's cap; a point that has not reached
+--min-reps goes on to it: 20 round trips of 4 MiB from memory, ~10 ms on a quiet node), then
+2P + 1 comparisons. On a quiet 2-core VM a job is ~3 s and a campaign ~10 s (Python start-up
+included): 20 pairs in about 10 minutes. Under a load of 14-24 a job took 16 s (2923 s).
 
 Usage: bench/compare_targets.py [--pairs 20] [--runs 3] [--workdir results/compare_targets]
 """
 import argparse
+import contextlib
+import io
 import json
 import math
 import os
@@ -36,11 +45,21 @@ import checkout_venv  # noqa: E402  (re-runs this script with the checkout's ven
 
 checkout_venv.use()
 ROOT = checkout_venv.ROOT
+from jostle import cli  # noqa: E402
 from jostle.results import find_run_files, load_run  # noqa: E402
-# this checkout's jostle, run by the venv's Python (numpy and pandas)
-JOSTLE = [sys.executable, "-m", "jostle.cli"]
-ENV = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
 MIB = 1 << 20
+
+
+def jostle(*argv) -> tuple:
+    """(exit status, stdout, stderr) of this checkout's `jostle ARGV`, run in this process: 100
+    start-ups of Python and pandas saved (a minute on a quiet 2-core VM)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            rc = cli.main(list(argv))
+        except SystemExit as e:   # argparse's refusals
+            rc = e.code
+    return rc, out.getvalue(), err.getvalue()
 
 
 def machine():
@@ -56,21 +75,20 @@ def campaign(workdir, kind, k, args):
     done = [f for f in os.listdir(folder) if f.endswith(".jsonl")] if os.path.isdir(folder) else []
     if len(done) >= args.runs:   # complete: not even a jostle start-up (slow on a busy machine)
         return folder
-    cmd = [*JOSTLE, "pingpong", "--sizes", args.sizes, "--buffers", kind, "--runs", str(args.runs),
+    cmd = ["pingpong", "--sizes", args.sizes, "--buffers", kind, "--runs", str(args.runs),
            "--min-reps", str(args.min_reps), "--max-time", str(args.max_time), "--mpi", args.mpi,
            "--output-dir", out, "--campaign", f"{kind}-{k:02d}", "--name", "pingpong"]
-    p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=ENV)
-    if p.returncode != 0:
-        sys.exit(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr.strip()[-500:]}")
+    rc, _, err = jostle(*cmd)
+    if rc != 0:
+        sys.exit(f"jostle {' '.join(cmd)} failed ({rc}): {err.strip()[-500:]}")
     return os.path.join(out, f"{kind}-{k:02d}")
 
 
 def compare(a, b, *extra):
-    p = subprocess.run([*JOSTLE, "compare", a, b, "--format", "json", *extra],
-                       capture_output=True, text=True, env=ENV)
-    if p.returncode not in (0, 1):
-        sys.exit(f"jostle compare {a} {b} failed ({p.returncode}): {p.stderr.strip()}")
-    return json.loads(p.stdout)
+    rc, out, err = jostle("compare", a, b, "--format", "json", *extra)
+    if rc not in (0, 1):
+        sys.exit(f"jostle compare {a} {b} failed ({rc}): {err.strip()}")
+    return json.loads(out)
 
 
 def key(p):
@@ -95,6 +113,10 @@ def job_spread(folder):
     return out
 
 
+def load() -> str:
+    return f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--pairs", type=int, default=20)
@@ -107,7 +129,9 @@ def main():
     args = ap.parse_args()
     if args.pairs < 1 or args.runs < 1:
         sys.exit("--pairs and --runs: at least 1")
-    print(f"machine: {machine()}; load average {os.getloadavg()[0]:.1f} at the start")
+    print(f"machine: {machine()}; {load()} at the start")
+    if os.getloadavg()[0] > 0.5 * (os.cpu_count() or 1):
+        print("  the targets assume a quiet machine: others' work stalls jobs (docs/validation.md)")
     print(f"campaigns: jostle pingpong --sizes {args.sizes} --runs {args.runs} --min-reps "
           f"{args.min_reps} --max-time {args.max_time} --mpi {args.mpi}; {2 * args.pairs} osu, "
           f"{args.pairs} cold", flush=True)
@@ -116,8 +140,12 @@ def main():
     for i in range(args.pairs):   # interleaved: a change of the machine's load hits every kind
         osu += [campaign(args.workdir, "osu", 2 * i, args), campaign(args.workdir, "osu", 2 * i + 1, args)]
         cold.append(campaign(args.workdir, "cold", i, args))
-    print(f"measured in {time.monotonic() - t0:.0f} s; load average "
-          f"{os.getloadavg()[0]:.1f} now", flush=True)
+        spent = time.monotonic() - t0
+        print(f"  pair {i + 1}/{args.pairs} measured: {spent:.0f} s so far, about "
+              f"{spent / (i + 1) * (args.pairs - i - 1):.0f} s left at this pace; {load()}",
+              flush=True)
+    measured = time.monotonic() - t0
+    print(f"measured in {measured:.0f} s; {load()} now", flush=True)
 
     aa = [compare(osu[2 * i], osu[2 * i + 1]) for i in range(args.pairs)]
     any_slower = sum(c["counts"]["slower"] > 0 for c in aa)
@@ -163,7 +191,8 @@ def main():
         print(f"  {name} over every point: median {statistics.median(allsd):.3f}, 75th percentile "
               f"{allsd[int(0.75 * (len(allsd) - 1))]:.3f}, 90th {allsd[int(0.9 * (len(allsd) - 1))]:.3f}, "
               f"largest {allsd[-1]:.3f}")
-    print(f"done in {time.monotonic() - t0:.0f} s; load average {os.getloadavg()[0]:.1f}")
+    print(f"done in {time.monotonic() - t0:.0f} s ({measured:.0f} s measuring, "
+          f"{time.monotonic() - t0 - measured:.0f} s comparing); {load()}")
 
 
 if __name__ == "__main__":

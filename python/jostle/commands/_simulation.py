@@ -41,6 +41,9 @@ SIM_DEFAULTS = {"nodes": "4:256", "bandwidth": "10Gbps", "latency": "1us", "poll
 
 def check_simulation(args):
     """With --simulate, fill in the simulation options not given; without it, refuse them."""
+    if args.simulate and getattr(args, "runs", 1) > 1:
+        raise UsageError(f"--runs {args.runs} is not allowed with --simulate: a simulated run is "
+                         "deterministic, so a second launch draws nothing new; leave --runs out")
     for key, default in args.sim_defaults.items():
         if args.simulate:
             setattr(args, key, getattr(args, key, default))

@@ -11,7 +11,7 @@ import argparse
 import sys
 
 from .. import benchmarks, launch, simgrid
-from ..campaign import Campaign, RunSpec
+from ..campaign import Campaign, RunSpec, repeated
 from ..errors import UsageError
 from ..progress import Progress
 from ..sizes import parse_sizes
@@ -130,6 +130,7 @@ def register(sub):
                         "simulated 2: it is deterministic)")
     c.bench_option(h, "bcast", "max-time", type=c.positive_float)
     c.bench_option(h, "bcast", "warmup", type=c.nonneg_int)
+    c.add_runs_option(h)
     c.add_launch_options(p)
     c.add_output_options(p, campaign_default="bcast")
     p.add_argument("--name", type=c.name_type, help="run name (default bcast-<ranks>r-<hash of the options>: the same command resumes)")
@@ -184,13 +185,15 @@ def main(args):
         sizes, args.min_reps, args.max_time, args.warmup, benchmark="bcast")
     run_args = bench_args(args, spec, routing, False)
     name = args.name or c.default_name(f"bcast-{args.ranks}r", run_args, args.ranks, args.hosts)
-    run = RunSpec(name, "bcast", run_args, args.ranks, args.hosts or [], timeout)
-    camp = Campaign(f"{args.output_dir}/{args.campaign}", [run])
+    runs = repeated([RunSpec(name, "bcast", run_args, args.ranks, args.hosts or [], timeout)],
+                    args.runs)
+    camp = Campaign(f"{args.output_dir}/{args.campaign}", runs)
     config = c.launch_config(args)
     if args.dry_run:
         return camp.dry_run(config, args.quiet)
     camp.run(config, Progress(), quiet=args.quiet)
-    print(f"jostle: results in {camp.output(run)}", file=sys.stderr)
+    for run in runs:
+        print(f"jostle: results in {camp.output(run)}", file=sys.stderr)
     return 0
 
 

@@ -11,7 +11,7 @@ import argparse
 import sys
 
 from .. import benchmarks, binary, launch, simgrid, starpu
-from ..campaign import Campaign, RunSpec
+from ..campaign import Campaign, RunSpec, repeated
 from ..errors import UsageError
 from ..progress import Progress
 from ..results import load_run
@@ -101,6 +101,7 @@ def register(sub):
                    help="factorizations per mode at least (default 5; simulated 1: deterministic)")
     h.add_argument("--max-time", type=c.positive_float, metavar="S", help="time cap per mode")
     h.add_argument("--warmup", type=c.nonneg_int, metavar="N", help="untimed factorizations first")
+    c.add_runs_option(h)
     c.add_launch_options(p)
     c.add_output_options(p, campaign_default="cholesky")
     p.add_argument("--name", type=c.name_type, help="run name (default cholesky-<ranks>r-<hash of the options>: the same command resumes)")
@@ -144,19 +145,21 @@ def main(args):
     starpu_exe = starpu.find(args.starpu_bin) if args.starpu or args.starpu_bin else None
     run_args = bench_args(args, False)
     name = args.name or c.default_name(f"cholesky-{args.ranks}r", run_args, args.ranks, args.hosts)
-    run = RunSpec(name, "cholesky", run_args, args.ranks, args.hosts or [], args.timeout or 1800)
-    camp = Campaign(f"{args.output_dir}/{args.campaign}", [run])
+    runs = repeated([RunSpec(name, "cholesky", run_args, args.ranks, args.hosts or [],
+                             args.timeout or 1800)], args.runs)
+    camp = Campaign(f"{args.output_dir}/{args.campaign}", runs)
     config = c.launch_config(args)
     if args.dry_run:
         return camp.dry_run(config, args.quiet)
     progress = Progress()
     camp.run(config, progress, quiet=args.quiet)
-    print(f"jostle: results in {camp.output(run)}", file=sys.stderr)
+    for run in runs:
+        print(f"jostle: results in {camp.output(run)}", file=sys.stderr)
     if args.starpu:
         if args.datatype != "float":
             progress.note("StarPU-MPI's mpi_cholesky computes in float: compare it with "
                           "--datatype float (this run is in double)")
-        n, nb = int(run.args[1]), int(run.args[3])
+        n, nb = int(run_args[1]), int(run_args[3])
         ref = camp.dir / f"{name}-starpu.jsonl"
         if ref.exists():
             progress.note(f"{ref}: already complete, skipped")

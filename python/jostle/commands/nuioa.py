@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from .. import benchmarks, figures, launch
-from ..campaign import Campaign, RunSpec
+from ..campaign import Campaign, RunSpec, repeated
 from ..errors import UsageError
 from ..figures import nuioa as nuioa_figures
 from ..progress import Progress
@@ -66,6 +66,7 @@ def register(sub):
     g.add_argument("--ranks", type=c.ranks_type, default=2, metavar="N", help="ranks (default 2)")
     g.add_argument("--hosts", type=c.hosts_type, metavar="A,B",
                    help="hosts, one rank each (default: this host only)")
+    c.add_runs_option(g)
     c.add_launch_options(p)
     c.add_output_options(p, campaign_default="nuioa")
     p.add_argument("--dry-run", action="store_true", help="print the command lines and exit")
@@ -147,7 +148,7 @@ def plan(args, topo: dict, bench=None) -> tuple:
                  "--compute-cores", str(n), "--compute-mem", str(node["index"]),
                  *(["--comm-core", "near", "--comm-mem", "near"] if nics else []),
                  *over, *phase], load_timeout)
-    return runs, notes
+    return repeated(runs, args.runs), notes
 
 
 def draw(camp, outdir) -> list:

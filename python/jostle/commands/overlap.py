@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from .. import benchmarks, figures, launch
-from ..campaign import Campaign, RunSpec
+from ..campaign import Campaign, RunSpec, repeated
 from ..errors import UsageError
 from ..figures import overlap as overlap_figures
 from ..results import load_run
@@ -115,6 +115,7 @@ def _options(p):
         o = benchmarks.option("overlap", name)
         c.bench_option(g, "overlap", name, type=kind, help=f"{o['help']} (default {o['default']};"
                        f" --quick {QUICK[QUICK.index('--' + name) + 1]})")
+    c.add_runs_option(g)
     g.add_argument("--dry-run", action="store_true", help="print the command lines and exit")
     c.add_launch_options(p)
     c.add_output_options(p, campaign_default="overlap")
@@ -161,7 +162,8 @@ def plan(args, configs, cores) -> list:
                              *(["--oversubscribe"] if per_host > cores else []), *common]
                         name = (f"overlap-{lib}-{pol}-{mode}{'-' + tc if tc else ''}-"
                                 f"{args.kernel}-n{n:02d}")
-                        out.append((config, RunSpec(name, "overlap", a, n, hosts, timeout)))
+                        out += [(config, s) for s in repeated(
+                            [RunSpec(name, "overlap", a, n, hosts, timeout)], args.runs)]
     if not out:
         raise UsageError("nothing to run: --progress-mode async needs the MPICH build "
                          "(build/mpich)")
