@@ -148,7 +148,7 @@ def plan(args, topo: dict, bench=None) -> tuple:
                  "--compute-cores", str(n), "--compute-mem", str(node["index"]),
                  *(["--comm-core", "near", "--comm-mem", "near"] if nics else []),
                  *over, *phase], load_timeout)
-    return repeated(runs, args.runs), notes
+    return repeated(runs, getattr(args, "runs", 1)), notes   # --runs K (a plan of a test: 1)
 
 
 def draw(camp, outdir) -> list:

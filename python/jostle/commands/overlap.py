@@ -162,8 +162,8 @@ def plan(args, configs, cores) -> list:
                              *(["--oversubscribe"] if per_host > cores else []), *common]
                         name = (f"overlap-{lib}-{pol}-{mode}{'-' + tc if tc else ''}-"
                                 f"{args.kernel}-n{n:02d}")
-                        out += [(config, s) for s in repeated(
-                            [RunSpec(name, "overlap", a, n, hosts, timeout)], args.runs)]
+                        spec = RunSpec(name, "overlap", a, n, hosts, timeout)
+                        out += [(config, s) for s in repeated([spec], getattr(args, "runs", 1))]
     if not out:
         raise UsageError("nothing to run: --progress-mode async needs the MPICH build "
                          "(build/mpich)")
