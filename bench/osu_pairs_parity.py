@@ -1,26 +1,32 @@
 #!/usr/bin/env python3
 """Parity of `jostle-bench pingpong --pairs N` and `--comm-threads T` with osu_mbw_mr and
-osu_latency_mt, measured side by side in the same MPI jobs (issue 27).
+osu_latency_mt, measured side by side in the same MPI jobs, with Open MPI and MPICH (issue 27).
 
-bench/ref/ref_mbw.c alternates, size by size and inside each of --jobs MPI jobs, a reference
-loop written to the documented method of osu_mbw_mr (every power of two 1 B - 4 MiB: aggregate
-bandwidth in MB/s and the message rate, 1e6 x bandwidth / size) or of osu_latency_mt (latency
-of T threads per rank) and jostle's own flows (comm/flows.h, what `jostle-bench pingpong
---pairs N` / `--comm-threads T` run).  Printed per size: the reference and jostle per round and
-the median over rounds of jostle / reference.  Targets, [0.97, 1.03] at every size: 1 pair
-(bandwidth and message rate) and 1 thread.  Runs with more ranks or threads than this machine
-has cores are marked OVERSUBSCRIBED: numbers printed, no target.
+bench/ref/ref_mbw.c alternates, size by size and inside each of --jobs MPI jobs per MPI library
+(the libraries' jobs interleaved), a reference loop written to the method of osu_mbw_mr (OMB's
+release of 2024: two barriers and a window of 64 sends per iteration, a 1-byte acknowledgement,
+100 + 10 iterations; aggregate bandwidth in MB/s and the message rate, 1e6 x bandwidth / size,
+so both have the same ratio) or of osu_latency_mt (latency of T threads per rank; its iteration
+counts divided by --lat-div) with jostle's own flows (comm/flows.c, what `jostle-bench pingpong
+--pairs N` / `--comm-threads T` run), at every power of two 1 B - 4 MiB.
+
+Printed per size: OSU's figure of each loop (the median over rounds), jostle / reference per round
+and its median over rounds (the target), and `med-sample`: the same ratio of the two loops'
+median samples (a window, or a round trip; the median over rounds of each round's): a time slice taken by another
+process lands in a few samples and moves OSU's mean, not this median, so on a loaded machine it
+tells the method apart from the load.  Targets, [0.97, 1.03] on the median over rounds at every
+size, per MPI library: 1 pair (bandwidth and message rate) and 1 thread.  Runs with more ranks or
+threads than this machine has cores are marked OVERSUBSCRIBED: numbers printed, no target.  A
+job cut by --job-timeout keeps the rounds it finished; a size left with none fails its target.
 
 The ranks are started by jostle.launch (the launcher and flags `jostle` itself uses).
-
-Usage: bench/osu_pairs_parity.py [--build build/openmpi] [--rounds 6] [--jobs 2]
-                                 [--pairs 1,2] [--threads 1,2]
 """
 import argparse
 import os
 import statistics
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import checkout_venv  # noqa: E402  (re-runs this script with the checkout's venv if needed)
@@ -44,77 +50,178 @@ def counts(text):
     return vals
 
 
-def measure(build, kind, ranks, args, rounds, jobs):
-    """size -> [(ref, jostle) per round], the rounds spread over JOBS jobs (each job draws
-    its buffers' pages afresh: see osu_parity.py)."""
-    got = {}
-    for j in range(jobs):
-        n = rounds // jobs + (j < rounds % jobs)
-        if n == 0:
+def builds(text):
+    dirs = [d for d in text.split(",") if d]
+    for d in dirs:
+        if not os.access(os.path.join(d, "ref_mbw"), os.X_OK):
+            raise argparse.ArgumentTypeError(f"'{d}' has no ref_mbw: `make build` makes "
+                                             f"build/openmpi and build/mpich")
+    if not dirs:
+        raise argparse.ArgumentTypeError(f"'{text}' names no build directory")
+    return dirs
+
+
+def load():
+    return "{:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
+
+
+def descendants(pid):
+    """The processes below PID (a launcher's proxies and ranks, which MPICH's hydra puts in
+    process groups of their own)."""
+    kids = {}
+    for d in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
             continue
-        argv = checkout_venv.launch_line(build, os.path.join(build, "ref_mbw"),
-                                         [kind, *args, str(n), *map(str, SIZES)], ranks)
-        out = subprocess.run(argv, check=True, capture_output=True, text=True,
-                             timeout=1800).stdout
-        for line in out.splitlines():
-            _, size, r, jv = line.split()
-            got.setdefault(int(size), []).append((float(r), float(jv)))
-    return got
+        kids.setdefault(ppid, []).append(int(d))
+    out, todo = [], [pid]
+    while todo:
+        for k in kids.get(todo.pop(), []):
+            out.append(k)
+            todo.append(k)
+    return out
 
 
-def table(title, unit, got, target, rate=False):
+def run_job(argv, limit):
+    """stdout lines of one MPI job, and whether it was cut at LIMIT seconds (its lines so far
+    kept: ref_mbw flushes every size).  A cut job's launcher is asked to stop (SIGTERM, which
+    it passes to its ranks), then it and whatever it started are killed by pid."""
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = p.communicate(timeout=limit)
+        cut = False
+    except subprocess.TimeoutExpired:
+        below = descendants(p.pid)
+        p.terminate()
+        try:
+            out, err = p.communicate(timeout=5)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+        for pid in below:
+            try:
+                os.kill(pid, 9)
+            except ProcessLookupError:
+                pass
+        cut = True
+    if p.returncode != 0 and not cut:
+        sys.exit(f"{' '.join(argv)} exited {p.returncode}: {err.strip()[-400:]}")
+    return out.splitlines(), cut
+
+
+def measure(build, kind, ranks, args, n, limit, got):
+    """Adds one job's rounds to GOT (size -> [(ref, jostle, ref_median, jostle_median)])."""
+    argv = checkout_venv.launch_line(build, os.path.join(build, "ref_mbw"),
+                                     [kind, *args[:1], str(n), *args[1:], *map(str, SIZES)], ranks)
+    lines, cut = run_job(argv, limit)
+    for line in lines:
+        _, size, r, j, rm, jm = line.split()
+        got.setdefault(int(size), []).append(tuple(map(float, (r, j, rm, jm))))
+    return cut
+
+
+def table(title, got, target, lat, cut):
     """Prints one table; returns the sizes outside the target (none when no target)."""
-    rounds = len(next(iter(got.values())))
-    head = "".join(f"{'r' + str(k) + ' ref':>12}{'jostle':>12}" for k in range(rounds))
-    print(f"\n## {title} ({unit}){'' if target else '  OVERSUBSCRIBED: no target'}")
-    print(f"{'size':>8}{head}{'median j/r':>11}")
+    unit = "us" if lat else "MB/s"
+    rounds = max((len(v) for v in got.values()), default=0)
+    print(f"\n## {title}{'' if target else '  OVERSUBSCRIBED: no target'}"
+          f"{'  (cut by --job-timeout)' if cut else ''}; load average {load()}")
+    rate = "" if lat else f"{'ref msg/s':>12}{'jostle':>12}"
+    print(f"{'size':>8}{'ref ' + unit:>11}{'jostle':>11}{rate}"
+          + "".join(f"{'r' + str(k):>9}" for k in range(rounds)) + f"{'median':>8}{'med-sample':>11}")
     bad = []
     for size in SIZES:
-        rows = got[size]
-        conv = (lambda v: 1e6 * v / size) if rate else (lambda v: v)
-        line = f"{size:>8}" + "".join(f"{conv(r):>12.5g}{conv(j):>12.5g}" for r, j in rows)
-        m = statistics.median(j / r for r, j in rows)
+        rows = got.get(size, [])
+        if not rows:
+            print(f"{size:>8}  not measured")
+            bad += [size] if target else []
+            continue
+        ratios = [j / r for r, j, _, _ in rows]
+        m = statistics.median(ratios)
+        rm = statistics.median(x[2] for x in rows)
+        jm = statistics.median(x[3] for x in rows)
+        sample = jm / rm if lat else rm / jm   # in the metric's direction, as `median`
+        ref = statistics.median(x[0] for x in rows)
+        jos = statistics.median(x[1] for x in rows)
+        line = f"{size:>8}{ref:>11.5g}{jos:>11.5g}"
+        if not lat:
+            line += f"{1e6 * ref / size:>12.5g}{1e6 * jos / size:>12.5g}"
+        line += "".join(f"{q:>9.3f}" for q in ratios) + " " * 9 * (rounds - len(ratios))
         ok = 0.97 <= m <= 1.03
-        if target and not ok:
-            bad.append(size)
-        print(f"{line}{m:>11.3f}{'  *' if target and not ok else ''}")
+        bad += [size] if target and not ok else []
+        print(f"{line}{m:>8.3f}{sample:>11.3f}{'  *' if target and not ok else ''}")
     return bad
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--build", default=str(ROOT / "build" / "openmpi"))
-    ap.add_argument("--rounds", type=at_least_one, default=6, help="rounds in all (default 6)")
-    ap.add_argument("--jobs", type=at_least_one, default=2, help="MPI jobs (default 2)")
-    ap.add_argument("--pairs", type=counts, default=[1, 2], help="pair counts (default 1,2)")
-    ap.add_argument("--threads", type=counts, default=[1, 2], help="thread counts (default 1,2)")
+    here = [str(ROOT / "build" / b) for b in ("openmpi", "mpich")
+            if os.access(ROOT / "build" / b / "ref_mbw", os.X_OK)]
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split(
+        "\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--builds", type=builds, default=here or None,
+                    help="build directories, comma-separated, one per MPI library (default: "
+                         "build/openmpi,build/mpich, those built)")
+    ap.add_argument("--rounds", type=at_least_one, default=6,
+                    help="rounds in all per library and configuration (default 6)")
+    ap.add_argument("--jobs", type=at_least_one, default=3,
+                    help="MPI jobs the rounds are spread over, per library: each job draws its "
+                         "buffers' pages afresh, which moves a loop's bandwidth for the whole job "
+                         "on some machines (see osu_parity.py) (default 3)")
+    ap.add_argument("--pairs", type=counts, default=[1],
+                    help="pair counts (default 1, the target; 2 on a 2-core machine is "
+                         "oversubscribed)")
+    ap.add_argument("--threads", type=counts, default=[1],
+                    help="thread counts (default 1, the target)")
+    ap.add_argument("--lat-div", type=at_least_one, default=10,
+                    help="osu_latency_mt's iterations (10 000 + 100 up to 8 KiB, 1 000 + 10 "
+                         "above) divided by this, at least one per thread (default 10: 1 000 + "
+                         "10 and 100 + 1)")
+    ap.add_argument("--job-timeout", type=at_least_one, default=300,
+                    help="seconds one MPI job may take before it is cut: the whole run takes at "
+                         "most configurations x jobs x libraries x this (default 300)")
     a = ap.parse_args()
+    if not a.builds:
+        ap.error("no build directory has ref_mbw: run `make build`")
     cores = launch.host_cores()
-    load = os.getloadavg()
-    print(f"# {a.build}: {a.rounds} rounds over {a.jobs} MPI jobs per configuration, the "
-          f"reference and jostle alternating size by size; {cores} cores; load average at "
-          f"start {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+    m = launch.bench_machine(os.path.join(a.builds[0], "jostle-bench"))
+    libs = {b: " ".join(launch.bench_version(os.path.join(b, "jostle-bench"))["mpi_library"]
+                       .replace(" Version:", "").split(",")[0].split()) for b in a.builds}
+    print(f"# machine: {os.uname().nodename}, {m.get('cpu')}, {cores} cores, "
+          f"{m.get('numa_nodes')} NUMA node(s), {m.get('kernel')}")
+    print("# " + "; ".join(f"{os.path.relpath(b, ROOT)}: {lib}" for b, lib in libs.items()))
+    print(f"# {a.rounds} rounds over {a.jobs} MPI jobs per library and configuration, the "
+          f"libraries' jobs interleaved, the reference and jostle alternating size by size; "
+          f"osu_latency_mt's counts / {a.lat_div}; load average at start {load()}")
+    start = time.monotonic()
+    configs = [("mbw", 2 * p, [], p, f"osu_mbw_mr method, {p} pair(s), {2 * p} ranks: "
+                "aggregate bandwidth and message rate") for p in a.pairs]
+    configs += [("latmt", 2, [str(t), str(a.lat_div)], t,
+                 f"osu_latency_mt method, {t} thread(s) per rank, 2 ranks: latency")
+                for t in a.threads]
     verdicts = []
-    for p in a.pairs:
-        over = 2 * p > cores
-        got = measure(a.build, "mbw", 2 * p, [], a.rounds, a.jobs)
-        name = f"osu_mbw_mr method, {p} pair(s), {2 * p} ranks"
-        bad = table(name + ": aggregate bandwidth", "MB/s", got, p == 1 and not over)
-        bad_r = table(name + ": message rate", "messages/s", got, p == 1 and not over, rate=True)
-        if p == 1 and not over:
-            verdicts.append(("1 pair bandwidth", bad))
-            verdicts.append(("1 pair message rate", bad_r))
-    for t in a.threads:
-        over = 2 * t > cores
-        got = measure(a.build, "latmt", 2, [str(t)], a.rounds, a.jobs)
-        bad = table(f"osu_latency_mt method, {t} thread(s) per rank, 2 ranks: latency", "us",
-                    got, t == 1 and not over)
-        if t == 1 and not over:
-            verdicts.append(("1 thread latency", bad))
-    load = os.getloadavg()
-    print(f"\nload average at the end {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+    for kind, ranks, args, k, title in configs:
+        lat = kind == "latmt"
+        got = {b: {} for b in a.builds}
+        cut = {b: False for b in a.builds}
+        t0 = time.monotonic()
+        for j in range(a.jobs):
+            n = a.rounds // a.jobs + (j < a.rounds % a.jobs)
+            for b in a.builds if n else ():
+                cut[b] |= measure(b, kind, ranks, args, n, a.job_timeout, got[b])
+        over = (2 * k if lat else ranks) > cores
+        target = k == 1 and not over
+        for b in a.builds:
+            bad = table(f"{libs[b]}: {title} ({time.monotonic() - t0:.0f} s for both libraries)",
+                        got[b], target, lat, cut[b])
+            if target:
+                what = ["1 thread latency"] if lat else ["1 pair bandwidth", "1 pair message rate"]
+                verdicts += [(f"{libs[b]}: {w}", bad) for w in what]
+    print(f"\n# {os.uname().nodename}, {cores} cores; load average at the end {load()}; "
+          f"{time.monotonic() - start:.0f} s in all")
     for name, bad in verdicts:
-        print(f"{name:<22} target [0.97, 1.03] on the median over rounds: "
+        print(f"{name:<40} target [0.97, 1.03] on the median over rounds: "
               f"{'PASS' if not bad else 'FAIL at ' + ', '.join(map(str, bad))}")
     return 0
 

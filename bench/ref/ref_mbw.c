@@ -1,33 +1,42 @@
-/* Reference loops written to the documented method of osu_mbw_mr and osu_latency_mt (OSU
- * Micro-Benchmarks 7.x), next to jostle's flows (comm/flows.h) in one MPI job
- * (bench/osu_pairs_parity.py).
+/* Reference loops written to the method of osu_mbw_mr and osu_latency_mt (OSU Micro-Benchmarks,
+ * the release of 2024: c/mpi/pt2pt/standard/osu_mbw_mr.c and osu_latency_mt.c), next to
+ * jostle's flows (comm/flows.h) in one MPI job (bench/osu_pairs_parity.py).
  *
  * mbw, as osu_mbw_mr: pairs = ranks / 2, rank i sends to rank i + pairs; one send and one
- * receive buffer per rank, page-aligned, set ('a', 'b') over the size before each size; per
- * iteration a barrier of every rank, then each sender times a window of 64 MPI_Isend of its
- * one buffer, MPI_Waitall and a 1-byte acknowledgement (receivers: 64 MPI_Irecv into one
- * buffer, MPI_Waitall, the acknowledgement); `skip` untimed iterations first; counts 100 + 10
- * up to 8 KiB and 20 + 2 above (osu_bw's, as ref_osu.c).  Printed: bandwidth = size x pairs x
- * window x iterations / (the senders' summed loop times / pairs) in MB/s (1e6), and the
- * message rate = 1e6 x bandwidth / size, as osu_mbw_mr computes both.
+ * receive buffer per rank, page-aligned, set ('a', 'b') over the size before each size; a
+ * barrier; then per iteration a barrier of every rank and a second one (OMB's validation pass,
+ * run once without -c), then each sender times a window of 64 MPI_Isend of its one buffer,
+ * MPI_Waitall and a 1-byte acknowledgement (tag 101, into its receive buffer; receivers: 64
+ * MPI_Irecv into one buffer, MPI_Waitall, the acknowledgement from their send buffer); `skip`
+ * untimed iterations first; 100 + 10 at every size (osu_mbw_mr keeps its counts for every size,
+ * where osu_bw takes 20 + 2 above 8 KiB).  Printed: bandwidth = size x pairs x window x
+ * iterations / (the senders' summed loop times / pairs) in MB/s (1e6), whose message rate,
+ * 1e6 x bandwidth / size, the script derives as osu_mbw_mr does.
  * jostle: jt_flows with the same pairs, stream mode, --buffers osu: its buffers set over the
  * size (as pingpong begins a size), 10 warm-up samples (the harness's --warmup), then the same
- * iterations; each sample a window timed by each sender after a barrier; the aggregate as
- * `jostle-bench pingpong --pairs N --format osu` prints it (flows x size x window / the mean
- * over samples of the mean over pairs).
+ * iterations; each sample a window timed by each sender after the same two barriers; the
+ * aggregate as `jostle-bench pingpong --pairs N --format osu` prints it (flows x size x window /
+ * the mean over samples of the mean over pairs).
  *
  * latmt T, as osu_latency_mt -t T:T with MPI_THREAD_MULTIPLE on 2 ranks: T threads per rank
  * (pthreads; the main thread waits), a barrier per size, buffers set, each thread's share of
- * the iterations (thread t takes iterations t, t + T, ...; 10 000 + 100 up to 8 KiB, 1 000 +
- * 10 above) as MPI_Send / MPI_Recv round trips (tag = iteration with several threads, as OSU;
- * 1 and 2 with one), each timed; latency = the threads' mean of their summed round trips /
- * (2 x their iterations), in us.  jostle: jt_flows with 1 pair and T threads, pingpong, all
- * the iterations on each thread (each on its own communicator).
- * Each rank's threads (both loops) are bound to the cores jostle's default gives them.
+ * the iterations (thread t takes iterations t, t + T, ...; osu_latency_mt's 10 000 + 100 up to
+ * 8 KiB and 1 000 + 10 above, each divided by DIV, at least 1) as MPI_Send / MPI_Recv round
+ * trips (tag = iteration with several threads, as OSU; 1 and 2 with one), each timed; latency =
+ * the threads' mean of their summed round trips / (2 x their iterations), in us (OSU divides
+ * the threads' summed time by one thread's share of the iterations: T times this, the same
+ * with one thread, where the script's target is).  jostle:
+ * jt_flows with 1 pair and T threads, pingpong, all the iterations on each thread (each on its
+ * own communicator).
+ * Each rank's threads (both loops) are bound to the cores jostle's default gives them.  Both
+ * loops keep each timed sample (stored after its clock reading) for the median printed beside.
  *
- * Usage: ref_mbw mbw ROUNDS SIZE...  |  ref_mbw latmt T ROUNDS SIZE...
- * Prints on rank 0 "ROUND SIZE REF JOSTLE" (MB/s for mbw, us for latmt). */
+ * Usage: ref_mbw mbw ROUNDS SIZE...  |  ref_mbw latmt T ROUNDS DIV SIZE...
+ * Prints on rank 0 "ROUND SIZE REF JOSTLE REF_MEDIAN JOSTLE_MEDIAN": REF and JOSTLE in MB/s
+ * (mbw) or us (latmt), OSU's figure; the medians are of one sample's time in seconds (a window,
+ * or a round trip), over every sender or thread. */
 #include "comm/flows.h"
+#include "core/stats.h"
 #include "topo/place.h"
 
 #include <mpi.h>
@@ -41,20 +50,44 @@
 #define WINDOW 64
 
 typedef struct ref {
-    int rank, pairs, threads, lat;
+    int rank, nranks, pairs, threads, lat, div;
     size_t size;
     int iters, skip;
     const jt_topo *topo;
     int core[JT_FLOWS_MAX_THREADS];
     char *s[JT_FLOWS_MAX_THREADS], *r[JT_FLOWS_MAX_THREADS];
     double sum[JT_FLOWS_MAX_THREADS];
+    int timed[JT_FLOWS_MAX_THREADS];    /* iterations each thread timed */
+    double *samp[JT_FLOWS_MAX_THREADS]; /* each timed sample, per thread */
+    double median;                      /* of the last reference loop's samples, rank 0 */
 } ref;
 
-static void counts(int lat, size_t size, int *iters, int *skip)
+static void counts(ref *x)
 {
-    int large = size > LARGE;
-    *iters = lat ? (large ? 1000 : 10000) : (large ? 20 : 100);
-    *skip = lat ? (large ? 10 : 100) : (large ? 2 : 10);
+    if (!x->lat) { /* osu_mbw_mr: the same at every size */
+        x->iters = 100;
+        x->skip = 10;
+        return;
+    }
+    int large = x->size > LARGE, it = (large ? 1000 : 10000) / x->div, sk = (large ? 10 : 100) / x->div;
+    x->iters = it < x->threads ? x->threads : it; /* every thread times at least one */
+    x->skip = sk < 1 ? 1 : sk;
+}
+
+/* The median of the first n values of rank 0's gathered array (senders first). */
+static double median_of(double *v, size_t n)
+{
+    jt_stats s;
+    jt_stats_compute(v, n, &s);
+    return s.median;
+}
+
+/* Rank 0: every rank's `per` samples, rank-major. */
+static double *gather(ref *x, const double *mine, size_t per)
+{
+    double *all = x->rank == 0 ? malloc(per * (size_t)x->nranks * sizeof *all) : NULL;
+    MPI_Gather(mine, (int)per, MPI_DOUBLE, all, (int)per, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    return all;
 }
 
 static double mbw_reference(ref *x)
@@ -63,15 +96,17 @@ static double mbw_reference(ref *x)
     int peer = sender ? x->rank + x->pairs : x->rank - x->pairs;
     MPI_Request req[WINDOW];
     MPI_Status st[WINDOW];
+    double *own = x->samp[0];
+    memset(own, 0, (size_t)x->iters * sizeof *own);
     memset(x->s[0], 'a', x->size);
     memset(x->r[0], 'b', x->size);
     MPI_Barrier(MPI_COMM_WORLD);
     double t = 0.0;
     for (int i = 0; i < x->iters + x->skip; i++) {
         MPI_Barrier(MPI_COMM_WORLD);
-        MPI_Barrier(MPI_COMM_WORLD); /* OMB 7.x: once per iteration, and once more per pass */
         if (!active)
             continue;
+        MPI_Barrier(MPI_COMM_WORLD); /* OMB's per-pass barrier (its ranks are all active) */
         double t0 = MPI_Wtime();
         for (int j = 0; j < WINDOW; j++) {
             if (sender)
@@ -84,11 +119,18 @@ static double mbw_reference(ref *x)
             MPI_Recv(x->r[0], 1, MPI_CHAR, peer, 101, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         else
             MPI_Send(x->s[0], 1, MPI_CHAR, peer, 101, MPI_COMM_WORLD);
-        if (sender && i >= x->skip)
-            t += MPI_Wtime() - t0;
+        if (sender && i >= x->skip) {
+            double dt = MPI_Wtime() - t0;
+            t += dt;
+            own[i - x->skip] = dt;
+        }
     }
     double sum = 0.0;
     MPI_Reduce(&t, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    double *all = gather(x, own, (size_t)x->iters);
+    if (all)
+        x->median = median_of(all, (size_t)x->iters * x->pairs);
+    free(all);
     return (double)x->size / 1e6 * x->pairs * x->iters * WINDOW / (sum / x->pairs);
 }
 
@@ -101,7 +143,7 @@ static void *lat_thread(void *arg)
 {
     lat_arg *a = arg;
     ref *x = a->x;
-    int t = a->t, n = (int)x->size, peer = 1 - x->rank;
+    int t = a->t, n = (int)x->size, peer = 1 - x->rank, k = 0;
     jt_binding b;
     jt_bind_thread(x->topo, x->core[t], &b);
     memset(x->s[t], 'a', x->size);
@@ -117,10 +159,14 @@ static void *lat_thread(void *arg)
             MPI_Recv(x->r[t], n, MPI_CHAR, peer, tag_s, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             MPI_Send(x->s[t], n, MPI_CHAR, peer, tag_r, MPI_COMM_WORLD);
         }
-        if (i >= x->skip)
-            sum += MPI_Wtime() - t0;
+        if (i >= x->skip) {
+            double dt = MPI_Wtime() - t0;
+            sum += dt;
+            x->samp[t][k++] = dt;
+        }
     }
     x->sum[t] = sum;
+    x->timed[t] = k;
     return NULL;
 }
 
@@ -134,31 +180,39 @@ static double lat_reference(ref *x)
         pthread_create(&th[t], NULL, lat_thread, &a[t]);
     }
     double mean = 0.0;
+    size_t m = 0;
+    double *pool = malloc((size_t)x->iters * sizeof *pool);
     for (int t = 0; t < x->threads; t++) {
         pthread_join(th[t], NULL);
-        mean += x->sum[t] / ((double)x->iters / x->threads) / 2.0 / x->threads;
+        size_t k = (size_t)x->timed[t];
+        mean += x->sum[t] / (double)k / 2.0 / x->threads;
+        memcpy(pool + m, x->samp[t], k * sizeof *pool);
+        m += k;
     }
+    x->median = median_of(pool, m); /* rank 0's threads: the ones that time, as in OSU */
+    free(pool);
     return mean * 1e6;
 }
 
-/* jostle's value for one size, on rank 0. */
-static double jostle(ref *x, jt_flows *f)
+/* jostle's value for one size, on rank 0 (and the median of its senders' samples). */
+static double jostle(ref *x, jt_flows *f, double *median)
 {
     jt_flows_run(f, x->size, 10, 1);
     jt_flows_run(f, x->size, (size_t)x->iters, 0);
-    int per = f->nflow, nranks;
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    int per = f->nflow;
     size_t cnt = (size_t)per * (size_t)x->iters;
-    double *mine = malloc(cnt * sizeof *mine), *all = malloc(cnt * (size_t)nranks * sizeof *all);
+    double *mine = malloc(cnt * sizeof *mine);
     for (int t = 0; t < per; t++)
         memcpy(mine + (size_t)t * x->iters, f->flow[t].times, (size_t)x->iters * sizeof *mine);
-    MPI_Gather(mine, (int)cnt, MPI_DOUBLE, all, (int)cnt, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    double total = 0.0; /* over flows (senders' first) and samples */
-    for (size_t k = 0; k < cnt * (size_t)x->pairs; k++)
-        total += all[k];
+    double *all = gather(x, mine, cnt), total = 0.0;
     free(mine);
-    free(all);
+    if (!all)
+        return 0.0;
+    for (size_t k = 0; k < cnt * (size_t)x->pairs; k++) /* over flows (senders' first) and samples */
+        total += all[k];
     double mean = total / ((double)cnt * x->pairs); /* the mean over samples of the flows' mean */
+    *median = median_of(all, cnt * (size_t)x->pairs);
+    free(all);
     if (x->lat)
         return mean / 2.0 * 1e6;
     return (double)per * x->pairs * (double)x->size * WINDOW / mean / 1e6;
@@ -166,26 +220,27 @@ static double jostle(ref *x, jt_flows *f)
 
 int main(int argc, char **argv)
 {
-    int lat = argc > 1 && strcmp(argv[1], "latmt") == 0, first = lat ? 4 : 3, provided, nranks;
+    int lat = argc > 1 && strcmp(argv[1], "latmt") == 0, first = lat ? 5 : 3, provided;
     MPI_Init_thread(&argc, &argv, lat ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
     ref x;
     memset(&x, 0, sizeof x);
     MPI_Comm_rank(MPI_COMM_WORLD, &x.rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    if (argc <= first || (!lat && strcmp(argv[1], "mbw")) || nranks < 2 || (lat && nranks != 2) ||
-        (lat && provided < MPI_THREAD_MULTIPLE)) {
+    MPI_Comm_size(MPI_COMM_WORLD, &x.nranks);
+    x.threads = lat && argc > 2 ? atoi(argv[2]) : 1;
+    x.div = lat && argc > 4 ? atoi(argv[4]) : 1;
+    if (argc <= first || (!lat && strcmp(argv[1], "mbw")) || x.nranks < 2 ||
+        (lat && x.nranks != 2) || (lat && provided < MPI_THREAD_MULTIPLE) || x.threads < 1 ||
+        x.threads > JT_FLOWS_MAX_THREADS || x.div < 1) {
         if (x.rank == 0)
             fprintf(stderr, "usage: ref_mbw mbw ROUNDS SIZE... (2N ranks) | ref_mbw latmt T "
-                            "ROUNDS SIZE... (2 ranks, MPI_THREAD_MULTIPLE)\n");
+                            "ROUNDS DIV SIZE... (2 ranks, MPI_THREAD_MULTIPLE, T in 1..%d, "
+                            "DIV >= 1)\n", JT_FLOWS_MAX_THREADS);
         MPI_Finalize();
         return 2;
     }
     x.lat = lat;
-    x.threads = lat ? atoi(argv[2]) : 1;
-    x.pairs = lat ? 1 : nranks / 2;
-    if (x.threads < 1 || x.threads > JT_FLOWS_MAX_THREADS)
-        return 2;
-    int rounds = atoi(argv[first - 1]), nsizes = argc - first;
+    x.pairs = lat ? 1 : x.nranks / 2;
+    int rounds = atoi(argv[lat ? 3 : 2]), nsizes = argc - first;
     size_t max = 1;
     uint64_t *sizes = calloc((size_t)nsizes, sizeof *sizes);
     for (int i = 0; i < nsizes; i++) {
@@ -205,10 +260,12 @@ int main(int argc, char **argv)
         jt_place_comm(&topo, NULL, JT_FAVOR_LATENCY, local * x.threads + t, &x.core[t], &numas[t],
                       why, sizeof why);
     long page = sysconf(_SC_PAGESIZE);
-    for (int t = 0; t < x.threads; t++)
+    for (int t = 0; t < x.threads; t++) {
         if (posix_memalign((void **)&x.s[t], (size_t)page, max) ||
             posix_memalign((void **)&x.r[t], (size_t)page, max))
             return 1;
+        x.samp[t] = malloc(10000 * sizeof *x.samp[t]); /* the most iterations of any size */
+    }
     jt_binding b;
     if (!lat)
         jt_bind_thread(&topo, x.core[0], &b);
@@ -221,16 +278,19 @@ int main(int argc, char **argv)
     for (int round = 0; round < rounds; round++) {
         for (int i = 0; i < nsizes; i++) {
             x.size = sizes[i];
-            counts(lat, x.size, &x.iters, &x.skip);
-            double r = 0, j = 0;
+            counts(&x);
+            double r = 0, j = 0, rmed = 0, jmed = 0;
             for (int turn = 0; turn < 2; turn++) {
-                if ((turn + round) % 2 == 0)
+                if ((turn + round) % 2 == 0) {
                     r = lat ? lat_reference(&x) : mbw_reference(&x);
-                else
-                    j = jostle(&x, &f);
+                    rmed = x.median;
+                } else {
+                    j = jostle(&x, &f, &jmed);
+                }
             }
             if (x.rank == 0)
-                printf("%d %llu %.9e %.9e\n", round, (unsigned long long)x.size, r, j);
+                printf("%d %llu %.9e %.9e %.9e %.9e\n", round, (unsigned long long)x.size, r, j,
+                       rmed, jmed);
             fflush(stdout);
         }
     }
@@ -238,6 +298,7 @@ int main(int argc, char **argv)
     for (int t = 0; t < x.threads; t++) {
         free(x.s[t]);
         free(x.r[t]);
+        free(x.samp[t]);
     }
     free(sizes);
     jt_topo_destroy(&topo);

@@ -229,7 +229,11 @@ void jt_pp_flows_meta(const jt_pp_flows *m, jt_json *j)
                                              "each thread's samples (osu_latency_mt)"
                             : m->mode == JT_P2P_PINGPONG
                                 ? "a barrier of every rank before each batch (osu_multi_lat)"
-                                : "a barrier of every rank before each window (osu_mbw_mr)");
+                            : m->mode == JT_P2P_STREAM
+                                ? "two barriers of every rank before each window, a 1-byte "
+                                  "acknowledgement after it (osu_mbw_mr, OMB 2024)"
+                                : "two barriers of every rank before each window (osu_mbw_mr, "
+                                  "OMB 2024)");
     jt_json_kstr(j, "aggregate", "per sample, the mean over flows of side 0's time; bandwidth = "
                                  "flows x bytes x messages / it, message_rate = flows x messages "
                                  "/ it (osu_mbw_mr's, with --statistic mean)");

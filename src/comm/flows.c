@@ -31,6 +31,7 @@ static void flow_setup(jt_flow *w)
     jt_buffer_alloc(f->topo, &w->buf, f->arena_bytes, w->numa);
     jt_p2p_init(&w->p2p, w->comm, f->side, f->peer, f->mode, f->buffers, f->window, f->check,
                 w->buf.p, w->buf.bytes, f->frames);
+    w->p2p.ack_bytes = JT_FLOWS_ACK_BYTES;
 }
 
 static void reserve(jt_flow *w, size_t n)
@@ -154,7 +155,8 @@ void jt_flows_run(jt_flows *f, size_t bytes, size_t n, int touch)
         }
         if (touch)
             jt_p2p_touch(&w->p2p, bytes);
-        for (size_t k = 0; k < n; k++) { /* osu_mbw_mr: a barrier before every window */
+        for (size_t k = 0; k < n; k++) { /* osu_mbw_mr: two barriers before every window */
+            MPI_Barrier(f->world);
             MPI_Barrier(f->world);
             w->times[k] = jt_p2p_sample(&w->p2p, bytes);
         }

@@ -5,9 +5,12 @@
  * one two-sided pattern of comm/p2p.h.
  *
  * How the flows are kept together (docs/cli.md, "pairs and threads"):
- *   - no threads (T = 0: the rank's main thread is its one flow): stream and bidir take a
- *     barrier of every rank before each window, as osu_mbw_mr (OMB 7.x) does before each
- *     iteration; pingpong one barrier per batch of samples, as osu_multi_lat per size;
+ *   - no threads (T = 0: the rank's main thread is its one flow): stream and bidir take two
+ *     barriers of every rank before each window and acknowledge it with 1 byte, as osu_mbw_mr
+ *     does in the OMB release of 2024 (one barrier before each iteration, one more before
+ *     each pass of its validation loop; the 2023 release took one barrier and acknowledged
+ *     with 4 bytes, as osu_bw does); pingpong one barrier per batch of samples, as
+ *     osu_multi_lat per size;
  *   - threads (T >= 1, MPI_THREAD_MULTIPLE): a barrier of every rank before each batch, then
  *     each thread takes its samples on its own, as osu_latency_mt's threads do per size. */
 #ifndef JT_FLOWS_H
@@ -20,6 +23,7 @@
 
 #define JT_FLOWS_MAX_THREADS 64
 #define JT_FLOWS_MAX 64 /* pairs x threads: each is a series and a metric line per point */
+#define JT_FLOWS_ACK_BYTES 1 /* a stream window's acknowledgement, osu_mbw_mr's (OMB 2024) */
 
 /* This rank's part: side 0 (sends, times), 1 (answers) or -1 (idle), its pair and partner. */
 void jt_flows_role(int rank, int size, int pairs, int *side, int *pair, int *peer);

@@ -11,7 +11,8 @@ const char *const jt_p2p_buffers_names[] = {"osu", "distinct", "echo", "cold", N
 
 #define ACK_TAG 2
 #define DATA_TAG 1
-#define ACK_BYTES 4 /* osu_bw's acknowledgement: 4 bytes, receive buffer 0 from send buffer 0 */
+#define ACK_BYTES 4 /* osu_bw's acknowledgement: 4 bytes, receive buffer 0 from send buffer 0;
+                     * the most a caller may set in jt_p2p.ack_bytes */
 #define LINE 64
 #define PAGE 4096
 
@@ -82,6 +83,7 @@ void jt_p2p_init(jt_p2p *p, MPI_Comm comm, int me, int peer, jt_p2p_mode mode,
     p->buffers = buffers;
     p->window = mode == JT_P2P_PINGPONG ? 1 : window;
     p->check = check;
+    p->ack_bytes = ACK_BYTES;
     p->arena = arena;
     p->arena_bytes = arena_bytes;
     p->frames = frames ? frames : 1;
@@ -191,15 +193,15 @@ static double stream(jt_p2p *p, size_t bytes)
             MPI_Isend(jt_p2p_slot(p, 0, k, bytes), n, MPI_BYTE, p->peer, DATA_TAG, p->comm,
                       &p->req[k]);
         MPI_Waitall(w, p->req, p->st);
-        MPI_Recv(jt_p2p_slot(p, 1, 0, ACK_BYTES), ACK_BYTES, MPI_BYTE, p->peer, ACK_TAG, p->comm,
-                 MPI_STATUS_IGNORE);
+        MPI_Recv(jt_p2p_slot(p, 1, 0, ACK_BYTES), p->ack_bytes, MPI_BYTE, p->peer, ACK_TAG,
+                 p->comm, MPI_STATUS_IGNORE);
         dt = jt_now() - t0;
     } else {
         for (int k = 0; k < w; k++)
             MPI_Irecv(jt_p2p_slot(p, 1, k, bytes), n, MPI_BYTE, p->peer, DATA_TAG, p->comm,
                       &p->req[k]);
         MPI_Waitall(w, p->req, p->st);
-        MPI_Send(jt_p2p_slot(p, 0, 0, ACK_BYTES), ACK_BYTES, MPI_BYTE, p->peer, ACK_TAG,
+        MPI_Send(jt_p2p_slot(p, 0, 0, ACK_BYTES), p->ack_bytes, MPI_BYTE, p->peer, ACK_TAG,
                  p->comm);
         if (p->check) /* after the acknowledgement: outside side 0's timing */
             for (int k = 0; k < w; k++)

@@ -34,6 +34,7 @@ typedef struct jt_p2p {
     jt_p2p_buffers buffers;
     int window;        /* messages in flight per sample (stream, bidir, put, get) */
     int check;         /* verify every payload */
+    int ack_bytes;     /* stream's acknowledgement of a window: 4 (osu_bw's) unless set after init */
     unsigned char *arena;
     size_t arena_bytes;
     size_t frame_bytes; /* one frame: sending slots, then receiving slots (page-aligned) */
