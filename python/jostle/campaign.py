@@ -252,14 +252,15 @@ class Campaign:
     @staticmethod
     def validate(specs, config_of):
         """What jostle-bench would refuse once MPI has started, asked of it before anything
-        launches (the dry run and the run alike): runs on this host only, since its machine
-        is the one the bench judges against; simulated runs (another build) are left alone."""
+        launches (the dry run and the run alike): a run on other hosts has only its options
+        judged, since this machine is the one the bench knows; simulated runs (another build)
+        are left alone."""
         for spec in specs:
             config = config_of(spec)
             simulated = config.kind == "smpirun" or (config.prefix or "").startswith("smpirun")
-            if not simulated and all(
-                    launch.is_local(h) for h in spec.hosts):
-                launch.validate(config.bench, spec.benchmark, spec.args)
+            if not simulated:
+                launch.validate(config.bench, spec.benchmark, spec.args,
+                                here=all(launch.is_local(h) for h in spec.hosts))
 
     def prepare(self):
         """Create the directory (or say clearly why not) and record the plan in it."""
@@ -291,10 +292,11 @@ class Campaign:
         stop the others; its entry is (spec, Failure) instead (a scan: one dead node)."""
         config_of = _resolved(config)
         progress = progress or Progress()
-        self.prepare()
-        # All checked first: a run made with other options is refused before any is measured.
+        # All checked first, before the directory is made: a run made with other options, or
+        # one the bench refuses, is refused before anything is written or measured.
         complete = [self.is_complete(spec) for spec in self.runs]
         self.validate([s for s, done in zip(self.runs, complete) if not done], config_of)
+        self.prepare()
         todo, failed = [], {}
         one = self._one
         if keep_going:

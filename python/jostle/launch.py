@@ -108,17 +108,19 @@ def _can_validate(bench: str, stamp) -> bool:
         common = _query(Path(bench), "--describe").get("common") or {}
     except JostleError:
         return False
-    return any(o.get("name") == "validate" for o in common.get("options") or [])
+    return any(o.get("name") == "validate-options" for o in common.get("options") or [])
 
 
-def validate(bench: Path, benchmark: str, args) -> None:
+def validate(bench: Path, benchmark: str, args, here: bool = True) -> None:
     """`jostle-bench BENCHMARK --validate ARGS`: the checks a run makes only after MPI has
-    started (core ids, NUMA nodes, NICs, topology file, kernel rates, external binaries), made
-    by the bench itself so that they are written once; its refusal is ours (exit 2, its one
-    line). A bench without the mode is not asked (the run still judges)."""
+    started (options and their combinations; with HERE, also core ids, NUMA nodes, NICs,
+    topology file, kernel rates, external binaries of this host: a run on other hosts is asked
+    `--validate-options`), made by the bench itself so that they are written once; its refusal
+    is ours (exit 2, its one line). A bench without the mode is not asked (the run still judges)."""
     if not can_validate(bench):
         return
-    argv = [str(bench), benchmark, "--validate", *map(str, args)]
+    argv = [str(bench), benchmark, "--validate" if here else "--validate-options",
+            *map(str, args)]
     try:
         r = subprocess.run(argv, capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as e:

@@ -140,6 +140,7 @@ static void read_options(const jt_opts *o, const jt_topo *tp, void *st)
     s->nsizes = jt_bench_sizes(o, &jt_bench_contention, &s->sizes);
     const char *kname = jt_opt_str(o, "kernel");
     s->kernel = &jt_kernels[jt_opt_choice(o, "kernel")];
+    jt_pp_flows_options(o, JT_P2P_PINGPONG, &s->pairs, &s->threads);
 #ifndef JT_HAVE_OPENBLAS
     if (s->kernel->needs_blas)
         jt_usage_error("--kernel gemm is not available: jostle-bench was built without OpenBLAS");
@@ -148,7 +149,7 @@ static void read_options(const jt_opts *o, const jt_topo *tp, void *st)
     s->stores = jt_opt_choice(o, "stores");
     if (s->stores == JT_STORES_NT && !s->kernel->has_stores)
         jt_usage_error("--stores nt applies to --kernel copy and triad, not '%s'", kname);
-    if (s->stores == JT_STORES_NT && !jt_streams_nt_available())
+    if (s->stores == JT_STORES_NT && tp && !jt_streams_nt_available())
         jt_usage_error("--stores nt is not available: this CPU has no non-temporal vector stores "
                        "jostle knows (x86-64 only)");
     if (jt_opt_given(o, "ai")) {
@@ -171,11 +172,12 @@ static void read_options(const jt_opts *o, const jt_topo *tp, void *st)
                                                    : -1; /* -1: the free cores, in setup */
     const char *cm = jt_opt_str(o, "compute-mem");
     char *end;
-    long node = strtol(cm, &end, 10);
+    long node = strtol(cm, &end, 10), nnuma = tp ? jt_topo_nnuma(tp) : LONG_MAX; /* NULL: elsewhere */
     if (strcmp(cm, "local") && strcmp(cm, "near") && strcmp(cm, "far") &&
-        strcmp(cm, "interleave") && (end == cm || *end || node < 0 || node >= jt_topo_nnuma(tp)))
-        jt_usage_error("--compute-mem '%s' is not allowed: NUMA nodes are 0 to %d, or local, "
-                       "near, far, interleave", cm, jt_topo_nnuma(tp) - 1);
+        strcmp(cm, "interleave") && (end == cm || *end || node < 0 || node >= nnuma))
+        jt_usage_error(tp ? "--compute-mem '%s' is not allowed: NUMA nodes are 0 to %ld, or local, "
+                            "near, far, interleave" : "--compute-mem '%s' is not allowed: expected "
+                            "a NUMA node, local, near, far or interleave", cm, nnuma - 1);
     if (jt_opt_given(o, "array-bytes")) {
         uint64_t v;
         if (jt_parse_bytes(jt_opt_str(o, "array-bytes"), &v, err, sizeof err) || v < 4096)

@@ -112,9 +112,11 @@ void jt_overlap_read(const jt_opts *o, const jt_topo *tp, void *st)
     const char *tc = jt_opt_str(o, "thread-core");
     char *end;
     long n = strtol(tc, &end, 10);
-    if (jt_progress_policy_find(tc) < 0 && (end == tc || *end || n < 0 || n >= jt_topo_ncores(tp)))
-        jt_usage_error("--thread-core '%s' is not allowed: expected bind, next, numa or a core "
-                       "from 0 to %d", tc, jt_topo_ncores(tp) - 1);
+    if (jt_progress_policy_find(tc) < 0 && (end == tc || *end || n < 0 || (tp && n >= jt_topo_ncores(tp))))
+        jt_usage_error(tp ? "--thread-core '%s' is not allowed: expected bind, next, numa or a "
+                            "core from 0 to %d"
+                          : "--thread-core '%s' is not allowed: expected bind, next, numa or a "
+                            "core number", tc, tp ? jt_topo_ncores(tp) - 1 : 0);
     if (s->mode == MODE_ASYNC) { /* allowed before MPI_Init (MPI-3.0, 8.1.1) */
         char lib[MPI_MAX_LIBRARY_VERSION_STRING];
         int len;

@@ -70,6 +70,8 @@ static void read_options(const jt_opts *o, const jt_topo *tp, void *st)
         jt_usage_error("--check is not allowed with --mode %s: the target takes no part in a "
                        "one-sided transfer, so nothing checks what arrived",
                        jt_p2p_mode_names[s->mode]);
+    int pairs, threads;
+    jt_pp_flows_options(o, s->mode, &pairs, &threads);
 }
 
 static void setup(jt_ctx *ctx, void *st)

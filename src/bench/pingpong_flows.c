@@ -55,36 +55,36 @@ static void place(jt_ctx *ctx, jt_pp_flows *m, int *cores, int *numas)
                    : "--comm-core: thread t of a rank on its core + t");
 }
 
-void jt_pp_flows_read(jt_ctx *ctx, jt_p2p_mode mode, int *pairs, int *threads)
+void jt_pp_flows_options(const jt_opts *o, jt_p2p_mode mode, int *pairs, int *threads)
 {
-    jt_pp_flows m_, *m = &m_;
-    const jt_opts *o = &ctx->opts;
-    m->pairs = jt_opt_given(o, "pairs") ? (int)jt_opt_long(o, "pairs", 1, JT_FLOWS_MAX) : 1;
-    m->threads = jt_opt_given(o, "comm-threads")
-                     ? (int)jt_opt_long(o, "comm-threads", 1, JT_FLOWS_MAX_THREADS)
-                     : 0;
-    if (2 * m->pairs > ctx->size)
-        jt_usage_error("--pairs %d is not allowed with %d ranks: pair i is rank i with rank "
-                       "i+%d, so at most %d pairs", m->pairs, ctx->size, m->pairs, ctx->size / 2);
-    if (mode == JT_P2P_PUT || mode == JT_P2P_GET)
+    *pairs = jt_opt_given(o, "pairs") ? (int)jt_opt_long(o, "pairs", 1, JT_FLOWS_MAX) : 1;
+    *threads = jt_opt_given(o, "comm-threads")
+                   ? (int)jt_opt_long(o, "comm-threads", 1, JT_FLOWS_MAX_THREADS)
+                   : 0;
+    if (jt_pp_flows_wanted(o) && (mode == JT_P2P_PUT || mode == JT_P2P_GET))
         jt_usage_error("--%s is not allowed with --mode %s: the one-sided modes run between "
                        "ranks 0 and 1 only; allowed: pingpong, stream, bidir",
                        jt_opt_given(o, "pairs") ? "pairs" : "comm-threads", jt_p2p_mode_names[mode]);
-    m->per_rank = m->threads > 0 ? m->threads : 1;
-    m->nflows = m->pairs * m->per_rank;
-    if (m->nflows > JT_FLOWS_MAX)
+    int nflows = *pairs * (*threads > 0 ? *threads : 1);
+    if (nflows > JT_FLOWS_MAX)
         jt_usage_error("--pairs %d with --comm-threads %d is not allowed: %d flows, at most %d",
-                       m->pairs, m->threads, m->nflows, JT_FLOWS_MAX);
-    if (m->threads > 0 && ctx->thread_level < MPI_THREAD_MULTIPLE) {
+                       *pairs, *threads, nflows, JT_FLOWS_MAX);
+}
+
+void jt_pp_flows_read(jt_ctx *ctx, jt_p2p_mode mode, int *pairs, int *threads)
+{
+    jt_pp_flows_options(&ctx->opts, mode, pairs, threads);
+    if (2 * *pairs > ctx->size)
+        jt_usage_error("--pairs %d is not allowed with %d ranks: pair i is rank i with rank "
+                       "i+%d, so at most %d pairs", *pairs, ctx->size, *pairs, ctx->size / 2);
+    if (*threads > 0 && ctx->thread_level < MPI_THREAD_MULTIPLE) {
         char lib[MPI_MAX_LIBRARY_VERSION_STRING];
         int len;
         MPI_Get_library_version(lib, &len);
         jt_usage_error("--comm-threads %d is not allowed: its threads call MPI at once, which "
-                       "needs MPI_THREAD_MULTIPLE, and %.*s granted %s", m->threads,
+                       "needs MPI_THREAD_MULTIPLE, and %.*s granted %s", *threads,
                        (int)strcspn(lib, "\n"), lib, jt_thread_level_name(ctx->thread_level));
     }
-    *pairs = m->pairs;
-    *threads = m->threads;
 }
 
 jt_pp_flows *jt_pp_flows_setup(jt_ctx *ctx, jt_p2p_mode mode, jt_p2p_buffers buffers, int window,

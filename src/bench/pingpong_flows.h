@@ -38,9 +38,12 @@ typedef struct jt_pp_flows {
 int jt_pp_flows_wanted(const jt_opts *o);
 int jt_pp_flows_thread_level(const jt_opts *o);
 
-/* --pairs (1 when not given) and --comm-threads (0 when not given) for MODE: a bad value, or
- * one the library's thread level refuses, is a usage error naming it (every rank judges the
- * same, before any file is written). */
+/* --pairs (1 when not given) and --comm-threads (0 when not given) for MODE, judged without
+ * ranks (a benchmark's read, --validate): a bad value or combination is a usage error naming it. */
+void jt_pp_flows_options(const jt_opts *o, jt_p2p_mode mode, int *pairs, int *threads);
+
+/* The same, then what needs the job: the ranks the pairs take, the thread level the library
+ * granted (every rank judges the same, before any file is written). */
 void jt_pp_flows_read(jt_ctx *ctx, jt_p2p_mode mode, int *pairs, int *threads);
 
 /* Reads the options (jt_pp_flows_read), places, binds and allocates each flow's thread and

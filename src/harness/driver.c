@@ -60,6 +60,9 @@ const jt_opt_spec jt_common_options[] = {
     {"validate", NULL, NULL, "check the command line and exit, without starting MPI: options, "
                              "placement against the topology (--topology or this machine), the "
                              "output's directory; exit 0, or 2 with the usage message", NULL},
+    {"validate-options", NULL, NULL, "--validate for a run on other hosts: the options and "
+                                     "their combinations only, nothing of this machine (cores, "
+                                     "NUMA nodes, NICs, CPU)", NULL},
     {"help", NULL, NULL, "this help", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
@@ -203,9 +206,11 @@ int jt_harness_main(const jt_bench *b, int argc, char **argv)
     void *st = calloc(1, b->state_size);
     if (!st)
         jt_fatal("out of memory");
-    b->read(&ctx->opts, &ctx->topo, st);
-    if (jt_opt_flag(&ctx->opts, "validate")) {
-        jt_validate_placement(&ctx->opts, &ctx->topo);
+    int elsewhere = jt_opt_flag(&ctx->opts, "validate-options");
+    b->read(&ctx->opts, elsewhere ? NULL : &ctx->topo, st);
+    if (elsewhere || jt_opt_flag(&ctx->opts, "validate")) {
+        if (!elsewhere)
+            jt_validate_placement(&ctx->opts, &ctx->topo);
         const char *out = jt_opt_str(&ctx->opts, "output");
         if (out && jt_record_check_path(out, err, sizeof err))
             jt_usage_error("--output: %s", err);

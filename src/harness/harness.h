@@ -135,9 +135,10 @@ typedef struct jt_bench {
     const char *label_head;     /* heading of the first column: "Size" */
     size_t state_size;          /* bytes of its state: read fills it, setup completes it */
     /* Reads and checks its own options, pure: no MPI, no binding, no allocation but what the
-     * state keeps of them (the sizes); tp is the topology in use.  A value not allowed is a
-     * usage error (exit 2, the value named).  Runs before MPI_Init on every rank, and alone
-     * for --validate. */
+     * state keeps of them (the sizes); tp is the topology in use, or NULL for
+     * --validate-options (the run is for other hosts: judge no fact of this one).  A value not
+     * allowed is a usage error (exit 2, the value named).  Runs before MPI_Init on every rank,
+     * and alone for --validate. */
     void (*read)(const jt_opts *opts, const jt_topo *tp, void *state);
     /* Allocates and binds from what read kept, with the ranks and the placement now known;
      * registers what it obtained (jt_ctx_bound_*). */

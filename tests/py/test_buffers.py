@@ -78,6 +78,11 @@ def test_bad_buffers_exit_2(tmp_path, args, needle):
     (["--buffers", "hot"], "'hot'"),
     (["--buffers", "osu,osu"], "twice"),
     (["--buffers", "echo", "--mode", "put"], "--buffers echo"),
+    # judged by jostle-bench --validate-options for a run on other hosts (written once, in C)
+    (["--buffers", "echo", "--mode", "get", "--hosts", "n1,n2"], "--buffers echo"),
+    (["--order", "sideways", "--hosts", "n1,n2"], "'sideways'"),
+    (["--percentiles", "0,101"], "'0,101'"),
+    (["--pairs", "1", "--mode", "put", "--hosts", "n1,n2"], "--mode put"),
     (["--statistic", "avg"], "'avg'"),
 ])
 def test_cli_bad_buffers_exit_2(capsys, tmp_path, argv, needle):

@@ -333,19 +333,6 @@ def _options(p, study):
 
 
 def _check(args):
-    if getattr(args, "ai", None) is not None and args.kernel != "triad":
-        raise UsageError(f"--ai applies to the triad kernel, not '{args.kernel}'")
-    if getattr(args, "stores", None) == "nt":
-        if args.kernel not in ("copy", "triad"):
-            raise UsageError(f"--stores nt applies to the copy and triad kernels, not "
-                             f"'{args.kernel}'")
-        if getattr(args, "ai", None) is not None and args.ai > MIN_AI:
-            raise UsageError(f"--stores nt with --ai {args.ai} is not allowed: non-temporal "
-                             "stores exist for triad at its lowest intensity (1/12) only")
-    if (args.pairs or args.comm_threads) and max(args.pairs or [1]) * max(args.comm_threads or [1]) > 64:
-        raise UsageError(f"--pairs {max(args.pairs or [1])} with --comm-threads "
-                         f"{max(args.comm_threads or [1])} is not allowed: "
-                         f"{max(args.pairs or [1]) * max(args.comm_threads or [1])} flows, at most 64")
     hosts = args.hosts or []
     if len(hosts) > args.ranks:
         raise UsageError(f"--hosts names {len(hosts)} hosts for --ranks {args.ranks}; "
