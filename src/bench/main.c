@@ -30,7 +30,9 @@ static void usage(FILE *f)
                "       jostle-bench --place-ranks [--topology FILE.xml] [--ranks N|A:B] "
                "[--policy P] [--progress Q]\n"
                "       jostle-bench --latency-matrix [--bytes B] [--accesses N] [--rounds R] "
-               "[--no-bandwidth]\n\n"
+               "[--no-bandwidth]\n"
+               "       jostle-bench --stream [--bytes B] [--rounds R] [--seconds S]   (the triad "
+               "on every core)\n\n"
                "Benchmarks:\n");
     for (int i = 0; jt_benches[i]; i++)
         fprintf(f, "  %-12s %.*s\n", jt_benches[i]->name,
@@ -182,6 +184,8 @@ int main(int argc, char **argv)
         return jt_query_place_ranks(argc, argv);
     if (strcmp(argv[1], "--latency-matrix") == 0)
         return jt_query_latency(argc, argv);
+    if (strcmp(argv[1], "--stream") == 0)
+        return jt_query_stream(argc, argv);
     if (strcmp(argv[1], "--list") == 0) {
         for (int i = 0; jt_benches[i]; i++)
             printf("%-12s %.*s\n", jt_benches[i]->name,

@@ -6,6 +6,7 @@
 #include "topo/describe.h"
 #include "jostle/placement.h"
 #include "kernels/latency.h"
+#include "kernels/stream.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -16,7 +17,7 @@
 /* The options of a query: argv[1] is the query, then --name VALUE pairs from allowed. */
 typedef struct qopts {
     const char *topology, *export_path, *nic, *favor, *threads, *bytes, *accesses, *rounds;
-    const char *ranks, *policy, *progress;
+    const char *ranks, *policy, *progress, *seconds;
     int no_bandwidth;
 } qopts;
 
@@ -27,7 +28,7 @@ static void parse(int argc, char **argv, const char *allowed, qopts *q)
         {"--topology", &q->topology}, {"--export", &q->export_path}, {"--nic", &q->nic},
         {"--favor", &q->favor}, {"--threads", &q->threads}, {"--bytes", &q->bytes},
         {"--accesses", &q->accesses}, {"--rounds", &q->rounds}, {"--ranks", &q->ranks},
-        {"--policy", &q->policy}, {"--progress", &q->progress},
+        {"--policy", &q->policy}, {"--progress", &q->progress}, {"--seconds", &q->seconds},
     };
     for (int i = 2; i < argc; i++) {
         int found = 0;
@@ -126,20 +127,34 @@ static void probe_json(jt_json *j, const char *key, const jt_probe *p, int n)
     jt_json_end(j);
 }
 
+/* A query that measures: its options parsed, the topology loaded and refused unless it is
+ * this system (nothing else can be bound or measured). */
+static void measuring(int argc, char **argv, const char *allowed, qopts *q, jt_topo *tp)
+{
+    parse(argc, argv, allowed, q);
+    load(tp, q->topology);
+    if (!tp->this_system)
+        jt_usage_error("%s measures the running machine: topology '%s' is not this system, so "
+                       "nothing can be bound or measured", argv[1], tp->source);
+}
+
+/* --bytes, from 4K to 1T, else DFLT. */
+static uint64_t bytes_option(const qopts *q, uint64_t dflt)
+{
+    char err[256];
+    if (q->bytes && (jt_parse_bytes(q->bytes, &dflt, err, sizeof err) || dflt < 4096 ||
+                     dflt > ((uint64_t)1 << 40)))
+        jt_usage_error("--bytes '%s' is not allowed: expected a byte count from 4K to 1T",
+                       q->bytes);
+    return dflt;
+}
+
 int jt_query_latency(int argc, char **argv)
 {
     qopts q;
-    parse(argc, argv, "--topology, --bytes, --accesses, --rounds, --no-bandwidth", &q);
     jt_topo tp;
-    load(&tp, q.topology);
-    if (!tp.this_system)
-        jt_usage_error("--latency-matrix measures the running machine: topology '%s' is not "
-                       "this system, so nothing can be bound or measured", tp.source);
-    uint64_t bytes = jt_latency_default_bytes(&tp);
-    char err[256];
-    if (q.bytes && (jt_parse_bytes(q.bytes, &bytes, err, sizeof err) || bytes < 4096))
-        jt_usage_error("--bytes '%s' is not allowed: expected a byte count of at least 4K",
-                       q.bytes);
+    measuring(argc, argv, "--topology, --bytes, --accesses, --rounds, --no-bandwidth", &q, &tp);
+    uint64_t bytes = bytes_option(&q, jt_latency_default_bytes(&tp));
     long accesses = count("--accesses", q.accesses, 2000000, 1000, 1000000000L);
     int rounds = (int)count("--rounds", q.rounds, 5, 1, 64);
 
@@ -191,6 +206,45 @@ int jt_query_latency(int argc, char **argv)
     jt_json_end(&j);
     free(lat);
     free(bw);
+    jt_topo_destroy(&tp);
+    return print(&j);
+}
+
+/* The node's STREAM triad on all cores (kernels/stream.h): the bound of compute throughput. */
+int jt_query_stream(int argc, char **argv)
+{
+    qopts q;
+    jt_topo tp;
+    measuring(argc, argv, "--topology, --bytes, --rounds, --seconds", &q, &tp);
+    uint64_t bytes = bytes_option(&q, jt_stream_default_bytes(&tp));
+    int rounds = (int)count("--rounds", q.rounds, 5, 1, 64);
+    double seconds = 0.3;
+    if (q.seconds) {
+        char *end;
+        errno = 0;
+        seconds = strtod(q.seconds, &end);
+        if (end == q.seconds || *end || errno || !(seconds >= 0.01 && seconds <= 60))
+            jt_usage_error("--seconds '%s' is not allowed: expected a number of seconds from "
+                           "0.01 to 60 per round", q.seconds);
+    }
+    jt_stream_result r;
+    jt_stream_probe(&tp, (size_t)bytes, rounds, seconds, &r);
+    jt_json j;
+    jt_json_init(&j);
+    jt_json_object(&j);
+    jt_json_kstr(&j, "topology", tp.source);
+    jt_json_kstr(&j, "kernel", "triad");
+    jt_json_kstr(&j, "counting", "STREAM: 24 bytes per element, no write-allocate");
+    jt_json_kint(&j, "threads", r.threads);
+    jt_json_kint(&j, "bytes_per_thread", (long long)r.bytes);
+    jt_json_kint(&j, "rounds", r.rounds);
+    jt_json_knum(&j, "seconds", seconds);
+    jt_json_knum(&j, "GBps", r.best);
+    jt_json_knum(&j, "GBps_median", r.median);
+    jt_json_knum(&j, "GBps_worst", r.worst);
+    jt_json_kint(&j, "unbound_threads", r.unbound);
+    jt_json_kstr(&j, "note", r.note);
+    jt_json_end(&j);
     jt_topo_destroy(&tp);
     return print(&j);
 }

@@ -11,6 +11,8 @@ int jt_query_place(int argc, char **argv);
 /* jostle-bench --latency-matrix [--topology FILE.xml] [--bytes B] [--accesses N] [--rounds R]
  *                               [--no-bandwidth] */
 int jt_query_latency(int argc, char **argv);
+/* jostle-bench --stream [--topology FILE.xml] [--bytes B] [--rounds R] [--seconds S] */
+int jt_query_stream(int argc, char **argv);
 
 /* jostle-bench --place-ranks [--topology FILE.xml] [--ranks N|A:B] [--policy packed|scatter|numa]
  *                            [--progress bind|next|numa] */

@@ -1,11 +1,19 @@
-"""Every headline number beside its bound (bounds.py, advise.pingpong_headline): the
-fraction, the bound unknown said as such, and a number above its bound called an error."""
+"""Every headline number beside its bound (bounds.py, advise.pingpong_headline and
+contention_headline, the contention figures): the fraction, the bound unknown said as such, and
+a number above its bound called an error of the measurement, on the page too."""
 
 import json
 import shutil
+import subprocess
+from pathlib import Path
 
-from jostle import advise, bounds
+import pytest
+
+from jostle import advise, bounds, report
+from jostle.figures import close, contention as contention_figures
 from jostle.results import load_run
+
+BENCH = Path(__file__).resolve().parents[2] / "build" / "openmpi" / "jostle-bench"
 
 
 def headline(tmp_path, data, name, found=None):
@@ -44,3 +52,147 @@ def test_inter_node_bandwidth_against_the_link(tmp_path, data):
     link = json.loads((data / "pingpong_inter.jsonl").read_text().splitlines()[0])
     gbps = max(n["link_gbps"] for n in link["machine"]["nics"])
     assert f"of the NIC's link, {gbps:.3g} GB/s" in text
+
+
+def test_an_intra_node_bandwidth_from_memory_above_one_cores_copy_is_an_error(tmp_path, data):
+    """The fastest message (16 MiB) is larger than the last-level cache: it comes from memory,
+    and above one core's copy it is an error, flagged for the page."""
+    shutil.copy(data / "pingpong_intra.jsonl", tmp_path / "p.jsonl")
+    bounds.save(tmp_path, {"memory_latency_ns": 90.0, "copy_GBps": 0.001})
+    run = load_run(tmp_path / "p.jsonl")
+    run.meta["machine"]["llc_bytes"] = 1 << 20
+    items = advise.pingpong_headline([run])
+    bw = next(h for h in items if h["topic"] == "bandwidth")
+    assert "ABOVE its bound, one core's copy" in bw["text"] and bounds.ERROR in bw["text"]
+    assert bw["error"] and not next(h for h in items if h["topic"] == "latency")["error"]
+
+
+def contention_record(folder, rank_gbps, together_gbps, array_bytes=64 << 20, llc=32 << 20,
+                      hosts=("n1", "n1"), cores=2, name="fig1-triad-c02", pairs=None):
+    """A contention run of 2 ranks computing on CORES cores each (both on one host unless HOSTS
+    says otherwise): rank 0's compute_throughput RANK_GBPS alone and TOGETHER_GBPS together,
+    bandwidth 5 GB/s alone and 4 together at 64 MiB, latency 1 and 1.5 µs at 4 B."""
+    folder.mkdir(parents=True, exist_ok=True)
+    compute = [{"core": c, "mem_numa": 0} for c in range(cores)]
+    meta = {"type": "meta", "schema": 1, "tool": "jostle", "version": "0.1.0", "git": "abc",
+            "benchmark": "contention", "argv": ["jostle-bench", "contention"],
+            "start": "2026-11-26T02:00:00Z", "hosts": list(hosts),
+            "mpi": {"library": "Open MPI v4.1.4", "ranks": 2, "thread_level": "funneled"},
+            "machine": {"cpu": "Fake CPU", "cores": 8, "pus": 8, "numa_nodes": 1,
+                        "llc_bytes": llc, "nics": []},
+            "kernel": {"name": "triad", "bytes_per_sweep": 24, "array_bytes": array_bytes,
+                       "threads": cores},
+            "binding": {"0": {"comm": {"core": 6}, "compute": compute},
+                        "1": {"comm": {"core": 7}, "compute": compute}},
+            "warnings": []}
+    if pairs:   # --pairs N: 2N ranks, the flows' ping-pongs at once
+        meta["flows"] = {"pairs": pairs, "comm_threads": 0, "flows": pairs}
+    lines = [meta]
+
+    def point(phase, size, metric, unit, v):
+        params = {"phase": phase, "size": size, "kernel": "triad", "compute_cores": cores,
+                  "rep": 0, **({"pairs": pairs} if pairs else {})}
+        lines.append({"type": "point", "params": params,
+                      "metric": metric, "unit": unit, "n": 1, "min": v, "p25": v, "median": v,
+                      "p75": v, "p99": v, "max": v, "mean": v, "stddev": 0, "ci95": [v, v],
+                      "converged": True, "elapsed_s": 0.1})
+    for size in (4, 64 << 20):
+        point("compute", size, "compute_throughput", "GB/s", rank_gbps)
+        point("together", size, "compute_throughput", "GB/s", together_gbps)
+        point("comm", size, "bandwidth", "MB/s", 5000.0 if size > 4 else 4.0)
+        point("together", size, "bandwidth", "MB/s", 4000.0 if size > 4 else 2.7)
+        point("comm", size, "latency", "us", 1.0)
+        point("together", size, "latency", "us", 1.5)
+    lines.append({"type": "end", "status": "ok", "points": len(lines) - 1, "elapsed_s": 1.0})
+    (folder / f"{name}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return folder
+
+
+LIMITS = {"memory_latency_ns": 90.0, "copy_GBps": 20.0, "triad_GBps": 100.0, "triad_threads": 8}
+
+
+def contention_items(folder, limits):
+    bounds.save(folder, limits)
+    return advise.contention_headline([load_run(p) for p in sorted(folder.glob("*.jsonl"))])
+
+
+def test_the_nodes_compute_throughput_against_its_triad_on_all_cores(tmp_path):
+    """Rank 0's 10 GB/s on 2 cores, 4 threads on the node: the node 20 GB/s, 20% of 100."""
+    items = contention_items(contention_record(tmp_path, 10.0, 8.0), LIMITS)
+    comp = next(h for h in items if h["topic"] == "compute under contention")
+    assert "the node's 4 computing threads 20 GB/s alone, 16 GB/s together" in comp["text"]
+    assert "20% of the node's STREAM triad on all 8 cores, 100 GB/s" in comp["text"]
+    comm = next(h for h in items if h["topic"] == "communication under contention")
+    assert "25% of one core's copy, 20 GB/s" in comm["text"]
+    lat = next(h for h in items if h["topic"] == "latency under contention")
+    assert "the memory-latency floor 90 ns" in lat["text"]
+    assert not any(h["error"] for h in items)
+
+
+def test_a_compute_throughput_above_the_triad_is_an_error(tmp_path):
+    items = contention_items(contention_record(tmp_path, 10.0, 8.0), {**LIMITS, "triad_GBps": 5.0})
+    comp = next(h for h in items if h["topic"] == "compute under contention")
+    assert "ABOVE its bound, the node's STREAM triad on all 8 cores 5 GB/s (400%)" in comp["text"]
+    assert bounds.ERROR in comp["text"] and comp["error"]
+    # arrays that fit the caches may beat the triad from memory: said, not an error
+    items = contention_items(contention_record(tmp_path / "c", 10.0, 8.0, array_bytes=1 << 20),
+                             {**LIMITS, "triad_GBps": 5.0})
+    comp = next(h for h in items if h["topic"] == "compute under contention")
+    assert "the arrays fit the caches" in comp["text"] and not comp["error"]
+
+
+def test_unknown_triad_is_said(tmp_path):
+    items = contention_items(contention_record(tmp_path, 10.0, 8.0), {"copy_GBps": 20.0})
+    comp = next(h for h in items if h["topic"] == "compute under contention")
+    assert "STREAM triad on all cores not measured here" in comp["text"]
+
+
+def test_the_contention_figure_draws_the_triad_and_marks_what_is_above_it(tmp_path):
+    folder = contention_record(tmp_path, 10.0, 8.0)
+    bounds.save(folder, {**LIMITS, "triad_GBps": 5.0})
+    figs = contention_figures.build([load_run(folder / "fig1-triad-c02.jsonl")])
+    try:
+        fig = next(f for f in figs if f.id == "contention-fig1")
+        assert "the node's STREAM triad on all cores (5 GB/s" in fig.caption
+        assert "4 point(s) above the node's triad" in fig.caption and bounds.ERROR in fig.caption
+        labels = [line.get_label() for ax in fig.fig.axes for line in ax.get_lines()]
+        assert any(x.startswith("bound: node's triad 5 GB/s") for x in labels)
+        assert any(x.startswith("bound: one core's copy, 20 GB/s") for x in labels)
+        assert any(x.startswith("memory-latency floor, 90 ns") for x in labels)
+    finally:
+        close(figs)
+
+
+def test_the_page_shows_a_number_above_its_bound_as_an_error(tmp_path):
+    folder = contention_record(tmp_path / "c", 10.0, 8.0)
+    bounds.save(folder, {**LIMITS, "triad_GBps": 5.0})
+    html = report.write([folder], tmp_path / "r.html", figures_dir=tmp_path / "f").read_text()
+    assert "number(s) above their physical bound" in html
+    assert '<li class="bad">fig1, triad on 2 core(s) per rank' in html
+
+
+@pytest.mark.skipif(not BENCH.exists(), reason="build/openmpi not built")
+def test_stream_measures_the_triad_on_every_core_and_refuses_bad_values():
+    out = subprocess.run([str(BENCH), "--stream", "--rounds", "2", "--seconds", "0.05",
+                          "--bytes", "8M"], capture_output=True, text=True, check=True)
+    got = json.loads(out.stdout)
+    assert got["threads"] >= 1 and got["GBps"] >= got["GBps_median"] >= got["GBps_worst"] > 0
+    for bad in (["--seconds", "0"], ["--bytes", "1"], ["--rounds", "x"], ["--nope"]):
+        r = subprocess.run([str(BENCH), "--stream", *bad], capture_output=True, text=True)
+        assert r.returncode == 2 and bad[-1] in r.stderr
+
+
+def test_the_heat_map_gives_each_cell_as_a_share_of_the_triad(tmp_path):
+    """Two counts of talking pairs: each cell of the computation's side says its share of the
+    node's triad (rank 0's together 8 GB/s on 2 cores, 4 threads on the node: 16 of 100)."""
+    for p in (1, 2):
+        contention_record(tmp_path, 10.0, 8.0, name=f"fig1-triad-p{p}-t0-c02", pairs=p)
+    bounds.save(tmp_path, LIMITS)
+    figs = contention_figures.build([load_run(x) for x in sorted(tmp_path.glob("*.jsonl"))])
+    try:
+        heat = next(f for f in figs if f.id == "contention-flows")
+        cells = [t.get_text() for ax in heat.fig.axes for t in ax.texts]
+        assert sum("16% of triad" in c for c in cells) == 2
+        assert "share of the node's STREAM triad on all cores (100 GB/s)" in heat.caption
+    finally:
+        close(figs)

@@ -8,6 +8,13 @@ the communication metric and the compute bandwidth per core, alone (solid) and t
 bandwidth is the phase's aggregate throughput (all compute threads' bytes / its wall time)
 divided by the threads: a median over sweeps would let a starved thread, which contributes few
 sweeps, lift "together" above "alone".
+
+Every figure draws the bounds (bounds.py, Hoefler and Belli's rule 11): on the compute panel the
+node's STREAM triad on all cores shared by the node's computing threads, so that a point above
+it puts the node above its triad (an error of the measurement, marked); on the communication
+panel one core's copy (intra-node) or the NIC's link (inter-node) under the bandwidth, and the
+memory-latency floor beside the latency. The heat map gives each cell's computation together as
+a share of the triad.
 """
 
 import re
@@ -17,7 +24,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-from .. import contention
+from .. import bounds, contention
 from ..sizes import human
 from ..units import shown_frame
 from . import Figure, caveats_footer
@@ -158,9 +165,82 @@ def _line(ax, d, col, color, style, label=None):
         ax.plot(d["xv"], d[col], style, color=color, ms=4, lw=1.2, label=label)
 
 
-def _versus(study, table, labels) -> plt.Figure:
+def triad_share(k, triad):
+    """Per row of K (compute_throughput per core, as per_core makes it): the bound per core, the
+    node's triad over its computing threads; NaN where either is unknown."""
+    threads = k["node_threads"].where(k["node_threads"] > 0) if "node_threads" in k else np.nan
+    return (triad / threads) if triad else k["alone"] * np.nan
+
+
+def _compute_bound(ax, k, triad, first) -> int:
+    """The bound per core on the compute panel, and a red x on every point above it (arrays
+    out of cache); returns how many such points."""
+    if k.empty or not triad or "node_threads" not in k:
+        return 0
+    d = k.assign(bound=triad_share(k, triad)).sort_values("xv")
+    if d["bound"].notna().any():
+        ax.plot(d["xv"], d["bound"], "-.", color="black", lw=0.9,
+                label=f"bound: node's triad {triad:.3g} GB/s / its computing threads"
+                if first else None)
+    over = 0
+    for side in ("alone", "together"):
+        bad = d[(d[side] > d["bound"]) & ~d["in_cache"].astype(bool)]
+        if len(bad):
+            ax.plot(bad["xv"], bad[side], "x", color="red", ms=9, mew=2)
+            over += len(bad)
+    return over
+
+
+def _comm_bound(ax, comm, limits, inter) -> None:
+    """One core's copy or the link (bandwidth, GB/s), or the memory-latency floor (µs), with
+    the panel's legend."""
+    if comm == "bandwidth":
+        v, what = ((limits.get("link_GBps"), "the NIC's link") if inter else
+                   (limits.get("copy_GBps"), "one core's copy"))
+        if v:
+            ax.axhline(v, color="black", ls="-.", lw=0.9, label=f"bound: {what}, {v:.3g} GB/s")
+            ax.legend(fontsize=7, loc="best")
+    elif comm == "latency" and limits.get("memory_latency_ns"):
+        v = limits["memory_latency_ns"] / 1e3
+        ax.axhline(v, color="grey", ls=":", lw=0.9,
+                   label=f"memory-latency floor, {v * 1e3:.3g} ns (in-cache messages go below)")
+        ax.legend(fontsize=7, loc="best")
+
+
+def bounds_caption(limits, inter, over) -> str:
+    """The caption's sentence about the bounds drawn (or unknown), and the points above them."""
+    said = []
+    triad = limits.get("triad_GBps")
+    said.append(f"dash-dot on the computation: the node's STREAM triad on all cores ({triad:.3g} "
+                "GB/s, jostle-bench --stream) divided among the node's computing threads; a point "
+                "above it puts the node above its triad" if triad else
+                "the bound of the computation (the node's STREAM triad on all cores) is not "
+                "measured here: `jostle run`'s bounds step measures it")
+    if inter:
+        link = limits.get("link_GBps")
+        said.append(f"dash-dot on the bandwidth: the NIC's link ({link:.3g} GB/s)" if link else
+                    "the NIC's link speed is unknown (not in hwloc or sysfs)")
+    else:
+        copy = limits.get("copy_GBps")
+        said.append(f"dash-dot on the bandwidth: one core's copy ({copy:.3g} GB/s), which a "
+                    "message from memory cannot pass" if copy else
+                    "one core's copy (the intra-node bandwidth's bound) is not measured here")
+    if limits.get("memory_latency_ns"):
+        said.append(f"dotted on the latency: the memory-latency floor "
+                    f"({limits['memory_latency_ns']:.3g} ns)")
+    text = "Bounds (bounds.py): " + "; ".join(said) + "."
+    if over:
+        text += (f" {over} point(s) above the node's triad, marked x in red: "
+                 f"{bounds.ERROR}.")
+    return text
+
+
+def _versus(study, table, labels, limits=None, inter=False) -> tuple:
+    """The figure and how many points are above their bound."""
+    limits = limits or {}
     x = X[study]
     rows = _rows(study, table)
+    over = 0
     fig, axes = plt.subplots(len(rows), 3, figsize=(15, 4.2 * len(rows)), squeeze=False)
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for (title, part, comm), (ax_c, ax_k, ax_d) in zip(rows, axes):
@@ -178,6 +258,9 @@ def _versus(study, table, labels) -> plt.Figure:
             _line(ax_k, k, "together", color, "--s")
             _line(ax_d, m.assign(pct=m.degradation * 100), "pct", color, "-o", f"{series}: comm")
             _line(ax_d, k.assign(pct=k.degradation * 100), "pct", color, ":s", f"{series}: compute")
+            if compute == "compute_throughput":   # STREAM counting, as the triad's
+                over += _compute_bound(ax_k, k, limits.get("triad_GBps"), i == 0)
+        _comm_bound(ax_c, comm, limits, inter)
         unit = part[part.metric == comm]["unit"]
         ax_c.set_ylabel(f"{comm} ({unit.iloc[0] if len(unit) else '?'})")
         ax_c.set_title(f"communication: {comm}, {title}" if study != "fig3" else f"communication: {comm}")
@@ -190,8 +273,10 @@ def _versus(study, table, labels) -> plt.Figure:
             _x_axis(ax, x)
         if study == "fig3":
             ax_c.set_yscale("log")
+        if limits.get("triad_GBps"):
+            ax_k.legend(fontsize=7, loc="best")
     axes[0][0].legend(fontsize=8, loc="best")
-    return fig
+    return fig, over
 
 
 def _usecases(table, counters) -> plt.Figure:
@@ -244,6 +329,10 @@ def degradation_table(runs):
     info = {r.name: (*study_of(r), series_of(r, study_of(r)[0])) for r in runs}
     table["study"] = [info[n][0] + ("-quick" if info[n][1] else "") for n in table.run]
     table["series"] = [info[n][2] for n in table.run]
+    # the node's computing threads and whether their arrays fit its caches (bounds.py)
+    node = {r.name: (bounds.node_threads(r), bounds.arrays_in_cache(r)) for r in runs}
+    table["node_threads"] = [node[n][0] for n in table.run]
+    table["in_cache"] = [node[n][1] for n in table.run]
     return table
 
 
@@ -257,7 +346,8 @@ def talking(table):
     return frame
 
 
-def _heat(ax, grid, title):
+def _heat(ax, grid, title, extra=None):
+    """EXTRA: a grid of the same shape with a second line for each cell ('' for none)."""
     lim = max(float(np.nanmax(np.abs(grid.values))) if grid.size else 1.0, 1.0)
     im = ax.imshow(grid.values, cmap="RdYlGn_r", vmin=-lim, vmax=lim, aspect="auto",
                    origin="lower")
@@ -265,13 +355,31 @@ def _heat(ax, grid, title):
     ax.set_yticks(range(grid.shape[0]), [f"{r} × {t}" for r, t in grid.index])
     for (i, j), v in np.ndenumerate(grid.values):
         if v == v:
-            ax.text(j, i, f"{v:+.0f}%", ha="center", va="center", fontsize=8)
+            more = extra.values[i, j] if extra is not None else ""
+            more = more if isinstance(more, str) else ""
+            ax.text(j, i, f"{v:+.0f}%" + (f"\n{more}" if more else ""), ha="center",
+                    va="center", fontsize=8, color="red" if "ABOVE" in more else "black")
     ax.set_xlabel(XLABEL["compute_cores"])
     ax.set_title(title, fontsize=10)
     return im
 
 
-def flows_heatmap(table, notes):
+def _triad_cells(part, triad):
+    """Per cell of the computation's heat map: its together as a share of the node's triad
+    ('62% of triad', 'ABOVE triad' in red when out of cache and over it)."""
+    if not triad or part.empty or "node_threads" not in part:
+        return None
+    node = part["together"] / part["compute_cores"].where(part["compute_cores"] > 0) \
+        * part["node_threads"].where(part["node_threads"] > 0)
+    frac = node / triad
+    text = [("" if f != f else f"{f:.0%} of triad" + (" ABOVE" if f > 1 and not c else ""))
+            for f, c in zip(frac, part["in_cache"].astype(bool))]
+    return part.assign(cell=text).pivot_table(index=["talking_ranks", "talking_threads"],
+                                              columns="compute_cores", values="cell",
+                                              aggfunc="first")
+
+
+def flows_heatmap(table, notes, limits=None):
     """Communicating ranks (x threads) against computing cores: the degradation of both sides,
     from runs with several numbers of pairs or threads that talk (issue 27); None otherwise."""
     if table.empty or "compute_cores" not in table:
@@ -286,13 +394,20 @@ def flows_heatmap(table, notes):
     compute = t[t.metric == compute_metric(t)].drop_duplicates(
         ["talking_ranks", "talking_threads", "compute_cores"])
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.6))
-    for ax, part, what in ((axes[0], comm, f"communication ({comm.metric.iloc[0] if len(comm) else '?'}"
-                            f"{', ' + _bytes(sizes[0]) if sizes else ''}): degradation"),
-                           (axes[1], compute, "computation: slowdown")):
+    triad = (limits or {}).get("triad_GBps")
+    cells = (_triad_cells(compute, triad) if compute_metric(t) == "compute_throughput"
+             else None)
+    right = ("computation: slowdown;\nbelow it, together as a share of the node's STREAM triad "
+             f"on all cores ({triad:.3g} GB/s)" if cells is not None else
+             "computation: slowdown\n(the node's triad not measured: no share of it)")
+    for ax, part, what, extra in (
+            (axes[0], comm, f"communication ({comm.metric.iloc[0] if len(comm) else '?'}"
+                            f"{', ' + _bytes(sizes[0]) if sizes else ''}): degradation", None),
+            (axes[1], compute, right, cells)):
         grid = part.pivot_table(index=["talking_ranks", "talking_threads"],
                                 columns="compute_cores", values="degradation",
                                 aggfunc="median") * 100
-        im = _heat(ax, grid, what)
+        im = _heat(ax, grid, what, extra.reindex_like(grid) if extra is not None else None)
         ax.set_ylabel("communicating ranks × threads each")
         fig.colorbar(im, ax=ax, label="degradation (%, positive: worse)")
     _finish(fig, "Communicating ranks × computing cores", notes,
@@ -306,14 +421,24 @@ def build(runs) -> list:
     if table.empty:
         return []
     figures = []
-    heat = flows_heatmap(table, _notes(runs))
+    limits = bounds.of(runs)
+    inter = any(len(set(r.hosts)) > 1 for r in runs)
+    heat = flows_heatmap(table, _notes(runs), limits)
     if heat is not None:
+        triad = limits.get("triad_GBps")
         figures.append(Figure("contention-flows", "Communicating ranks × computing cores",
                               "Degradation together vs alone of the communication (left, the "
                               "smallest size) and of the computation (right, per core) for each "
                               "number of communicating ranks and threads (rows, --pairs and "
                               f"--comm-threads) and computing cores per rank (columns). "
-                              f"Degradation — {DEGRADATION}.", heat))
+                              f"Degradation — {DEGRADATION}. "
+                              + (f"Under each slowdown, the node's computation together (rank "
+                                 "0's throughput × the node's computing threads / its own) as a "
+                                 f"share of the node's STREAM triad on all cores ({triad:.3g} "
+                                 f"GB/s); above 100% with arrays out of cache: {bounds.ERROR}."
+                                 if triad else "The node's STREAM triad on all cores is not "
+                                 "measured here (`jostle run`'s bounds step): no share of it."),
+                              heat))
     for study_id in dict.fromkeys(table.study):
         study = study_id.removesuffix("-quick")
         part = table[table.study == study_id]
@@ -325,11 +450,14 @@ def build(runs) -> list:
                         f"{(r.meta.get('counters') or {}).get('reason', '')}".rstrip(": ")
                         for r in group}
             fig = _usecases(part, counters)
+            said = ""
         else:
-            fig = _versus(study, part, list(dict.fromkeys(part.series)))
+            fig, over = _versus(study, part, list(dict.fromkeys(part.series)), limits, inter)
+            said = " " + bounds_caption(limits, inter, over)
         _finish(fig, title, notes, *(["hatched: compute side"] if study == "usecases" else []))
         caption = (f"{title}: {len(group)} run(s), {', '.join(sorted(set(part.series)))}. "
-                   f"Degradation — {DEGRADATION}. {ERROR_BARS[0].upper()}{ERROR_BARS[1:]}.")
+                   f"Degradation — {DEGRADATION}. {ERROR_BARS[0].upper()}{ERROR_BARS[1:]}."
+                   + said)
         figures.append(Figure(f"contention-{study_id}", title, caption, fig))
     return figures
 

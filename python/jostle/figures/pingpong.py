@@ -118,15 +118,18 @@ def _bound_lines(ax, runs, div) -> str:
     on the bandwidth panel (bounds.py); the caption's sentence about them."""
     limits = bounds.of(runs)
     said = []
-    for inter, key, what in ((False, "copy_GBps", "one core's copy"), (True, "link_GBps", "the NIC's link")):
+    for inter, v, what, over in (
+            (False, limits.get("copy_GBps"), "one core's copy",
+             "STREAM counting; a curve above it from memory (larger than the last-level cache, "
+             "or cold buffers) is an error of the measurement, in cache it may pass it"),
+            (True, limits.get("link_GBps"), "the NIC's link",
+             "a curve above it is an error of the measurement")):
         if not any((len(set(r.hosts)) > 1) == inter for r in runs):
             continue
-        v = limits.get(key)
         if v:
             ax.axhline(v * 1000 / div, color="black", ls="-.", lw=0.9,
                        label=f"bound: {what}, {v:.3g} GB/s")
-            said.append(f"dash-dot: the bound, {what} ({v:.3g} GB/s); a curve above it is an error "
-                        "of the measurement")
+            said.append(f"dash-dot: the bound, {what} ({v:.3g} GB/s; {over})")
         else:
             said.append(f"the bound ({what}) is unknown here")
     return "; ".join(said)
