@@ -21,11 +21,14 @@ an interrupted measurement goes on where it stopped. The machine is printed firs
 a shared machine are what they are: the load average is printed with them, and after every
 pair the time so far and the time left at that pace.
 
-Where the time goes: 3P campaigns x R jobs (180 for 20 pairs), each an MPI start-up plus 23
-points of at most --max-time s each (the stopping rule's cap; a point that has not reached
---min-reps goes on to it: 20 round trips of 4 MiB from memory, ~10 ms on a quiet node), then
-2P + 1 comparisons. On a quiet 2-core VM a job is ~3 s and a campaign ~10 s (Python start-up
-included): 20 pairs in about 10 minutes. Under a load of 14-24 a job took 16 s (2923 s).
+Where the time goes: 3P campaigns x R jobs (180 for 20 pairs), each an MPI start-up (~1 s)
+plus 23 points of at most --max-time s each (the stopping rule's cap, 1.2 s a job; a point that
+has not reached --min-reps goes on to it: 20 round trips of 4 MiB from memory, ~10 ms on a quiet
+node; a busy machine overshoots the cap by the time slices it loses), cold jobs also touching
+their rotation of twice the last-level cache at every size; then 2P + 1 comparisons, in this
+process (~1 s each). Measured 2026-11-26 on the 2-core VM at a load of 11: 2.5-4 s an osu job,
+5-7 s a cold one, 39 s a pair, so 20 pairs in about 14 minutes; quiet, about 8 (1.5-2 s an osu
+job, 3 s a cold one). The run of 2026-11-25 at a load of 14-24 took 16 s a job (2923 s).
 
 Usage: bench/compare_targets.py [--pairs 20] [--runs 3] [--workdir results/compare_targets]
 """
