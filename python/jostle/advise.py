@@ -291,7 +291,7 @@ def contention_headline(runs, limits=None) -> list:
             out.append({"topic": "latency under contention", "text":
                         f"{study}, {int(t['size'])} B one-way latency beside {cores} computing "
                         f"core(s) per rank: {t['alone']:.3g} µs alone, {t['together']:.3g} µs "
-                        f"together; together{bounds.latency_text(float(t['together']), limits)}",
+                        f"together{bounds.latency_text(float(t['together']), limits)}",
                         "numbers": {"study": study, "run": run.name,
                                     "latency_us": {"alone": float(t["alone"]),
                                                    "together": float(t["together"])}}})
