@@ -3,6 +3,7 @@ who is not root (made here with useradd), then the quick ping-pong from that pre
 Spack recipe kept in the repository."""
 
 import ast
+import hashlib
 import os
 import pwd
 import re
@@ -70,16 +71,24 @@ def user():
         shutil.rmtree(home.parent, ignore_errors=True)
 
 
-def wheelhouse(directory: Path):
+# Kept between runs beside the builds (one download per set of versions, not one per run).
+WHEELHOUSE = REPO / "build" / "wheelhouse"
+
+
+def wheelhouse() -> Path:
     """The Python dependencies as wheels (the versions of this environment), so the user's pip
     needs no index; skipped only when they cannot be had."""
     pins = [f"{p}=={metadata.version(p)}" for p in PY_DEPS] + ["setuptools", "wheel"]
-    r = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "-d", str(directory),
-                        *pins], capture_output=True, text=True, timeout=600)
-    if r.returncode != 0:
-        pytest.skip("cannot fetch the Python dependencies for the install: "
-                    + r.stderr.strip().splitlines()[-1])
-    directory.chmod(0o755)
+    directory = WHEELHOUSE / hashlib.sha256(" ".join(pins).encode()).hexdigest()[:12]
+    if not (directory / ".complete").exists():
+        directory.mkdir(parents=True, exist_ok=True)
+        r = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "-d", str(directory),
+                            *pins], capture_output=True, text=True, timeout=600)
+        if r.returncode != 0:
+            pytest.skip("cannot fetch the Python dependencies for the install: "
+                        + r.stderr.strip().splitlines()[-1])
+        (directory / ".complete").write_text("\n".join(pins) + "\n")
+    return directory
 
 
 @pytest.mark.slow
@@ -87,9 +96,9 @@ def test_install_into_a_prefix_as_a_user_then_pingpong(user):
     if not shutil.which("mpicc.openmpi"):
         pytest.skip("no Open MPI compiler (make deps)")
     name, home = user
-    wheels = home.parent / "wheels"
-    wheels.mkdir()
-    wheelhouse(wheels)
+    wheels = home.parent / "wheels"     # a copy the user can read wherever the checkout is
+    shutil.copytree(wheelhouse(), wheels)
+    wheels.chmod(0o755)
     src, prefix = home / "src", home / "prefix"
     # the sources as a release would ship them: what git tracks (or would), nothing built
     files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO,
@@ -107,7 +116,7 @@ cmake -S . -B {home}/build -DCMAKE_BUILD_TYPE=Release -DMPI_C_COMPILER=mpicc.ope
 cmake --build {home}/build -j 2 --target jostle-bench >/dev/null
 cmake --install {home}/build --prefix {prefix} >/dev/null
 python3 -m venv {prefix}
-{prefix}/bin/pip install -q --no-index --find-links {wheels} ./python
+{prefix}/bin/pip install -q --no-compile --no-index --find-links {wheels} ./python
 cd {home}
 export PATH={prefix}/bin:/usr/bin:/bin
 test "$(command -v jostle-bench)" = {prefix}/bin/jostle-bench
