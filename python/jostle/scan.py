@@ -5,28 +5,31 @@ runs on that node alone) and one `shift` run over all nodes (every directed link
 turns their records into one value per node and metric and one per link and metric, and flags
 what is far from the allocation's own median on the side that is worse:
 
-    z = (x - median) / MAD    (robust z: the median absolute deviation, scaled by 1.4826)
+    z = (log x - median) / sqrt(MAD^2 + u^2)   (robust z: the MAD scaled by 1.4826, at least
+                                                 0.01; u: the value's own uncertainty, if any)
 
-computed on log(x) for a latency or a bandwidth (a ratio is a difference there) and on x for a
-degradation under load (a fraction); the MAD is taken as 0.01 at least (1%). A value is flagged when z >= the threshold AND it differs
-from the median by at least the minimum effect (a relative difference for a value, a difference
-of fractions for a degradation): with few nodes the MAD can be tiny, and a 3% difference is not
-a fault whatever its z. A node whose every link out (or in) is flagged is named as the node,
-not as N-1 links.
+on the log scale for every metric: a latency, a bandwidth, and the degradation under load as
+a ratio (how many times worse under load than alone, against the allocation's median ratio;
+its u from the 95% intervals of the two medians, so a 4-byte latency that waited out a time
+slice in a few loose samples is not far). A value is flagged when z >= the threshold AND it
+differs from the median by at least the minimum effect (relative): with few nodes the MAD can
+be tiny, and a 3% difference is not a fault whatever its z. A node whose every link out (or
+in) is flagged against the links that do not touch it is named as the node, not as N-1 links.
 """
 
 import math
 import re
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 
-from . import contention
+from . import comparison, contention
 from .errors import UsageError
-from .stats import worse_z
+from .stats import mad
 
-# The MAD is never taken below 1% (of the median, on the log scale; 0.01 of a fraction): values
+# The MAD is never taken below 1% (of the median: 0.01 on the log scale): values
 # all alike (a simulation, a quiet machine) give a MAD of 0, and every difference an infinite z.
 MAD_FLOOR = 0.01
 HOST_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
@@ -51,14 +54,16 @@ FINGERPRINT = (
                label="intra-node latency at 8 B"),
     NodeMetric("pingpong_bandwidth", "pingpong", "bandwidth", "MB/s", -1, 1 << 20,
                label="intra-node bandwidth at 1 MiB"),
+    NodeMetric("memory_latency", "memlat", "latency", "ns", +1,
+               label="memory latency: one dependent load, a miss to the node's memory"),
     NodeMetric("triad", "contention", "compute_throughput", "GB/s", -1, None, "compute",
                label="triad on the compute cores, alone"),
     NodeMetric("latency_alone", "contention", "latency", "us", +1, "small", "comm",
                label="latency at the small size (4 B) beside idle cores"),
-    NodeMetric("latency_under_load", "contention", "latency", "", +1, "small", degradation=True,
-               label="latency at 4 B: degradation with every other core computing"),
-    NodeMetric("bandwidth_under_load", "contention", "bandwidth", "", +1, "large",
-               degradation=True, label="bandwidth at the large size (64 MiB): degradation under load"),
+    NodeMetric("latency_under_load", "contention", "latency", "x", +1, "small", degradation=True,
+               label="latency at 4 B with every other core computing / alone"),
+    NodeMetric("bandwidth_under_load", "contention", "bandwidth", "x", +1, "large",
+               degradation=True, label="bandwidth at the large size (64 MiB) alone / under load"),
 )
 LINK_METRICS = (("latency", "us", +1), ("bandwidth", "MB/s", -1))
 
@@ -142,8 +147,32 @@ def _pick(points, metric, size=None, phase=None):
     return df
 
 
+def load_ratio(pairs, metric, size) -> tuple:
+    """(ratio, u) of a contention run's PAIRS at SIZE: how many times worse METRIC is under
+    load than alone (together / alone for a latency, alone / together for a bandwidth), and
+    the standard uncertainty of its log from the two medians' 95% intervals (added in
+    quadrature; 0 where a record has none). NaN when the run has no such pair."""
+    sel = pairs[(pairs.metric == metric) & (pairs["size"] == size)] \
+        if not pairs.empty and "size" in pairs else pairs.iloc[0:0]
+    if not len(sel):
+        return math.nan, math.nan
+    sign = contention.METRICS[metric][1]
+    a, t = sel.alone.to_numpy(dtype=float), sel.together.to_numpy(dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = float(np.median(t / a if sign > 0 else a / t))
+        u = 0.0
+        for side in ("alone", "together"):
+            lo, hi = (sel.get(f"{side}_{b}") for b in ("lo", "hi"))
+            if lo is not None and hi is not None:
+                w = np.log(hi.to_numpy(dtype=float) / lo.to_numpy(dtype=float)) / (2 * 1.96)
+                w = w[np.isfinite(w)]
+                u = math.hypot(u, float(np.median(w)) if w.size else 0.0)
+    return ratio, u
+
+
 def node_values(runs_by_host: dict) -> pd.DataFrame:
-    """One row per host, one column per FINGERPRINT metric (NaN where a run is missing).
+    """One row per host, one column per FINGERPRINT metric (NaN where a run is missing), and
+    for an under-load ratio METRIC_u, the uncertainty of its log.
     RUNS_BY_HOST: host -> {benchmark: results.Run}."""
     rows = {}
     for host, runs in runs_by_host.items():
@@ -151,17 +180,19 @@ def node_values(runs_by_host: dict) -> pd.DataFrame:
         for m in FINGERPRINT:
             run = runs.get(m.benchmark)
             v = math.nan
-            if run is not None and m.degradation:
-                pairs = contention.pairs(run.points, run.param_names)
-                sel = pairs[(pairs.metric == m.metric) & (pairs["size"] == _size(run.points, m.size))] \
-                    if not pairs.empty and "size" in pairs else pairs.iloc[0:0]
-                v = float(sel.degradation.median()) if len(sel) else math.nan
+            if m.degradation:
+                v, row[m.name + "_u"] = math.nan, math.nan
+                if run is not None:
+                    v, row[m.name + "_u"] = load_ratio(
+                        contention.pairs(run.points, run.param_names), m.metric,
+                        _size(run.points, m.size))
             elif run is not None:
                 sel = _pick(run.points, m.metric, m.size, m.phase)
                 v = float(sel["median"].median()) if len(sel) else math.nan
             row[m.name] = v
         rows[host] = row
-    return pd.DataFrame.from_dict(rows, orient="index", columns=[m.name for m in FINGERPRINT])
+    cols = [c for m in FINGERPRINT for c in (m.name, *((m.name + "_u",) if m.degradation else ()))]
+    return pd.DataFrame.from_dict(rows, orient="index", columns=cols)
 
 
 def link_values(run, hosts=None) -> pd.DataFrame:
@@ -187,18 +218,27 @@ def link_values(run, hosts=None) -> pd.DataFrame:
 
 # ---------------------------------------------------------------- outliers
 
-def score(values, worse, threshold, min_effect, fraction=False, center=None):
-    """(z, flagged) of each value against the values' median (or CENTER, a baseline)."""
-    v = np.asarray(values, dtype=float)
-    ok = np.isfinite(v) & ((v > 0) | fraction)
-    x = v if fraction else np.log(np.where(ok, v, 1.0))
-    c = None if center is None else (center if fraction else math.log(center))
-    med = float(np.median(x[ok])) if c is None and ok.any() else c
-    if med is None:
-        return np.full(v.shape, math.nan), np.zeros(v.shape, bool)
-    z = worse_z(np.where(ok, x, np.nan), worse, floor=MAD_FLOOR, center=med)
-    effect = np.abs(x - med) if fraction else np.abs(np.exp(x - med) - 1)
-    flagged = ok & (z >= threshold) & (effect >= min_effect)
+def score(values, worse, threshold, min_effect, center=None, reference=None, noise=None):
+    """(z, flagged) of each value against the values' median and MAD (or CENTER, a baseline;
+    or the median and MAD of REFERENCE, other values of the same metric), on the log scale.
+    NOISE: each value's own standard uncertainty on that scale, added to the MAD in
+    quadrature (a value measured too loosely to tell is not far)."""
+    def logs(a):
+        a = np.asarray(a, dtype=float)
+        ok = np.isfinite(a) & (a > 0)
+        return np.log(np.where(ok, a, 1.0)), ok
+    x, ok = logs(values)
+    r, rok = logs(values if reference is None else reference)
+    if center is not None:
+        med = math.log(center)
+    elif rok.any():
+        med = float(np.median(r[rok]))
+    else:
+        return np.full(x.shape, math.nan), np.zeros(x.shape, bool)
+    s = max(mad(r[rok]) if rok.sum() > 1 else 0.0, MAD_FLOOR)
+    u = np.zeros(x.shape) if noise is None else np.nan_to_num(np.asarray(noise, dtype=float))
+    z = worse * (x - med) / np.hypot(s, u)
+    flagged = ok & (z >= threshold) & (np.abs(np.exp(x - med) - 1) >= min_effect)
     return np.where(ok, z, np.nan), flagged
 
 
@@ -217,61 +257,102 @@ class Finding:
                 "evidence": self.evidence}
 
 
-def _ev(metric, value, unit, median, z, run, label=""):
+def _ev(metric, value, unit, median, z, run, label="", reference="allocation"):
     def num(x):
         return None if x is None or not math.isfinite(x) else round(float(x), 6)
     return {"metric": metric, "value": num(value), "unit": unit, "median": num(median),
             "z": None if not math.isfinite(z) else round(float(z), 2), "run": run,
-            "label": label}
+            "label": label, "reference": reference}
 
 
-def judge_nodes(values: pd.DataFrame, runs_of: dict, threshold, min_effect) -> tuple:
-    """(table with a z and a flag per metric, {host: [evidence]})."""
+def judge_nodes(values: pd.DataFrame, runs_of: dict, threshold, min_effect, baseline=None,
+                against="") -> tuple:
+    """(table with a z and a flag per metric, {host: [evidence]}). BASELINE: the node_values
+    of a saved scan (baseline_values), AGAINST its name: each value is also judged against the
+    baseline's nodes (their median and MAD), its z in METRIC_zb."""
     table = values.copy()
     flagged = {}
     for m in FINGERPRINT:
         col = values[m.name].to_numpy(dtype=float)
-        z, f = score(col, m.worse, threshold, min_effect, fraction=m.degradation)
-        table[m.name + "_z"] = z
-        med = float(np.nanmedian(col)) if np.isfinite(col).any() else math.nan
-        for host, zz, ff, v in zip(values.index, z, f, col):
-            if ff:
-                flagged.setdefault(host, []).append(
-                    _ev(m.name, v, m.unit, med, zz, runs_of.get((host, m.benchmark), ""), m.label))
+        noise = values[m.name + "_u"].to_numpy(dtype=float) if m.degradation else None
+        refs = [("allocation", None, "_z")]
+        if baseline is not None and np.isfinite(baseline[m.name].to_numpy(dtype=float)).any():
+            refs.append((f"baseline {against}", baseline[m.name].to_numpy(dtype=float), "_zb"))
+        for ref_name, ref, suffix in refs:
+            z, f = score(col, m.worse, threshold, min_effect, noise=noise, reference=ref)
+            table[m.name + suffix] = z
+            base = col if ref is None else ref
+            med = float(np.nanmedian(base)) if np.isfinite(base).any() else math.nan
+            for host, zz, ff, v in zip(values.index, z, f, col):
+                if ff:
+                    flagged.setdefault(host, []).append(
+                        _ev(m.name, v, m.unit, med, zz, runs_of.get((host, m.benchmark), ""),
+                            m.label, ref_name))
     return table, flagged
+
+
+def baseline_values(points) -> pd.DataFrame:
+    """node_values of the fingerprint runs of a saved scan (comparison.Points, from a baseline
+    of `jostle baseline save SCAN-FOLDER`): one row per node it measured, the host from each
+    run's file name (fp-BENCHMARK-HOST; the confirmations, -again, left out)."""
+    f = points.frame
+    by_host = {}
+    for run, df in (f.groupby("run", sort=False) if not f.empty else ()):
+        bench = str(df.benchmark.iloc[0])
+        stem = str(run).rsplit("/", 1)[-1].removesuffix(".jsonl")
+        if not stem.startswith(f"fp-{bench}-") or stem.endswith("-again"):
+            continue
+        df = df.loc[:, df.notna().any()]
+        names = [c for c in (*comparison.param_columns(df), "rep") if c in df.columns]
+        by_host.setdefault(stem[len(f"fp-{bench}-"):], {})[bench] = \
+            SimpleNamespace(points=df.reset_index(drop=True), param_names=names)
+    return node_values(by_host)
 
 
 def judge_links(links: pd.DataFrame, hosts, run_path, threshold, min_effect,
                 metrics=None) -> tuple:
-    """(links table with z and flags, node findings, link findings). A node all of whose links
-    out, or all in, are flagged for one metric is one node finding. METRICS: the names of
-    LINK_METRICS judged (default all; the others get no flag)."""
+    """(links table with z and flags, node findings, link findings). Each link is judged
+    against every link; a node all of whose links out (or all in) are far, for one metric, from
+    the links that do not touch it is one node finding: one bad node touches 2(N-1) of the
+    N(N-1) links, half of them at N = 4, where their own median and MAD would no longer be the
+    healthy links'. A flagged link of a node so named is that node's evidence too (into a node
+    whose sending is capped, TCP's acknowledgements wait behind its data, in the round where
+    the pair exchange both ways). METRICS: the names of LINK_METRICS judged (default all; the
+    others get no flag)."""
     links = links.copy()
+    judged = [m for m in LINK_METRICS if metrics is None or m[0] in metrics]
     for metric, unit, worse in LINK_METRICS:
-        if metrics is not None and metric not in metrics:
-            links[metric + "_z"], links[metric + "_flag"] = np.nan, False
-            continue
+        links[metric + "_z"], links[metric + "_flag"] = np.nan, False
+    for metric, unit, worse in judged:
         z, f = score(links[metric].to_numpy(dtype=float), worse, threshold, min_effect)
         links[metric + "_z"], links[metric + "_flag"] = z, f
     nodes, claimed = {}, set()
     for h in hosts:
+        others = links[(links.src != h) & (links.dst != h)]
         for side, col in (("out", "src"), ("in", "dst")):
             mine = links[links[col] == h]
-            for metric, unit, _ in LINK_METRICS:
-                if len(mine) >= 2 and mine[metric + "_flag"].all():
-                    med = float(links[metric].median())
+            for metric, unit, worse in judged:
+                ref = others[metric] if others[metric].notna().sum() >= 2 else links[metric]
+                z, f = score(mine[metric].to_numpy(dtype=float), worse, threshold, min_effect,
+                             reference=ref.to_numpy(dtype=float))
+                if len(mine) >= 2 and f.all():
                     nodes.setdefault(h, []).append(_ev(
-                        f"links_{side}_{metric}", float(mine[metric].median()), unit, med,
-                        float(mine[metric + "_z"].min()), str(run_path),
-                        f"every link {side} of the node: median {metric} of its {len(mine)}"))
+                        f"links_{side}_{metric}", float(mine[metric].median()), unit,
+                        float(ref.median()), float(z.min()), str(run_path),
+                        f"every link {side} of the node: median {metric} of its {len(mine)}, "
+                        "against the links that do not touch it"))
                     claimed.update(mine.index)
     found = []
     for idx, row in links.iterrows():
         if idx in claimed:
             continue
         ev = [_ev(metric, row[metric], unit, float(links[metric].median()), row[metric + "_z"],
-                  str(run_path)) for metric, unit, _ in LINK_METRICS if row[metric + "_flag"]]
-        if ev:
+                  str(run_path), f"link {row.src}->{row.dst}")
+              for metric, unit, _ in judged if row[metric + "_flag"]]
+        named = [h for h in (row.src, row.dst) if h in nodes]
+        if ev and named:
+            nodes[named[0]].extend(ev)
+        elif ev:
             found.append(Finding("link", f"{row.src}->{row.dst}", ev, max(e["z"] for e in ev)))
     return links, nodes, found
 
@@ -334,7 +415,10 @@ def text(doc, table) -> str:
         lines.append(f"links: {len(doc['links'])} measured, {flagged} flagged")
     for s in doc["suspects"]:
         where = s["node"] or s["link"]
-        ev = "; ".join(f"{e['metric']} {e['value']} {e['unit']} (median {e['median']}, z {e['z']}) "
+        ev = "; ".join(f"{e['metric']} {e['value']} {e['unit']} ("
+                       + ("" if e.get("reference", "allocation") == "allocation"
+                          else e["reference"] + " ")
+                       + f"median {e['median']}, z {e['z']}) "
                        f"[{e['run']}]" if e["value"] is not None else f"{e['label']} [{e['run']}]"
                        for e in s["evidence"])
         lines.append(f"  {s['rank']}. {s['kind']} {where}: {ev}")

@@ -120,19 +120,6 @@ def robust_z(values) -> np.ndarray:
     return (v - np.nanmedian(v)) / s
 
 
-def worse_z(values, worse: int, floor: float = 0.0, center=None) -> np.ndarray:
-    """Robust z of each value in the direction that is worse (WORSE +1: higher is worse, -1:
-    lower is), against CENTER (default: the values' median) and their MAD, the MAD raised to
-    FLOOR at least (jostle scan): many equal values give a MAD of 0, and then any difference,
-    however small, would be infinitely far. A value better than the centre gets a negative z."""
-    v = np.asarray(values, dtype=float)
-    c = float(np.nanmedian(v)) if center is None else float(center)
-    s = max(mad(v) if v.size else math.nan, floor)
-    if not math.isfinite(s) or s <= 0:
-        return np.where(np.isfinite(v) & (v != c), math.inf * np.sign(worse * (v - c)), 0.0)
-    return worse * (v - c) / s
-
-
 # -- Variance between runs ----------------------------------------------------------------
 
 def _digamma(x):

@@ -1,5 +1,6 @@
 #include "kernels/latency.h"
 
+#include "core/errors.h"
 #include "core/timer.h"
 #include "kernels/kernels.h"
 #include "topo/bind.h"
@@ -69,22 +70,17 @@ static int clamp_rounds(int rounds)
     return rounds < 1 ? 1 : rounds > MAX_ROUNDS ? MAX_ROUNDS : rounds;
 }
 
-int jt_latency_probe(const jt_topo *tp, int core, int mem, size_t bytes, long accesses,
-                     int rounds, jt_probe *out)
+void jt_chase_init(const jt_topo *tp, jt_chase *c, size_t bytes, int mem)
 {
-    if (bind(tp, core, out) != 0)
-        return -1;
     size_t n = bytes / LINE;
     if (n < 2)
         n = 2;
-    jt_buffer buf;
-    jt_buffer_alloc(tp, &buf, n * LINE, mem);
-    out->mem = buf.numa;
-    if (buf.note[0])
-        snprintf(out->note + strlen(out->note), sizeof out->note - strlen(out->note), "%s%s",
-                 out->note[0] ? "; " : "", buf.note);
+    jt_buffer_alloc(tp, &c->buf, n * LINE, mem);
+    c->lines = n;
     /* Sattolo's shuffle: one cycle through every line, in an order no prefetcher follows. */
     size_t *perm = malloc(n * sizeof *perm);
+    if (!perm)
+        jt_fatal("out of memory for the permutation of %zu cache lines", n);
     for (size_t i = 0; i < n; i++)
         perm[i] = i;
     uint64_t seed = 0x9e3779b97f4a7c15ull;
@@ -94,26 +90,48 @@ int jt_latency_probe(const jt_topo *tp, int core, int mem, size_t bytes, long ac
         perm[i] = perm[j];
         perm[j] = t;
     }
-    char *base = buf.p;
+    char *base = c->buf.p;
     for (size_t i = 0; i < n; i++)
         *(void **)(base + perm[i] * LINE) = base + perm[(i + 1) % n] * LINE;
     free(perm);
+    c->at = (void **)base;
+    jt_chase_walk(c, (long)n); /* warm-up lap: the TLB and the walk start in a steady state */
+}
 
-    void **p = (void **)base;
-    for (size_t i = 0; i < n; i++) /* warm-up lap: the TLB and the walk start in a steady state */
+void jt_chase_walk(jt_chase *c, long accesses)
+{
+    void **p = c->at;
+    for (long i = 0; i < accesses; i++)
         p = (void **)*p;
+    c->at = p; /* kept: the walk is not optimised away, and the next one goes on from here */
+}
+
+void jt_chase_free(const jt_topo *tp, jt_chase *c)
+{
+    jt_buffer_free(tp, &c->buf);
+    memset(c, 0, sizeof *c);
+}
+
+int jt_latency_probe(const jt_topo *tp, int core, int mem, size_t bytes, long accesses,
+                     int rounds, jt_probe *out)
+{
+    if (bind(tp, core, out) != 0)
+        return -1;
+    jt_chase c;
+    jt_chase_init(tp, &c, bytes, mem);
+    out->mem = c.buf.numa;
+    if (c.buf.note[0])
+        snprintf(out->note + strlen(out->note), sizeof out->note - strlen(out->note), "%s%s",
+                 out->note[0] ? "; " : "", c.buf.note);
     double v[MAX_ROUNDS];
     rounds = clamp_rounds(rounds);
     for (int r = 0; r < rounds; r++) {
         double t0 = jt_now();
-        for (long i = 0; i < accesses; i++)
-            p = (void **)*p;
+        jt_chase_walk(&c, accesses);
         v[r] = (jt_now() - t0) * 1e9 / (double)accesses;
     }
-    void *volatile sink = p; /* keeps the walk from being optimised away */
-    (void)sink;
     summarize(v, rounds, out);
-    jt_buffer_free(tp, &buf);
+    jt_chase_free(tp, &c);
     return 0;
 }
 

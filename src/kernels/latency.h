@@ -6,6 +6,7 @@
 #ifndef JT_KERNELS_LATENCY_H
 #define JT_KERNELS_LATENCY_H
 
+#include "topo/bind.h"
 #include "topo/topo.h"
 
 #include <stddef.h>
@@ -17,6 +18,20 @@ typedef struct jt_probe {
     int core, mem;      /* core bound (-1 when not bound), node holding the pages (read back) */
     char note[200];     /* what went wrong with the binding, "" when nothing */
 } jt_probe;
+
+/* The chase itself, for a benchmark that times it (bench/memlat.c): a buffer of bytes on NUMA
+ * node mem (of the calling thread's binding) linked as one random cycle of cache lines, walked
+ * once by init (the warm-up lap); each walk follows `accesses` dependent loads from where the
+ * last one stopped. */
+typedef struct jt_chase {
+    jt_buffer buf;
+    size_t lines;
+    void **volatile at;
+} jt_chase;
+
+void jt_chase_init(const jt_topo *tp, jt_chase *c, size_t bytes, int mem);
+void jt_chase_walk(jt_chase *c, long accesses);
+void jt_chase_free(const jt_topo *tp, jt_chase *c);
 
 /* Default buffer: 4 x the largest cache of the machine, at least 64 MiB. */
 size_t jt_latency_default_bytes(const jt_topo *tp);

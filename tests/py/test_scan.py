@@ -3,6 +3,7 @@ input checks (exit 2, nothing written), the plan and time bound, the simulated p
 faults, and a small simulated scan under SimGrid (skipped without smpirun or the build)."""
 
 import json
+import math
 import shutil
 
 import numpy as np
@@ -95,6 +96,8 @@ def test_platform_with_a_faulty_link():
     (["--hosts", "localhost,127.0.0.1", "--threshold", "-1"], "'-1'"),
     (["--simulate", "--nodes", "8", "--inject", "link:8:bandwidth=0.5"], "link:8:bandwidth=0.5"),
     (["--simulate", "--nodes", "8", "--inject", "link:2:jitter=0.5"], "jitter"),
+    (["--hosts", "localhost,127.0.0.1", "--baseline", "no-such-baseline"], "'no-such-baseline'"),
+    (["--simulate", "--nodes", "8", "--baseline", "fleet"], "'fleet'"),
 ])
 def test_bad_input_exits_2_naming_the_value_and_writes_nothing(tmp_path, capsys, monkeypatch, argv, word):
     monkeypatch.delenv("SLURM_JOB_NODELIST", raising=False)
@@ -115,8 +118,11 @@ def test_dry_run_prints_the_plan_and_the_time_bound(tmp_path, capsys, monkeypatc
                      "--output-dir", str(tmp_path), "--launcher", "mpirun -np {np} --host {hosts}"]) == 0
     out, err = capsys.readouterr()
     lines = out.splitlines()
-    assert len(lines) == 16 * 2 + 1   # two fingerprint runs per node, one link run
-    assert "--host node-3:2" in lines[6] and "-np 16 --host node-0,node-1," in lines[-1]
+    assert len(lines) == 16 * 3 + 1   # three fingerprint runs per node, one link run
+    assert "--host node-3:2" in lines[9] and "-np 16 --host node-0,node-1," in lines[-1]
+    # the memory latency: one rank, 0.1 of the budget
+    assert "-np 1 --host node-5 " in lines[16] and " memlat " in lines[16]
+    assert "--max-time 3 " in lines[16]
     assert "16 nodes" in err and "15 rounds × 2 s" in err and "fingerprint ≤ 30 s" in err
     assert not (tmp_path / "scan").exists()
 
@@ -138,3 +144,156 @@ def test_simulated_scan_names_exactly_the_injected_links(tmp_path, capsys):
     assert cli.main(["scan", "--simulate", "--nodes", "8", "--inject", "link:2:bandwidth=0.3",
                      "--inject", "link:6:latency=10", "--output-dir", str(tmp_path)]) == 1
     assert "already complete" in capsys.readouterr().err
+
+
+def test_a_bad_node_among_four_is_judged_against_the_links_that_do_not_touch_it():
+    # Measured on four netns "hosts" (2 cores, loaded), 10.254.98.2's veth capped at 20 Mbit/s:
+    # its three links out and the one in that shares a round with its link out (TCP's
+    # acknowledgements queue behind its data) are slow; healthy links vary 4x. Against all 12
+    # links, whose MAD those 4 widen, the node's z was 3.87: a coin toss at 3.5.
+    bw = {("a", "b"): 156.8, ("a", "c"): 128.4, ("a", "d"): 462.2, ("b", "a"): 2.39,
+          ("b", "c"): 2.40, ("b", "d"): 2.40, ("c", "a"): 177.5, ("c", "b"): 138.0,
+          ("c", "d"): 200.5, ("d", "a"): 122.8, ("d", "b"): 2.42, ("d", "c"): 358.1}
+    df = pd.DataFrame([{"src": s, "dst": d, "latency": np.nan, "bandwidth": v}
+                       for (s, d), v in bw.items()])
+    z_all, _ = scan.score(df.bandwidth, -1, 3.5, 0.5)
+    assert z_all[df.src == "b"].min() < 4.5      # the margin of a judgement against all links
+    links, nodes, found = scan.judge_links(df, list("abcd"), "r.jsonl", 3.5, 0.5,
+                                           metrics=("bandwidth",))
+    assert list(nodes) == ["b"] and found == []
+    out = [e for e in nodes["b"] if e["metric"] == "links_out_bandwidth"]
+    assert len(out) == 1 and out[0]["z"] > 7
+    # the slow link into b (d->b) is b's evidence, not a link suspect of its own
+    assert any(e["label"] == "link d->b" for e in nodes["b"])
+
+
+def _pairs(alone, together, metric="latency", lo_hi=None):
+    row = {"size": 4, "metric": metric, "unit": "us", "alone": alone, "together": together}
+    if lo_hi:
+        row.update(dict(zip(("alone_lo", "alone_hi", "together_lo", "together_hi"), lo_hi)))
+    return pd.DataFrame([row])
+
+
+def test_load_ratio_is_how_many_times_worse_with_its_uncertainty():
+    r, u = scan.load_ratio(_pairs(1.0, 8000.0, lo_hi=(0.98, 1.02, 7200, 8800)), "latency", 4)
+    assert r == 8000.0 and 0 < u < 0.06
+    r, _ = scan.load_ratio(_pairs(600.0, 150.0, "bandwidth"), "bandwidth", 4)
+    assert r == 4.0                       # a quarter of the bandwidth under load: 4 times worse
+    assert math.isnan(scan.load_ratio(_pairs(1.0, 2.0), "latency", 1 << 20)[0])
+
+
+def _values(ratios, us):
+    cols = {m.name: [1.0] * len(ratios) for m in scan.FINGERPRINT}
+    cols["latency_under_load"], cols["latency_under_load_u"] = ratios, us
+    cols["bandwidth_under_load_u"] = [0.0] * len(ratios)
+    return pd.DataFrame(cols, index=[f"n{i}" for i in range(len(ratios))])
+
+
+def test_a_degradation_is_judged_as_a_ratio_against_the_median_ratio():
+    # oversubscribed 4-byte latencies: together / alone in the thousands (a scheduler's time
+    # slice), one host 30x the median ratio
+    ratios = [7700.0, 8400.0, 13250.0, 9000.0, 245000.0]
+    tight = [0.05] * 5
+    _, flagged = scan.judge_nodes(_values(ratios, tight), {}, 3.5, 0.5)
+    assert list(flagged) == ["n4"] and flagged["n4"][0]["metric"] == "latency_under_load"
+    # the same ratio from a few samples spread over time slices (95% interval of the together
+    # median from 4 ms to 250 ms): not evidence of a bad node
+    loose = tight[:4] + [math.log(250 / 4) / (2 * 1.96)]
+    assert scan.judge_nodes(_values(ratios, loose), {}, 3.5, 0.5)[1] == {}
+    # a ratio 5% above the median is never flagged, whatever its z (--min-effect)
+    assert scan.judge_nodes(_values([2.0, 2.0, 2.0, 2.0, 2.1], [0.0] * 5), {}, 3.5, 0.25)[1] == {}
+
+
+@pytest.mark.parametrize("flavor", ["openmpi", "mpich"])
+def test_memlat_run_gives_the_nodes_memory_latency(tmp_path, flavor):
+    from mpijobs import run_bench
+    from jostle.results import load_run
+    out = tmp_path / "fp-memlat-n0.jsonl"
+    # 8 MiB: the chase of a small cache's worth, enough to check what is recorded and read
+    p = run_bench("memlat", "--bytes", "8M", "--accesses", "20000", "--min-reps", "3",
+                  "--max-time", "0.05", "--warmup", "1", out=out, n=1, flavor=flavor)
+    assert p.returncode == 0, p.stderr
+    run = load_run(out)
+    [pt] = run.points.to_dict("records")
+    assert pt["metric"] == "latency" and pt["unit"] == "ns" and pt["bytes"] == 8 << 20
+    assert pt["n"] >= 3 and 0.1 < pt["median"] < 1e5
+    row = scan.node_values({"n0": {"memlat": run}}).loc["n0"]
+    assert row["memory_latency"] == pt["median"]
+    assert math.isnan(row["triad"])       # no contention run: not made up
+    bad = run_bench("memlat", "--bytes", "1K", out=tmp_path / "bad.jsonl", n=1, flavor=flavor)
+    assert bad.returncode == 2 and "--bytes '1K' is not allowed" in bad.stderr
+    assert not (tmp_path / "bad.jsonl").exists()
+
+
+def _baseline_points(runs):
+    """A baseline's points (comparison.from_records' frame) of RUNS: {file: [(benchmark,
+    metric, params, median)]}."""
+    from jostle.comparison import Points
+    rows = [{**params, "benchmark": b, "metric": m, "unit": "", "run": f, "digest": "d",
+             "median": v, "ci95_lo": v, "ci95_hi": v}
+            for f, pts in runs.items() for b, m, params, v in pts]
+    return Points("baseline fleet", pd.DataFrame(rows), {}, len(runs))
+
+
+def test_a_baseline_judges_every_node_against_the_saved_nodes():
+    runs = {}
+    for i, lat in enumerate((100.0, 104.0, 97.0)):
+        runs[f"results/scan/fp-memlat-n{i}.jsonl"] = [
+            ("memlat", "latency", {"bytes": 1 << 27, "accesses": 200000}, lat)]
+        runs[f"results/scan/fp-pingpong-n{i}.jsonl"] = [
+            ("pingpong", "latency", {"size": 8}, 1.0), ("pingpong", "bandwidth", {"size": 1 << 20}, 5e3)]
+    runs["results/scan/fp-memlat-n0-again.jsonl"] = [("memlat", "latency", {"bytes": 1}, 1e6)]
+    runs["results/scan/links-shift-n3-abc.jsonl"] = [("shift", "bandwidth", {"size": 1 << 20}, 9.0)]
+    base = scan.baseline_values(_baseline_points(runs))
+    assert sorted(base.index) == ["n0", "n1", "n2"]         # the confirmation and links left out
+    assert base.memory_latency.tolist() == [100.0, 104.0, 97.0]
+    assert base.pingpong_bandwidth.tolist() == [5e3] * 3 and base.triad.isna().all()
+    # today every node is 3 times slower to memory: alike, so nothing against the allocation,
+    # every node against the baseline
+    now = base.copy()
+    now["memory_latency"] = [300.0, 310.0, 305.0]
+    _, flagged = scan.judge_nodes(now, {}, 3.5, 0.25)
+    assert flagged == {}
+    table, flagged = scan.judge_nodes(now, {}, 3.5, 0.25, base, "fleet")
+    assert sorted(flagged) == ["n0", "n1", "n2"]
+    ev = flagged["n1"]
+    assert [e["metric"] for e in ev] == ["memory_latency"] and ev[0]["reference"] == "baseline fleet"
+    assert ev[0]["median"] == 100.0 and table.loc["n1", "memory_latency_zb"] > 3.5
+    assert (table.pingpong_latency_zb.abs() < 1).all()      # the same as saved: not far
+
+
+@pytest.mark.slow
+def test_scan_against_a_saved_baseline(tmp_path, monkeypatch, capsys):
+    """A real fingerprint of two "hosts" (both this machine, --parts fingerprint), kept as
+    baseline fleet; the memory latency saved made 10 times lower by hand, a second scan names
+    both nodes against the baseline, and neither against the allocation."""
+    from mpijobs import ENV, bench_exe
+    bench_exe()
+    for k in ("OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM",
+              "OMPI_MCA_rmaps_base_oversubscribe"):
+        monkeypatch.setenv(k, ENV[k])
+    monkeypatch.delenv("SLURM_JOB_NODELIST", raising=False)
+    monkeypatch.setenv("JOSTLE_BASELINES", str(tmp_path / "baselines"))
+    common = ["scan", "--hosts", "localhost,127.0.0.1", "--parts", "fingerprint", "--budget", "1",
+              "--load-sizes", "4,64K", "--compute-cores", "1", "--oversubscribe", "yes",
+              "--no-confirm", "--min-effect", "2", "--format", "json", "--mpi", "openmpi",
+              "--launcher", "mpirun.openmpi -np {np} --oversubscribe --bind-to none",
+              "--output-dir", str(tmp_path)]
+    assert cli.main([*common, "--campaign", "ref"]) in (0, 1)
+    assert cli.main(["baseline", "save", str(tmp_path / "ref"), "--name", "fleet"]) == 0
+    path = tmp_path / "baselines" / "fleet.json"
+    data = json.loads(path.read_text())
+    for p in data["machines"][0]["points"]:
+        if p["benchmark"] == "memlat":
+            p["median"] /= 10
+    path.write_text(json.dumps(data))
+    capsys.readouterr()
+    rc = cli.main([*common, "--campaign", "now", "--baseline", "fleet"])
+    doc = json.loads(capsys.readouterr().out)
+    assert rc == 1 and doc["baseline"] == "fleet"
+    assert sorted(s["node"] for s in doc["suspects"]) == ["127.0.0.1", "localhost"]
+    for s in doc["suspects"]:
+        assert [(e["metric"], e["reference"]) for e in s["evidence"]] == \
+            [("memory_latency", "baseline fleet")]
+        assert s["evidence"][0]["value"] > 5 * s["evidence"][0]["median"]
+    assert all(n["memory_latency"] > 0 for n in doc["nodes"])

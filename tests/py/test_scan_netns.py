@@ -50,9 +50,6 @@ def test_clean_scan_flags_nothing(hosts, tmp_path):
     assert len(doc["links"]) == 12 and doc["unreachable"] == []
 
 
-@pytest.mark.xfail(strict=False, reason="passes alone under the helper's runs, failed twice in "
-                   "fresh-clone CI runs (2026-11-26): the evidence it expects is not always "
-                   "found; open in issue 24")
 def test_degraded_link_and_slow_node_are_named(hosts, tmp_path):
     bad_link, slow = hosts.ips[1], hosts.ips[2]
     try:

@@ -112,25 +112,37 @@ def save(args):
     return 0
 
 
-def check(args):
-    compare.check_output_dir(args)
-    path = folder(args) / f"{args.name}.json"
+def existing(name, base: Path) -> Path:
+    """Baseline NAME's file in BASE, refused (exit 2) when there is none."""
+    path = base / f"{name}.json"
     if not path.exists():
-        raise UsageError(f"no baseline '{args.name}' in {folder(args)}; make one with "
-                         f"`jostle baseline save DIR --name {args.name}`")
-    data = read(path)
-    side = comparison.load_side(args.dir, "B", args.allow_incomplete)
-    key = comparison.machine_key(side.machine)
+        raise UsageError(f"no baseline '{name}' in {base}; make one with "
+                         f"`jostle baseline save DIR --name {name}`")
+    return path
+
+
+def entry_for(name, base: Path, key, allow_different=False) -> tuple:
+    """(entry, label) of baseline NAME for the machine of KEY (comparison.machine_key); with
+    ALLOW_DIFFERENT, the single entry of a file that has no entry for it."""
+    data = read(existing(name, base))
     entry = next((m for m in data["machines"] if m.get("key") == key), None)
     if entry is None:
-        if not args.allow_different_machines or len(data["machines"]) != 1:
+        if not allow_different or len(data["machines"]) != 1:
             have = "; ".join(m.get("key", "?") for m in data["machines"]) or "none"
-            raise UsageError(f"baseline '{args.name}' has no entry for this machine ({key}); it "
-                             f"has: {have}" + ("" if args.allow_different_machines else
+            raise UsageError(f"baseline '{name}' has no entry for this machine ({key}); it "
+                             f"has: {have}" + ("" if allow_different else
                                                " (--allow-different-machines with one entry uses it)"))
         entry = data["machines"][0]
-    ref = comparison.from_records(entry, f"baseline {args.name} ({entry.get('campaign')}, "
-                                         f"saved {entry.get('saved')})")
+    return entry, f"baseline {name} ({entry.get('campaign')}, saved {entry.get('saved')})"
+
+
+def check(args):
+    compare.check_output_dir(args)
+    existing(args.name, folder(args))
+    side = comparison.load_side(args.dir, "B", args.allow_incomplete)
+    entry, label = entry_for(args.name, folder(args), comparison.machine_key(side.machine),
+                             args.allow_different_machines)
+    ref = comparison.from_records(entry, label)
     return compare.emit(args, compare.run_comparison(args, ref, side), ref, side)
 
 

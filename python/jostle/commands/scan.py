@@ -16,15 +16,17 @@ import sys
 import time
 from pathlib import Path
 
-from .. import binary, figures, launch, scan, simgrid
-from ..campaign import Campaign, Failure, LaunchConfig, RunSpec
+from .. import binary, comparison, figures, launch, scan, simgrid
+from ..campaign import Campaign, LaunchConfig
 from ..errors import JostleError, UsageError
 from ..figures import shift as shift_figures
 from ..progress import Progress
 from ..results import load_run
-from ..units import duration
 from . import _common as c
 from . import _simulation as simulation
+from . import baseline as baseline_cmd
+from ._scan_runs import (DEFAULT_MARGIN, FP_SIZES, _write_atomic, fingerprint_runs, fp_outputs,
+                         link_run, per_host, run_fingerprints, run_links, time_bound)
 
 ORDER = 45
 EXAMPLES = """examples:
@@ -37,14 +39,6 @@ EXAMPLES = """examples:
                                                     the link part under SimGrid, one bad link
 
 exit status: 0 nothing flagged, 1 a node or link flagged (or unreachable), 2 bad input."""
-FP_SIZES = {"pingpong": "8,1M", "contention": "4,64M"}
-# Each point also stops at this many samples: on an oversubscribed node a batch sized from
-# the first (fast) samples can run far past --max-time when later ones are descheduled.
-FP_MAX_REPS = "20000"
-LINK_SIZES = "8,1M"
-LINK_MAX_REPS = "30"
-PROBE_TIMEOUT = 30.0
-DEFAULT_MARGIN = 60.0   # seconds past a run's expected time before its node is unreachable
 
 
 def load_sizes_type(text):
@@ -99,7 +93,12 @@ def register(sub):
                         "flagged twice: a shared node can be slow for a moment)")
     j.add_argument("--min-effect", type=c.positive_float, default=0.25, metavar="F",
                    help="never flag a difference from the median smaller than F (relative; "
-                        "for a degradation, in fractions) (default 0.25)")
+                        "a ratio under load: relative to the median ratio) (default 0.25)")
+    j.add_argument("--baseline", type=c.name_type, metavar="NAME",
+                   help="also judge each node's fingerprint against baseline NAME, a scan "
+                        "kept with `jostle baseline save SCAN-FOLDER --name NAME`")
+    j.add_argument("--baselines", metavar="DIR",
+                   help="where baselines are kept (default: $JOSTLE_BASELINES, else ./baselines)")
     o = p.add_argument_group("output")
     o.add_argument("--format", choices=("text", "json"), default="text")
     o.add_argument("--drain-script", metavar="FILE",
@@ -159,63 +158,6 @@ def _slurm_hosts(nodelist) -> list:
     return out.stdout.split()
 
 
-# ---------------------------------------------------------------- the plan
-
-def fingerprint_runs(args, hosts, only=None, suffix="") -> list:
-    """The fingerprint runs of HOSTS (of benchmark ONLY, when given; SUFFIX on their names)."""
-    b = args.budget
-    margin = args.timeout or DEFAULT_MARGIN
-    extra = ([] if args.compute_cores is None else ["--compute-cores", str(args.compute_cores)])
-    extra += ["--oversubscribe"] if args.oversubscribe == "yes" else []
-    runs = []
-    for h in hosts:
-        pp = ["--sizes", FP_SIZES["pingpong"], "--min-reps", "20", "--max-reps", FP_MAX_REPS,
-              "--warmup", "5", "--max-time", f"{0.05 * b:.3g}"]
-        ct = ["--kernel", "triad", "--sizes", args.load_sizes, "--phases",
-              "compute,comm,together", "--phase-time", f"{0.1 * b:.3g}", "--min-reps", "10",
-              "--max-reps", FP_MAX_REPS, "--max-time", f"{0.1 * b:.3g}", *extra]
-        for bench, a, share in (("pingpong", pp, 0.15), ("contention", ct, 0.85)):
-            if only in (None, bench):
-                runs.append(RunSpec(f"fp-{bench}-{h}{suffix}", bench, a, 2, [h],
-                                    share * b + 5 + margin, estimate=share * b + 5))
-    return runs
-
-
-def per_host(comm_core, hosts) -> "dict | None":
-    """--comm-core as one entry per host of the allocation ({host: entry}), or None for a
-    single value (it serves every rank)."""
-    parts = comm_core.split(",") if comm_core else []
-    if len(parts) <= 1:
-        return None
-    if len(parts) != len(hosts):
-        raise UsageError(f"--comm-core '{comm_core}' is not allowed: give one value for all "
-                         f"hosts or one per host ({len(hosts)})")
-    return dict(zip(hosts, parts))
-
-
-def link_run(args, hosts, exact=False) -> RunSpec:
-    n = len(hosts)
-    sizes = {"all": LINK_SIZES, "bandwidth": "1M", "latency": "8"}[args.link_metrics]
-    nsizes = len(sizes.split(","))
-    a = ["--sizes", sizes, "--pattern", "pairwise" if args.pairwise else "shift"]
-    if exact:   # simulated: deterministic, one sample says it all
-        a += ["--iterations", "1", "--warmup", "0"]
-    else:
-        # --max-reps bounds the rounds measured: a point fed from the rounds already taken
-        # is fast, and the harness would size its next batch of new rounds from that speed.
-        a += ["--min-reps", "5", "--max-reps", LINK_MAX_REPS, "--warmup", "2",
-              "--max-time", f"{args.round_time / (n * nsizes):.3g}"]
-    of = getattr(args, "comm_core_of", None)
-    if of:   # the kept hosts' entries: a host found dead leaves the link run with its own
-        a += ["--comm-core", ",".join(of[h] for h in hosts)]
-    elif getattr(args, "comm_core", None):
-        a += ["--comm-core", args.comm_core]
-    bound = (n - 1) * args.round_time + 10
-    name = c.default_name(f"links-{'pairwise' if args.pairwise else 'shift'}-n{n}", a, n, hosts)
-    return RunSpec(name, "shift", a, n, list(hosts), 2 * bound + (args.timeout or DEFAULT_MARGIN),
-                   estimate=bound)
-
-
 def config_for(args):
     """A function RunSpec -> LaunchConfig: the detected launcher, or --launcher with its
     {np} and {hosts} filled in per run."""
@@ -233,73 +175,6 @@ def config_for(args):
     return of
 
 
-def time_bound(args, n) -> str:
-    fp = 0 if args.parts == "links" else args.budget * -(-n // (args.fingerprint_jobs or n))
-    links = 0 if args.parts == "fingerprint" else (n - 1) * args.round_time
-    return (f"jostle: scan of {n} nodes: fingerprint ≤ {duration(fp)} "
-            f"({'every node at once' if not args.fingerprint_jobs else f'{args.fingerprint_jobs} at once'}), "
-            f"links {n - 1} rounds × {args.round_time:g} s ≤ {duration(links)}, plus start-ups: "
-            f"at most about {duration(fp + links + 60)}")
-
-
-# ---------------------------------------------------------------- running
-
-def _probe(config_of, hosts) -> dict:
-    """Which of HOSTS answer a one-rank launch of `jostle-bench --version` in time."""
-    dead = {}
-    for h in hosts:
-        spec = RunSpec("probe", "--version", [], 1, [h])
-        plan = config_of(spec).plan(spec, ["--version"])
-        try:
-            out = launch.execute(plan.argv, timeout=PROBE_TIMEOUT, on_stdout=lambda line: None)
-        except JostleError as e:
-            out = Failure(str(e), False)
-        if not getattr(out, "status", None) == "ok":
-            dead[h] = f"no answer to a one-rank launch within {PROBE_TIMEOUT:g} s"
-    return dead
-
-
-def run_fingerprints(args, camp_dir, hosts, config_of, progress, suffix="") -> dict:
-    """Runs every node's fingerprint, a benchmark at a time (a node that did not answer the
-    first is not asked again); returns {host: (why, run file)} of the unreachable."""
-    dead = {}
-    for bench in ("pingpong", "contention"):
-        runs = fingerprint_runs(args, [h for h in hosts if h not in dead], bench, suffix)
-        camp = Campaign(camp_dir, runs)
-        done = camp.run(config_of, progress, quiet=True,
-                        jobs=args.fingerprint_jobs or len(hosts), keep_going=True)
-        for spec, status in done:
-            if isinstance(status, Failure):
-                lines = status.message.splitlines()
-                why = ("no answer before the time-out" if status.timeout
-                       else "its run failed: " + (lines[1] if len(lines) > 1 else lines[0])[:200])
-                dead[spec.hosts[0]] = (why, str(camp.output(spec)) + ".partial")
-        if len(dead) == len(hosts):   # the launch, not the nodes: say so instead of N suspects
-            h, (why, _) = next(iter(dead.items()))
-            raise JostleError(f"no node could be measured ({h}: {why}); inside SLURM, ask for "
-                              "two tasks per node (salloc -N N --ntasks-per-node=2)")
-    return dead
-
-
-def run_links(args, camp_dir, hosts, config_of, progress, dead, suffix="") -> "Path | None":
-    """The link run over HOSTS; when it fails, the hosts that do not answer are added to DEAD
-    and it is run again without them. Returns the complete run file, or None."""
-    while len(hosts) >= 2:
-        spec = link_run(args, hosts)
-        spec.name += suffix
-        camp = Campaign(camp_dir, [spec])
-        [(_, status)] = camp.run(config_of, progress, quiet=True, keep_going=True)
-        if not isinstance(status, Failure):
-            return camp.output(spec)
-        lost = _probe(config_of, hosts)
-        if not lost:
-            raise JostleError(f"the link run failed and every host answers: {status.message}")
-        for h, why in lost.items():
-            dead[h] = (why, str(camp.output(spec)) + ".partial")
-        hosts = [h for h in hosts if h not in lost]
-    return None
-
-
 def main(args):
     if not args.simulate and args.dry_run and hasattr(args, "nodes"):
         nodes = args.nodes   # the plan for N nodes, real ones: no --simulate needed
@@ -307,6 +182,12 @@ def main(args):
     else:
         nodes = None
     simulation.check_simulation(args)
+    if args.baseline:   # before anything is measured: a missing baseline is bad input
+        if args.simulate or args.parts == "links":
+            raise UsageError(f"--baseline '{args.baseline}': a baseline judges the nodes' "
+                             "fingerprint, which " + ("a simulated scan" if args.simulate else
+                                                      "--parts links") + " does not measure")
+        baseline_cmd.existing(args.baseline, baseline_cmd.folder(args))
     if args.simulate:
         return simulated(args)
     if args.inject:
@@ -337,14 +218,6 @@ def main(args):
     if not args.no_confirm and any(s.kind != "unreachable" for s in result["suspects"]):
         result = confirm(args, camp_dir, hosts, config_of, progress, result, fp_files, dead)
     return report(args, camp_dir, hosts, result, dead, time.monotonic() - t0)
-
-
-def fp_outputs(args, camp_dir, hosts, suffix="") -> dict:
-    """{(host, benchmark): run file} of the fingerprints of HOSTS."""
-    if args.parts == "links":
-        return {}
-    return {(s.hosts[0], s.benchmark): Campaign(camp_dir, []).output(s)
-            for s in fingerprint_runs(args, hosts, suffix=suffix)}
 
 
 def confirm(args, camp_dir, hosts, config_of, progress, first, fp_files, dead) -> dict:
@@ -385,7 +258,8 @@ def analyse(args, hosts, fp_files, link_file, dead) -> dict:
         runs_by_host.setdefault(h, {})[bench] = load_run(path)
     values = scan.node_values({h: runs_by_host.get(h, {}) for h in hosts if h not in dead})
     table, node_ev = scan.judge_nodes(values, {k: str(v) for k, v in fp_files.items()},
-                                      args.threshold, args.min_effect)
+                                      args.threshold, args.min_effect,
+                                      *baseline_of(args, runs_by_host))
     links, link_findings, link_run_ = None, [], None
     if link_file is not None:
         link_run_ = load_run(link_file)
@@ -402,6 +276,22 @@ def analyse(args, hosts, fp_files, link_file, dead) -> dict:
             "link_file": link_file, "link_hosts": [h for h in hosts if h not in dead]}
 
 
+def baseline_of(args, runs_by_host) -> tuple:
+    """(baseline_values, name) of --baseline for the machine the fingerprints ran on; () with
+    no --baseline or nothing measured."""
+    run = next((r for runs in runs_by_host.values() for r in runs.values()), None)
+    if not args.baseline or run is None:
+        return ()
+    key = comparison.machine_key(comparison.machine_facts(run.meta))
+    entry, label = baseline_cmd.entry_for(args.baseline, baseline_cmd.folder(args), key)
+    base = scan.baseline_values(comparison.from_records(entry, label))
+    if base.empty:
+        raise UsageError(f"--baseline '{args.baseline}': its entry for this machine holds no "
+                         "scan fingerprint (fp-… runs); keep a scan's folder: `jostle baseline "
+                         f"save results/scan --name {args.baseline}`")
+    return base, args.baseline
+
+
 def report(args, camp_dir, hosts, a, dead, elapsed) -> int:
     suspects = a["suspects"]
     figs = []
@@ -413,6 +303,7 @@ def report(args, camp_dir, hosts, a, dead, elapsed) -> int:
                       + "".join(line + "\n" for line in scan.drain_lines(suspects)))
     doc = {"schema": 1, "campaign": str(camp_dir), "hosts": hosts, "elapsed_s": round(elapsed, 1),
            "threshold": args.threshold, "min_effect": args.min_effect,
+           "baseline": getattr(args, "baseline", None),
            "unreachable": sorted(dead), "nodes": scan.nodes_json(a["table"], dead),
            "links": [] if a["links"] is None else scan.links_json(a["links"]),
            "suspects": [s.to_dict(i + 1) for i, s in enumerate(suspects)],
@@ -423,15 +314,6 @@ def report(args, camp_dir, hosts, a, dead, elapsed) -> int:
     else:
         print(scan.text(doc, a["table"]))
     return 1 if suspects else 0
-
-
-def _write_atomic(path: Path, body: str):
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        tmp.write_text(body)
-        os.replace(tmp, path)
-    except OSError as e:
-        raise JostleError(f"cannot write {path}: {e.strerror}") from None
 
 
 # ---------------------------------------------------------------- simulated
