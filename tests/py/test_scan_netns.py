@@ -1,6 +1,6 @@
 """`jostle scan` over four "hosts" (network namespaces on a bridge, tests/py/netns4.py): a clean
 scan flags nothing, a degraded link (tbf on a host's veth) and a slow node (its processes in a
-cgroup of 5% of a core) are named, and a host killed mid-scan is named unreachable while the
+cgroup of 10% of a core) are named, and a host killed mid-scan is named unreachable while the
 others are still reported. Each scan takes one to two minutes here; skipped unless root with
 Open MPI, tc and namespaces."""
 
@@ -54,7 +54,7 @@ def test_degraded_link_and_slow_node_are_named(hosts, tmp_path):
     bad_link, slow = hosts.ips[1], hosts.ips[2]
     try:
         hosts.script("degrade", bad_link, "20mbit")
-        hosts.script("slow", slow, "5000")
+        hosts.script("slow", slow, "10000")
         proc = hosts.scan(tmp_path, "faults", "--drain-script", str(tmp_path / "drain.sh"))
     finally:
         hosts.heal()
@@ -63,9 +63,16 @@ def test_degraded_link_and_slow_node_are_named(hosts, tmp_path):
     named = {s["node"]: s for s in doc["suspects"]}
     assert set(named) == {bad_link, slow}, json.dumps(doc["suspects"], indent=1)
     assert any(e["metric"] == "links_out_bandwidth" for e in named[bad_link]["evidence"])
-    # the slow node by its fingerprint: its triad (compute over the phase's wall time)
-    assert any(e["metric"] == "triad" and e["value"] < e["median"] / 2
-               for e in named[slow]["evidence"])
+    # the slow node by its fingerprint, and its triad (compute over the phase's wall time)
+    # less than half the others'. Which of its metrics pass the threshold varies: with four
+    # nodes on two loaded cores, a healthy node's triad halved by the load widens the MAD of
+    # four values enough that the slow node's z (9 in one run) may fall under 3.5.
+    fingerprint = {"pingpong_latency", "pingpong_bandwidth", "memory_latency", "triad",
+                   "latency_alone", "latency_under_load", "bandwidth_under_load"}
+    assert {e["metric"] for e in named[slow]["evidence"]} & fingerprint
+    triad = {n["host"]: n["triad"] for n in doc["nodes"]}
+    others = sorted(v for h, v in triad.items() if h != slow)
+    assert triad[slow] < others[1] / 2, triad
     assert all(e["run"] for s in doc["suspects"] for e in s["evidence"])
     drain = (tmp_path / "drain.sh").read_text()
     assert f"NodeName={bad_link} State=DRAIN" in drain and f"NodeName={slow} State=DRAIN" in drain

@@ -123,7 +123,9 @@ def run_fingerprints(args, camp_dir, hosts, config_of, progress, suffix="") -> d
                 why = ("no answer before the time-out" if status.timeout
                        else "its run failed: " + (lines[1] if len(lines) > 1 else lines[0])[:200])
                 dead[spec.hosts[0]] = (why, str(camp.output(spec)) + ".partial")
-        if len(dead) == len(hosts):   # the launch, not the nodes: say so instead of N suspects
+        # Every node lost on the first pass: the launch, not the nodes; say so instead of N
+        # suspects. (A node measured again, -again, that no longer answers is unreachable.)
+        if len(dead) == len(hosts) and not suffix:
             h, (why, _) = next(iter(dead.items()))
             raise JostleError(f"no node could be measured ({h}: {why}); inside SLURM, ask for "
                               "two tasks per node (salloc -N N --ntasks-per-node=2)")
