@@ -11,7 +11,8 @@ what is far from the allocation's own median on the side that is worse:
 on the log scale for every metric: a latency, a bandwidth, and the degradation under load as
 a ratio (how many times worse under load than alone, against the allocation's median ratio;
 its u from the 95% intervals of the two medians, so a 4-byte latency that waited out a time
-slice in a few loose samples is not far). A value is flagged when z >= the threshold AND it
+slice in a few loose samples is not far; on an oversubscribed node the ratios are not judged
+at all: a time slice is all they would measure). A value is flagged when z >= the threshold AND it
 differs from the median by at least the minimum effect (relative): with few nodes the MAD can
 be tiny, and a 3% difference is not a fault whatever its z. A node whose every link out (or
 in) is flagged against the links that do not touch it is named as the node, not as N-1 links.
@@ -170,9 +171,17 @@ def load_ratio(pairs, metric, size) -> tuple:
     return ratio, u
 
 
+def oversubscribed(run) -> bool:
+    """Whether RUN had more bound threads than cores (its records say so): a compute thread
+    then shares the communicating thread's core, and a ratio under load is the scheduler's
+    time slice (milliseconds, against a microsecond alone), not the node's memory system."""
+    return "oversubscribed" in getattr(run, "caveats", ())
+
+
 def node_values(runs_by_host: dict) -> pd.DataFrame:
-    """One row per host, one column per FINGERPRINT metric (NaN where a run is missing), and
-    for an under-load ratio METRIC_u, the uncertainty of its log.
+    """One row per host, one column per FINGERPRINT metric (NaN where a run is missing, and
+    for a ratio under load where the run was oversubscribed), and for an under-load ratio
+    METRIC_u, the uncertainty of its log.
     RUNS_BY_HOST: host -> {benchmark: results.Run}."""
     rows = {}
     for host, runs in runs_by_host.items():
@@ -182,7 +191,7 @@ def node_values(runs_by_host: dict) -> pd.DataFrame:
             v = math.nan
             if m.degradation:
                 v, row[m.name + "_u"] = math.nan, math.nan
-                if run is not None:
+                if run is not None and not oversubscribed(run):
                     v, row[m.name + "_u"] = load_ratio(
                         contention.pairs(run.points, run.param_names), m.metric,
                         _size(run.points, m.size))
@@ -424,5 +433,5 @@ def text(doc, table) -> str:
         lines.append(f"  {s['rank']}. {s['kind']} {where}: {ev}")
     if not doc["suspects"]:
         lines.append("nothing flagged")
-    lines += [f"figure: {f}" for f in doc["figures"]]
+    lines += [f"figure: {f}" for f in doc["figures"]] + [f"note: {n}" for n in doc["notes"]]
     return "\n".join(lines)

@@ -297,3 +297,21 @@ def test_scan_against_a_saved_baseline(tmp_path, monkeypatch, capsys):
             [("memory_latency", "baseline fleet")]
         assert s["evidence"][0]["value"] > 5 * s["evidence"][0]["median"]
     assert all(n["memory_latency"] > 0 for n in doc["nodes"])
+
+
+def test_an_oversubscribed_node_has_no_ratio_under_load():
+    from types import SimpleNamespace
+    rows = [{"phase": ph, "size": 4, "rep": 0, "metric": "latency", "unit": "us", "median": v,
+             "ci95_lo": v, "ci95_hi": v} for ph, v in (("comm", 1.0), ("together", 8000.0))]
+    rows.append({"phase": "compute", "size": 4, "rep": 0, "metric": "compute_throughput",
+                 "unit": "GB/s", "median": 3.0, "ci95_lo": 3.0, "ci95_hi": 3.0})
+
+    def run(caveats):
+        return SimpleNamespace(points=pd.DataFrame(rows), param_names=["phase", "size", "rep"],
+                               caveats=caveats)
+    v = scan.node_values({"a": {"contention": run([])},
+                          "b": {"contention": run(["oversubscribed"])}})
+    assert v.loc["a", "latency_under_load"] == 8000.0
+    # b's comm thread shared its core with a compute thread: its 8 ms is a time slice
+    assert math.isnan(v.loc["b", "latency_under_load"])
+    assert v.loc["b", "triad"] == 3.0 and v.loc["b", "latency_alone"] == 1.0

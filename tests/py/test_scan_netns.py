@@ -38,13 +38,12 @@ def _doc(proc):
 
 def test_clean_scan_flags_nothing(hosts, tmp_path):
     doc = _doc(hosts.scan(tmp_path, "clean"))
-    # The 4-byte latency under load is four "hosts" of two ranks each on 2 cores, beside the
-    # rest of the suite running in parallel: a rank waiting out a time slice moves it 30x
-    # (seen in CI: 245 564 against a median of 7 203). Nothing else may be flagged; the
-    # clean-scan rate on a quiet machine is bench/scan_targets.py's (docs/validation.md).
-    flagged = [s for s in doc["suspects"]
-               if any(e["metric"] != "latency_under_load" for e in s["evidence"])]
-    assert flagged == [], json.dumps(doc["suspects"], indent=1)
+    # Four "hosts" of two ranks and a compute thread each on 2 cores: oversubscribed, so the
+    # ratios under load (a rank waiting out a time slice moved the 4-byte latency 30x in CI)
+    # are not judged, and say so; nothing else may be flagged. The clean-scan rate on a quiet
+    # machine is bench/scan_targets.py's (docs/validation.md).
+    assert doc["suspects"] == [], json.dumps(doc["suspects"], indent=1)
+    assert any("not judged" in n and "oversubscribed" in n for n in doc["notes"]), doc["notes"]
     assert [n["host"] for n in doc["nodes"]] == hosts.ips
     assert all(n["status"] == "ok" and n["triad"] for n in doc["nodes"])
     assert len(doc["links"]) == 12 and doc["unreachable"] == []

@@ -277,7 +277,13 @@ def analyse(args, hosts, fp_files, link_file, dead) -> dict:
         for h, ev in more.items():
             node_ev.setdefault(h, []).extend(ev)
     suspects = scan.rank(dead, node_ev, link_findings)
+    crowded = sorted(h for h, runs in runs_by_host.items()
+                     if h not in dead and scan.oversubscribed(runs.get("contention")))
+    notes = [f"latency_under_load and bandwidth_under_load not judged on {', '.join(crowded)}: "
+             "oversubscribed (more bound threads than cores: under load, a compute thread "
+             "shares the communicating thread's core)"] if crowded else []
     return {"table": table, "links": links, "suspects": suspects, "link_run": link_run_,
+            "notes": notes,
             "link_file": link_file, "link_hosts": [h for h in hosts if h not in dead]}
 
 
@@ -312,7 +318,8 @@ def report(args, camp_dir, hosts, a, dead, elapsed) -> int:
            "unreachable": sorted(dead), "nodes": scan.nodes_json(a["table"], dead),
            "links": [] if a["links"] is None else scan.links_json(a["links"]),
            "suspects": [s.to_dict(i + 1) for i, s in enumerate(suspects)],
-           "figures": [str(p) for p in figs if str(p).endswith(".png")]}
+           "figures": [str(p) for p in figs if str(p).endswith(".png")],
+           "notes": a.get("notes", [])}
     _write_atomic(camp_dir / "scan.json", json.dumps(doc, indent=1) + "\n")
     if args.format == "json":
         print(json.dumps(doc, indent=1))
