@@ -7,14 +7,14 @@ answer gets an item that says so and why, never a made-up number.
 
 import math
 
-import numpy as np
-
 from . import bounds, model
 from .errors import JostleError
 from .figures import bcast as bcast_figures
 from .figures import contention as contention_figures
 from .figures import overlap as overlap_figures
 from .sizes import human
+from . import lazy
+np = lazy.module("numpy")
 
 DROP = 0.10      # the threshold: a side losing more than 10% of its bandwidth alone
 

@@ -9,18 +9,20 @@ slower). Its interval uses the variance between runs (moderated over the sweep, 
 its verdict comes from a Benjamini-Hochberg selection over every compared point.
 """
 
+from __future__ import annotations
+
 import hashlib
 import json
 import math
 from dataclasses import dataclass, field
 
-import numpy as np
-import pandas as pd
-
 from . import benchmarks, stats
 from .errors import UsageError
 from .results import STATS
 from .sizes import human
+from . import lazy
+np = lazy.module("numpy")
+pd = lazy.module("pandas")
 
 STATISTICS = ("median", "mean", "min", "p25", "p75", "p99", "max")
 VERDICTS = ("slower", "undecided", "faster", "same")   # the table's order: the worst first

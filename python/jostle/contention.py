@@ -15,9 +15,12 @@ With --repeat K the K pairs are summarised by the median of their degradations (
 range), not by a ratio of averaged sides, so that one slow repetition cannot hide in a mean.
 """
 
-import math
+from __future__ import annotations
 
-import pandas as pd
+import math
+from . import lazy
+pd = lazy.module("pandas")
+
 
 # metric -> (phase that measures it alone, +1 if higher is worse, -1 if lower is worse, 0: no sign)
 METRICS = {

@@ -15,13 +15,16 @@ transfer is favoured, < 1 computation is). Uncertainty is a parametric bootstrap
 records' confidence intervals. The model never measures: it reads records (observations()).
 """
 
+from __future__ import annotations
+
+import functools
 import math
 import time
 
-import numpy as np
-import pandas as pd
-
 from .errors import UsageError
+from . import lazy
+np = lazy.module("numpy")
+pd = lazy.module("pandas")
 
 VERSION = 1
 GB = 1e9
@@ -31,7 +34,6 @@ BANDWIDTH_BOUND = 64 << 10
 KEY = ["kernel", "stores", "ai", "comm_mem", "compute_mem"]
 MIN_REL = 0.005           # a CI narrower than 0.5% is not believed (noise of the machine)
 DRAWS = 200               # bootstrap fits
-W_GRID = np.exp(np.linspace(math.log(1e-3), math.log(1e3), 1201))
 ONE_NODE = "not identifiable on this machine: one NUMA node"
 
 
@@ -40,6 +42,12 @@ class NotIdentifiable(Exception):
 
 
 # ---------------------------------------------------------------- records → observations
+
+
+@functools.cache
+def _w_grid():
+    """The weights w the fit tries: 1e-3 to 1e3, log-spaced (made on first use: numpy is)."""
+    return np.exp(np.linspace(math.log(1e-3), math.log(1e3), 1201))
 
 def _placement(run, role, numa_nodes, nic_numa):
     """'near' or 'far' (the NIC's NUMA node or not) of ROLE's memory, as bound (read back)."""
@@ -247,9 +255,9 @@ def fit_group(obs: pd.DataFrame) -> dict:
         return p
     p.update(gamma=max(float(gamma), 0.0), Cap=float(cap))
     # The split: w minimising the relative error of both sides over the contended points.
-    pc, pm = _split(dc, m, p["gamma"], p["Cap"], W_GRID)
+    pc, pm = _split(dc, m, p["gamma"], p["Cap"], _w_grid())
     err = (((pc - xc) / (xc * rc)) ** 2 + ((pm - xm) / (xm * rm)) ** 2).sum(1)
-    p["w"] = float(W_GRID[int(np.argmin(err))])
+    p["w"] = float(_w_grid()[int(np.argmin(err))])
     return p
 
 

@@ -5,6 +5,8 @@ an error that names file:line; a run that did not finish is refused unless the
 caller asks for it (allow_incomplete), so that no figure is silently partial.
 """
 
+from __future__ import annotations
+
 import json
 import math
 import os
@@ -14,11 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-import pandas as pd
-
 from . import SCHEMA
 from .errors import JostleError, UsageError
 from .run_meta import EXCLUDE_NOTE, RunMetadata, multimodal_points, one_row_per_point  # noqa: F401
+from . import lazy
+np = lazy.module("numpy")
+pd = lazy.module("pandas")
 
 STATS = ("min", "p25", "median", "p75", "p99", "max", "mean", "stddev")
 _ORDERED = ("min", "p25", "median", "p75", "p99", "max")   # quantiles, never decreasing
@@ -107,7 +110,6 @@ class Run(RunMetadata):
     def samples(self, index):
         """Every sample of the point line at frame row INDEX, in the order measured (numpy
         float64), or None when that line kept none."""
-        import numpy as np
         row = self.points.loc[index]
         off = row.get("samples_offset")
         if off is None or (isinstance(off, float) and math.isnan(off)):

@@ -1,12 +1,14 @@
 """What a run's metadata says to a reader, beside its points: its MPI library and transport,
 where it ran, what could spoil its figure (caveats), its headline. Mixed into results.Run."""
 
-import re
+from __future__ import annotations
 
-import pandas as pd
+import re
 
 from . import benchmarks
 from .units import quantity, size_label, where
+from . import lazy
+pd = lazy.module("pandas")
 
 EXCLUDE_NOTE = " (^x: every component but x)"   # what "^x" means in a Run.mpi_transport
 # The values a reader looks for first in a run of each benchmark (Run.headline), each at its

@@ -18,17 +18,19 @@ be tiny, and a 3% difference is not a fault whatever its z. A node whose every l
 in) is flagged against the links that do not touch it is named as the node, not as N-1 links.
 """
 
+from __future__ import annotations
+
 import math
 import re
 from dataclasses import dataclass
 from types import SimpleNamespace
 
-import numpy as np
-import pandas as pd
-
-from . import comparison, contention
+from . import comparison, contention, lazy
 from .errors import UsageError
 from .stats import mad
+
+np = lazy.module("numpy")
+pd = lazy.module("pandas")
 
 # The MAD is never taken below 1% (of the median: 0.01 on the log scale): values
 # all alike (a simulation, a quiet machine) give a MAD of 0, and every difference an infinite z.

@@ -18,12 +18,15 @@ statistic (a ratio is a difference there, and a slowdown of 10% weighs as much a
   sample) and the robust z score of each value against the others.
 """
 
+from __future__ import annotations
+
 import functools
 import math
 from dataclasses import dataclass
 from typing import Optional, Sequence
+from . import lazy
+np = lazy.module("numpy")
 
-import numpy as np
 
 # The default variation between MPI jobs, as a standard deviation of the log of a point's
 # median, used when neither side has two runs: bench/compare_targets.py measured it over 120

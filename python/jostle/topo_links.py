@@ -40,8 +40,9 @@ import math
 import os
 from collections import deque
 from typing import Iterable, Sequence
+from . import lazy
+np = lazy.module("numpy")
 
-import numpy as np
 
 __all__ = [
     "read_matrix_csv", "overhead_table", "minimal_entries", "infer_links",

@@ -6,17 +6,19 @@ Everything measured or read from hwloc comes from jostle-bench's no-MPI queries 
 --latency-matrix); this module only formats and draws.
 """
 
+from __future__ import annotations
+
 import argparse
 import json
 import sys
 from pathlib import Path
 
-import numpy as np
-
 from .. import binary, bounds, launch, topo_links
 from ..errors import JostleError, UsageError
 from . import _common as c
 from .run import Step
+from .. import lazy
+np = lazy.module("numpy")
 
 ORDER = 6
 

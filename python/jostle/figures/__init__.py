@@ -12,12 +12,23 @@ import io
 from dataclasses import dataclass
 from pathlib import Path
 
-import matplotlib
+from .. import lazy
+from ..results import multimodal_points
 
-matplotlib.use("Agg")  # figures are files, never windows: works on a headless node
-import matplotlib.pyplot as plt  # noqa: E402
 
-from ..results import multimodal_points  # noqa: E402
+def _agg():
+    """Figures are files, never windows: works on a headless node."""
+    import matplotlib
+    matplotlib.use("Agg")
+
+
+# matplotlib is imported when a figure is first drawn, not by every command that imports us.
+plt = lazy.module("matplotlib.pyplot", before=_agg)
+ticker = lazy.module("matplotlib.ticker", before=_agg)
+patches = lazy.module("matplotlib.patches", before=_agg)
+mpl_figure = lazy.module("matplotlib.figure", before=_agg)
+np = lazy.module("numpy")
+pd = lazy.module("pandas")
 
 FORMATS = ("png", "svg")
 

@@ -14,17 +14,14 @@ tables(runs) gives the report its section: auto against MPI_Bcast, flat, the bes
 algorithm and the bound.
 """
 
-import math
+from __future__ import annotations
 
-import matplotlib.pyplot as plt
-import numpy as np
-import pandas as pd
-from matplotlib.ticker import FuncFormatter
+import math
 
 from ..results import frame
 from ..sizes import human
 from ..units import number, size_label
-from . import Figure
+from . import Figure, np, pd, plt, ticker
 
 ORDER = ("flat", "binomial", "chain", "pipeline-chain", "pipeline-tree", "two-tree", "knomial-4",
          "knomial-8", "knomial-16", "scatter-allgather", "auto", "mpi_bcast")
@@ -115,12 +112,12 @@ def _axes(ax, x, xlabel):
     ax.set_xscale("log", base=2)
     # 4, 8, 16 recipients or nodes (not 2², 2³), 1K, 64K bytes.
     label = (lambda v: human(int(v))) if x == "size" else (lambda v: str(int(v)))
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: label(v) if v >= 1 else ""))
-    ax.xaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
+    ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: label(v) if v >= 1 else ""))
+    ax.xaxis.set_minor_formatter(ticker.FuncFormatter(lambda v, _: ""))
     ax.set_yscale("log")
     # 20, 50, 2 000: not 2×10¹; minor ticks labelled at 2, 3 and 5 only
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: number(v, 2)))
-    ax.yaxis.set_minor_formatter(FuncFormatter(
+    ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: number(v, 2)))
+    ax.yaxis.set_minor_formatter(ticker.FuncFormatter(
         lambda v, _: number(v, 2) if v > 0 and f"{v:e}"[0] in "235" else ""))
     ax.set_xlabel(xlabel)
     ax.set_ylabel("time until the last recipient holds the data (µs)")

@@ -10,12 +10,9 @@ broadcasts.
 tables(runs) gives the report its section: per run, both modes, the gain and the residual.
 """
 
-import matplotlib.pyplot as plt
-from matplotlib.ticker import NullFormatter
-
 from .. import benchmarks
 from ..results import frame
-from . import Figure
+from . import Figure, plt, ticker
 
 
 def _frame(runs):
@@ -115,7 +112,7 @@ def build(runs) -> list:
         for ax in (ax1, ax2):
             ax.set_xscale("log", base=2)
             ax.set_xticks(x, [str(int(v)) for v in x])   # 4, 8, 16 nodes, not 2², 2³, 2⁴
-            ax.xaxis.set_minor_formatter(NullFormatter())
+            ax.xaxis.set_minor_formatter(ticker.NullFormatter())
             ax.set_xlabel("simulated nodes (one rank each)")
             ax.grid(True, alpha=0.3)
         plat = pts[0]["platform"]

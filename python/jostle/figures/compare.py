@@ -5,10 +5,8 @@ point coloured by its verdict."""
 import json
 import math
 
-import matplotlib.pyplot as plt
-
 from ..sizes import human
-from . import Figure
+from . import Figure, plt
 
 COLOURS = {"slower": "firebrick", "faster": "seagreen", "same": "grey", "undecided": "orange"}
 

@@ -17,17 +17,15 @@ memory-latency floor beside the latency. The heat map gives each cell's computat
 a share of the triad.
 """
 
+from __future__ import annotations
+
 import re
 from collections import Counter
-
-import matplotlib.pyplot as plt
-import numpy as np
-from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from .. import bounds, contention
 from ..sizes import human
 from ..units import shown_frame
-from . import Figure, caveats_footer
+from . import Figure, caveats_footer, np, plt, ticker
 
 STUDIES = {
     "fig1": "Contention vs computing cores",
@@ -133,11 +131,11 @@ def _x_axis(ax, x):
     ax.set_xlabel(XLABEL[x])
     if x == "size":
         ax.set_xscale("log", base=2)
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: human(int(v)) if v >= 1 else ""))
+        ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: human(int(v)) if v >= 1 else ""))
     elif x == "ai":
         ax.set_xscale("log")
     else:
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
     ax.grid(True, alpha=0.3)
 
 

@@ -2,10 +2,7 @@
 comm), the measurement's 95% CI drawn, the diagonal and ±10% around it. Not a benchmark's
 module: `jostle model check` draws it."""
 
-import matplotlib.pyplot as plt
-import numpy as np
-
-from . import Figure, caveats_footer
+from . import Figure, caveats_footer, np, plt
 
 
 def check_figure(table, runs) -> Figure:

@@ -11,10 +11,8 @@ contention runs named nuioa-…, see jostle.commands.nuioa):
 
 import re
 
-import matplotlib.pyplot as plt
-
 from ..units import number, shown_frame, size_label
-from . import Figure
+from . import Figure, plt
 
 PREFIX = "nuioa-"
 

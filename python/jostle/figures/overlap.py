@@ -6,15 +6,12 @@ size for one configuration, where a protocol switch (rendezvous) shows.
 The colour is overlap_min, the seed's formula (denominator min(t_pure, t_CPU), as in IMB's
 user guide); the records also hold overlap_max (what IMB-NBC's code prints)."""
 
+from __future__ import annotations
+
 import re
 
-import matplotlib.pyplot as plt
-import numpy as np
-import pandas as pd
-from matplotlib.patches import Rectangle
-
 from ..sizes import human
-from . import Figure
+from . import Figure, np, patches, pd, plt
 
 SHOWN = "overlap_min"
 CONFIG = ("library", "policy", "progress", "thread_core", "kernel")
@@ -61,7 +58,7 @@ def heatmaps(df) -> list:
             over = set(d[(d.collective == coll) & d.caveats.str.contains("oversubscribed")].ranks)
             for x, n in enumerate(t.columns):
                 if n in over:
-                    ax.add_patch(Rectangle((x - 0.5, -0.5), 1, len(t.index), facecolor="grey",
+                    ax.add_patch(patches.Rectangle((x - 0.5, -0.5), 1, len(t.index), facecolor="grey",
                                            alpha=0.6, hatch="///", edgecolor="white", lw=0))
             ax.set_xticks(range(len(t.columns)), [f"{c}{' (over.)' if c in over else ''}"
                                                   for c in t.columns])

@@ -17,13 +17,9 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-import matplotlib.pyplot as plt
-import numpy as np
-from matplotlib.ticker import FuncFormatter, MultipleLocator
-
 from ..sizes import human
 from .. import bounds
-from . import Figure, caveats_footer
+from . import Figure, caveats_footer, np, plt, ticker
 
 KIB = 1024
 
@@ -107,8 +103,8 @@ def _size_axis(ax, rng):
     if rng.log:
         ax.set_xscale("log", base=2)
     elif rng.tick:
-        ax.xaxis.set_major_locator(MultipleLocator(rng.tick))
-    ax.xaxis.set_major_formatter(FuncFormatter(
+        ax.xaxis.set_major_locator(ticker.MultipleLocator(rng.tick))
+    ax.xaxis.set_major_formatter(ticker.FuncFormatter(
         lambda v, _: human(int(round(v))) if v >= 1 or (v == 0 and not rng.log) else ""))
     ax.grid(True, which="major", alpha=0.3)
 

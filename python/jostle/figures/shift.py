@@ -2,10 +2,7 @@
 bandwidth at the largest size and one for the latency at the smallest, sender in rows and
 receiver in columns (mpiGraph's layout)."""
 
-import matplotlib.pyplot as plt
-import numpy as np
-
-from . import Figure, caveats_footer
+from . import Figure, caveats_footer, np, plt
 
 
 def matrix(points, metric, size):

@@ -5,8 +5,10 @@ Not a benchmark's figure module: it has no build(runs); `jostle topo` and `jostl
 machine_figure() on the JSON of `jostle-bench --topo`.
 """
 
-from matplotlib.figure import Figure
-from matplotlib.patches import FancyBboxPatch
+from __future__ import annotations
+
+from . import mpl_figure, patches
+
 
 NIC_COLOR, NODE_COLOR, CORE_COLOR, HOME_COLOR = "#f0a030", "#dce8f5", "#4a78b0", "#f6d9a8"
 
@@ -15,7 +17,7 @@ def _gib(b):
     return f"{b / 2**30:.0f} GiB" if b else "? GiB"
 
 
-def machine_figure(topo: dict, advice: dict | None = None, title: str | None = None) -> Figure:
+def machine_figure(topo: dict, advice: dict | None = None, title: str | None = None) -> mpl_figure.Figure:
     """Boxes: one per NUMA node (its memory, its cores as small squares, numbered), grouped
     left to right by package; under each node the NICs attached to it (name, PCI id, link);
     NICs of unknown locality on the right. ADVICE (jostle-bench --place) marks the comm
@@ -38,13 +40,13 @@ def machine_figure(topo: dict, advice: dict | None = None, title: str | None = N
     height = grid_rows * cell_h + 0.8
     # Sized to what it holds (tight bounding box): a small machine is a small picture with
     # labels at reading size, not a wide empty frame.
-    fig = Figure(figsize=(width * 1.1, max(2.0, height * 1.1)))
+    fig = mpl_figure.Figure(figsize=(width * 1.1, max(2.0, height * 1.1)))
     ax = fig.add_subplot(1, 1, 1)
     for k, n in enumerate(nodes):
         x0 = (k % per_row) * (w_node + 0.4) + 0.2
         y0 = height - 0.6 - (k // per_row + 1) * cell_h + cell_h - h_node
         face = HOME_COLOR if home == n["index"] else NODE_COLOR
-        ax.add_patch(FancyBboxPatch((x0, y0), w_node, h_node, boxstyle="round,pad=0.02",
+        ax.add_patch(patches.FancyBboxPatch((x0, y0), w_node, h_node, boxstyle="round,pad=0.02",
                                     fc=face, ec="#345"))
         ax.text(x0 + 0.1, y0 + h_node - 0.22, f"NUMA {n['index']}  {_gib(n.get('memory_bytes'))}",
                 fontsize=8, weight="bold", va="center")
@@ -52,7 +54,7 @@ def machine_figure(topo: dict, advice: dict | None = None, title: str | None = N
             cx = x0 + 0.3 + (i % cols) * 0.5
             cy = y0 + h_node - 0.65 - (i // cols) * 0.45
             is_comm = c in comm
-            ax.add_patch(FancyBboxPatch((cx - 0.18, cy - 0.15), 0.36, 0.3,
+            ax.add_patch(patches.FancyBboxPatch((cx - 0.18, cy - 0.15), 0.36, 0.3,
                                         boxstyle="round,pad=0.01",
                                         fc=NIC_COLOR if is_comm else CORE_COLOR, ec="none"))
             ax.text(cx, cy, str(c), color="white", fontsize=8, ha="center", va="center")
@@ -78,7 +80,7 @@ def machine_figure(topo: dict, advice: dict | None = None, title: str | None = N
 
 
 def _nic_box(ax, x, y, w, nic):
-    ax.add_patch(FancyBboxPatch((x, y), w, 0.4, boxstyle="round,pad=0.02", fc=NIC_COLOR,
+    ax.add_patch(patches.FancyBboxPatch((x, y), w, 0.4, boxstyle="round,pad=0.02", fc=NIC_COLOR,
                                 ec="#7a4a00"))
     link = f" {nic['link_gbps']:.2f} GB/s" if nic.get("link_gbps") else ""
     ax.text(x + 0.08, y + 0.2, f"{nic.get('name')}\n{nic.get('pci') or ''}{link}", fontsize=7.5,
@@ -86,7 +88,7 @@ def _nic_box(ax, x, y, w, nic):
 
 
 def saved(directory):
-    """(Figure of the machine, advice lines) from the topo.json and placement.json that
+    """(matplotlib Figure of the machine, advice lines) from the topo.json and placement.json that
     `jostle run` saved in DIRECTORY, or None when it has none."""
     import json
     from pathlib import Path
