@@ -293,9 +293,12 @@ def test_scan_against_a_saved_baseline(tmp_path, monkeypatch, capsys):
     assert rc == 1 and doc["baseline"] == "fleet"
     assert sorted(s["node"] for s in doc["suspects"]) == ["127.0.0.1", "localhost"]
     for s in doc["suspects"]:
-        assert [(e["metric"], e["reference"]) for e in s["evidence"]] == \
-            [("memory_latency", "baseline fleet")]
-        assert s["evidence"][0]["value"] > 5 * s["evidence"][0]["median"]
+        # (another metric may differ 3 times from one scan to the next on a loaded machine)
+        [mem] = [e for e in s["evidence"]
+                 if (e["metric"], e["reference"]) == ("memory_latency", "baseline fleet")]
+        assert mem["value"] > 5 * mem["median"]
+        assert not any(e["metric"] == "memory_latency" and e["reference"] == "allocation"
+                       for e in s["evidence"])
     assert all(n["memory_latency"] > 0 for n in doc["nodes"])
 
 
