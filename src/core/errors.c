@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 static int g_rank = -1, g_size = 0; /* the only process-wide state: who we are, for messages */
 
@@ -57,6 +58,13 @@ void jt_usage_error(const char *fmt, ...)
     va_start(ap, fmt);
     vreport("error", fmt, ap);
     va_end(ap);
+    int init = 0;
+    MPI_Initialized(&init);
+    /* Before MPI_Init every rank judges the same options and only rank 0 speaks: a rank that
+     * left first would have the launcher kill rank 0 before its line is out (Open MPI aborts
+     * the job on the first non-zero exit), so the others give it a moment. */
+    if (!init && jt_launcher_rank() > 0)
+        sleep(2);
     leave(JT_EXIT_USAGE);
 }
 
