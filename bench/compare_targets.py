@@ -171,16 +171,29 @@ def main():
           + ", ".join(f"{m} {s // MIB} MiB x{truth[(m, s)]['slowdown']:.2f}" for m, s in sorted(hit)))
     ab = [compare(osu[2 * i], cold[i]) for i in range(args.pairs)]
     found = per_point = false = 0
+    by_point = {k: 0 for k in hit}
+    undecided = {k: [] for k in hit}      # the runs each side would need, where undecided
     for c in ab:
-        got = {key(p): p["verdict"] for p in c["points"]}
-        found += all(got.get(k) == "slower" for k in hit)
-        per_point += sum(got.get(k) == "slower" for k in hit)
-        false += sum(got.get(k) == "slower" for k in unaffected)
+        got = {key(p): p for p in c["points"]}
+        verdict = {k: p["verdict"] for k, p in got.items()}
+        found += all(verdict.get(k) == "slower" for k in hit)
+        per_point += sum(verdict.get(k) == "slower" for k in hit)
+        false += sum(verdict.get(k) == "slower" for k in unaffected)
+        for k in hit:
+            by_point[k] += verdict.get(k) == "slower"
+            if verdict.get(k) == "undecided" and got[k].get("runs_needed"):
+                undecided[k].append(got[k]["runs_needed"])
     print(f"A/B, {args.pairs} pairs (osu against cold): every slowed point >= 1 MiB found in "
           f"{found}/{args.pairs} = {found / args.pairs:.0%} of pairs (target >= 95%); slowed "
           f"points found {per_point}/{len(hit) * args.pairs} = "
           f"{per_point / max(1, len(hit) * args.pairs):.0%}; unaffected points called slower "
           f"{false}/{len(unaffected) * args.pairs}")
+    for k in sorted(hit, key=lambda k: (k[1], k[0])):
+        need = sorted(undecided[k])
+        print(f"  {k[0]:10s} {k[1] // MIB} MiB x{truth[k]['slowdown']:.2f}: slower in "
+              f"{by_point[k]}/{args.pairs} pairs" + (
+                  f"; undecided in {len(need)}, runs per side that would decide: median "
+                  f"{statistics.median(need)}" if need else ""))
 
     sd = job_spread(os.path.join(args.workdir, "osu"))
     print(f"\nspread between jobs of one command ({2 * args.pairs * args.runs} osu runs), per "
