@@ -178,6 +178,10 @@ def main():
                          "oversubscribed)")
     ap.add_argument("--threads", type=counts, default=[1],
                     help="thread counts (default 1, the target)")
+    ap.add_argument("--only", choices=("mbw", "latmt"),
+                    help="run one method only: mbw (osu_mbw_mr's, over --pairs) or latmt "
+                         "(osu_latency_mt's, over --threads; about 1/20 of the time of mbw) "
+                         "(default both)")
     ap.add_argument("--lat-div", type=at_least_one, default=10,
                     help="osu_latency_mt's iterations (10 000 + 100 up to 8 KiB, 1 000 + 10 "
                          "above) divided by this, at least one per thread (default 10: 1 000 + "
@@ -200,10 +204,10 @@ def main():
           f"osu_latency_mt's counts / {a.lat_div}; load average at start {load()}")
     start = time.monotonic()
     configs = [("mbw", 2 * p, [], p, f"osu_mbw_mr method, {p} pair(s), {2 * p} ranks: "
-                "aggregate bandwidth and message rate") for p in a.pairs]
+                "aggregate bandwidth and message rate") for p in a.pairs if a.only != "latmt"]
     configs += [("latmt", 2, [str(t), str(a.lat_div)], t,
                  f"osu_latency_mt method, {t} thread(s) per rank, 2 ranks: latency")
-                for t in a.threads]
+                for t in a.threads if a.only != "mbw"]
     verdicts = []
     for kind, ranks, args, k, title in configs:
         lat = kind == "latmt"

@@ -13,21 +13,24 @@
  * iterations / (the senders' summed loop times / pairs) in MB/s (1e6), whose message rate,
  * 1e6 x bandwidth / size, the script derives as osu_mbw_mr does.
  * jostle: jt_flows with the same pairs, stream mode, --buffers osu: its buffers set over the
- * size (as pingpong begins a size), 10 warm-up samples (the harness's --warmup), then the same
- * iterations; each sample a window timed by each sender after the same two barriers; the
+ * size (as pingpong begins a size), 10 warm-up samples (the harness's --warmup, set to the
+ * reference's skip), then the same iterations; each sample a window timed by each sender
+ * after the same two barriers; the
  * aggregate as `jostle-bench pingpong --pairs N --format osu` prints it (flows x size x window /
  * the mean over samples of the mean over pairs).
  *
  * latmt T, as osu_latency_mt -t T:T with MPI_THREAD_MULTIPLE on 2 ranks: T threads per rank
- * (pthreads; the main thread waits), a barrier per size, buffers set, each thread's share of
- * the iterations (thread t takes iterations t, t + T, ...; osu_latency_mt's 10 000 + 100 up to
- * 8 KiB and 1 000 + 10 above, each divided by DIV, at least 1) as MPI_Send / MPI_Recv round
+ * (pthreads started once and kept over the sizes, as OSU's; the main thread waits), per size
+ * a barrier taken inside the last of a rank's threads to arrive, buffers set, each thread's
+ * share of the iterations (thread t takes iterations t, t + T, ...; osu_latency_mt's
+ * 10 000 + 100 up to 8 KiB and 1 000 + 10 above, each divided by DIV, at least 1; only the
+ * timed ones read the clock, MPI_Wtime around the round trip) as MPI_Send / MPI_Recv round
  * trips (tag = iteration with several threads, as OSU; 1 and 2 with one), each timed; latency =
  * the threads' mean of their summed round trips / (2 x their iterations), in us (OSU divides
  * the threads' summed time by one thread's share of the iterations: T times this, the same
  * with one thread, where the script's target is).  jostle:
- * jt_flows with 1 pair and T threads, pingpong, all the iterations on each thread (each on its
- * own communicator).
+ * jt_flows with 1 pair and T threads, pingpong, its warm-up the reference's skip, then all the
+ * iterations on each thread (each on its own communicator).
  * Each rank's threads (both loops) are bound to the cores jostle's default gives them.  Both
  * loops keep each timed sample (stored after its clock reading) for the median printed beside.
  *
@@ -134,24 +137,42 @@ static double mbw_reference(ref *x)
     return (double)x->size / 1e6 * x->pairs * x->iters * WINDOW / (sum / x->pairs);
 }
 
+/* osu_latency_mt's threads (OMB 7.x, c/mpi/pt2pt/standard/osu_latency_mt.c): created once after
+ * MPI_Init and kept over every size (send_thread / recv_thread loop over the sizes themselves);
+ * per size the last of a rank's threads to arrive takes the MPI_Barrier, inside the thread, and
+ * the loop follows at once.  Here the sizes alternate with jostle's flows, so between two sizes
+ * the threads wait for the next one (x->job); the barrier stays in the thread, after that wait,
+ * so the time a thread takes to wake is not in its first iterations, as in OSU. */
+typedef struct lat_pool {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    long job;           /* sizes handed out; -1 ends the threads */
+    int done;           /* threads that finished the current size */
+    int arrived;        /* OSU's finished_size: threads at the start of the current size */
+    long gen;           /* barriers taken: a waiting thread's predicate */
+    pthread_t th[JT_FLOWS_MAX_THREADS];
+} lat_pool;
+
 typedef struct lat_arg {
     ref *x;
+    lat_pool *p;
     int t;
 } lat_arg;
 
-static void *lat_thread(void *arg)
+static lat_arg lat_args[JT_FLOWS_MAX_THREADS];
+
+/* One size on thread t, as OSU's thread runs it after its barrier. */
+static void lat_size(ref *x, int t)
 {
-    lat_arg *a = arg;
-    ref *x = a->x;
-    int t = a->t, n = (int)x->size, peer = 1 - x->rank, k = 0;
-    jt_binding b;
-    jt_bind_thread(x->topo, x->core[t], &b);
-    memset(x->s[t], 'a', x->size);
+    int n = (int)x->size, peer = 1 - x->rank, k = 0;
+    memset(x->s[t], 'a', x->size); /* OSU's set_buffer_pt2pt, per size */
     memset(x->r[t], 'b', x->size);
-    double sum = 0.0;
+    double total = 0.0;
     for (int i = t; i < x->iters + x->skip; i += x->threads) {
         int tag_s = x->threads > 1 ? i : 1, tag_r = x->threads > 1 ? i : 2;
-        double t0 = MPI_Wtime();
+        double t0 = 0.0;
+        if (i >= x->skip)
+            t0 = MPI_Wtime();
         if (x->rank == 0) {
             MPI_Send(x->s[t], n, MPI_CHAR, peer, tag_s, MPI_COMM_WORLD);
             MPI_Recv(x->r[t], n, MPI_CHAR, peer, tag_r, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -161,29 +182,86 @@ static void *lat_thread(void *arg)
         }
         if (i >= x->skip) {
             double dt = MPI_Wtime() - t0;
-            sum += dt;
+            total += dt;
             x->samp[t][k++] = dt;
         }
     }
-    x->sum[t] = sum;
+    x->sum[t] = total;
     x->timed[t] = k;
+}
+
+static void *lat_thread(void *arg)
+{
+    lat_arg *a = arg;
+    ref *x = a->x;
+    lat_pool *p = a->p;
+    jt_binding b;
+    jt_bind_thread(x->topo, x->core[a->t], &b); /* jostle's cores (OSU binds nothing itself) */
+    long seen = 0;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (p->job == seen)
+            pthread_cond_wait(&p->cv, &p->mu);
+        if (p->job < 0)
+            break;
+        seen = p->job;
+        if (++p->arrived == x->threads) { /* the last to arrive: OSU's barrier, in the thread */
+            MPI_Barrier(MPI_COMM_WORLD);
+            p->arrived = 0;
+            p->gen++;
+            pthread_cond_broadcast(&p->cv);
+        } else {
+            long g = p->gen;
+            while (p->gen == g)
+                pthread_cond_wait(&p->cv, &p->mu);
+        }
+        pthread_mutex_unlock(&p->mu);
+        lat_size(x, a->t);
+        pthread_mutex_lock(&p->mu);
+        p->done++;
+        pthread_cond_broadcast(&p->cv);
+    }
+    pthread_mutex_unlock(&p->mu);
     return NULL;
 }
 
-static double lat_reference(ref *x)
+static void lat_start(ref *x, lat_pool *p)
 {
-    pthread_t th[JT_FLOWS_MAX_THREADS];
-    lat_arg a[JT_FLOWS_MAX_THREADS];
-    MPI_Barrier(MPI_COMM_WORLD);
+    memset(p, 0, sizeof *p);
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
     for (int t = 0; t < x->threads; t++) {
-        a[t] = (lat_arg){x, t};
-        pthread_create(&th[t], NULL, lat_thread, &a[t]);
+        lat_args[t] = (lat_arg){x, p, t};
+        pthread_create(&p->th[t], NULL, lat_thread, &lat_args[t]);
     }
+}
+
+static void lat_stop(ref *x, lat_pool *p)
+{
+    pthread_mutex_lock(&p->mu);
+    p->job = -1;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    for (int t = 0; t < x->threads; t++)
+        pthread_join(p->th[t], NULL);
+    pthread_cond_destroy(&p->cv);
+    pthread_mutex_destroy(&p->mu);
+}
+
+/* One size on every thread; the main thread waits (as OSU's main waits in pthread_join). */
+static double lat_reference(ref *x, lat_pool *p)
+{
+    pthread_mutex_lock(&p->mu);
+    p->done = 0;
+    p->job++;
+    pthread_cond_broadcast(&p->cv);
+    while (p->done < x->threads)
+        pthread_cond_wait(&p->cv, &p->mu);
+    pthread_mutex_unlock(&p->mu);
     double mean = 0.0;
     size_t m = 0;
     double *pool = malloc((size_t)x->iters * sizeof *pool);
     for (int t = 0; t < x->threads; t++) {
-        pthread_join(th[t], NULL);
         size_t k = (size_t)x->timed[t];
         mean += x->sum[t] / (double)k / 2.0 / x->threads;
         memcpy(pool + m, x->samp[t], k * sizeof *pool);
@@ -197,7 +275,9 @@ static double lat_reference(ref *x)
 /* jostle's value for one size, on rank 0 (and the median of its senders' samples). */
 static double jostle(ref *x, jt_flows *f, double *median)
 {
-    jt_flows_run(f, x->size, 10, 1);
+    /* Its warm-up (jostle-bench's --warmup) is the reference's skip, so both loops time the
+     * same iterations after the same number untimed. */
+    jt_flows_run(f, x->size, (size_t)x->skip, 1);
     jt_flows_run(f, x->size, (size_t)x->iters, 0);
     int per = f->nflow;
     size_t cnt = (size_t)per * (size_t)x->iters;
@@ -275,6 +355,9 @@ int main(int argc, char **argv)
     jt_flows f;
     jt_flows_init(&f, &topo, MPI_COMM_WORLD, x.pairs, lat ? x.threads : 0, mode, JT_P2P_OSU,
                   WINDOW, 0, arena, frames, x.core, numas);
+    lat_pool pool;
+    if (lat)
+        lat_start(&x, &pool);
     for (int round = 0; round < rounds; round++) {
         for (int i = 0; i < nsizes; i++) {
             x.size = sizes[i];
@@ -282,7 +365,7 @@ int main(int argc, char **argv)
             double r = 0, j = 0, rmed = 0, jmed = 0;
             for (int turn = 0; turn < 2; turn++) {
                 if ((turn + round) % 2 == 0) {
-                    r = lat ? lat_reference(&x) : mbw_reference(&x);
+                    r = lat ? lat_reference(&x, &pool) : mbw_reference(&x);
                     rmed = x.median;
                 } else {
                     j = jostle(&x, &f, &jmed);
@@ -294,6 +377,8 @@ int main(int argc, char **argv)
             fflush(stdout);
         }
     }
+    if (lat)
+        lat_stop(&x, &pool);
     jt_flows_free(&f);
     for (int t = 0; t < x.threads; t++) {
         free(x.s[t]);
