@@ -6,8 +6,8 @@ bench/ref/ref_mbw.c alternates, size by size and inside each of --jobs MPI jobs 
 (the libraries' jobs interleaved), a reference loop written to the method of osu_mbw_mr (OMB's
 release of 2024: two barriers and a window of 64 sends per iteration, a 1-byte acknowledgement,
 100 + 10 iterations; aggregate bandwidth in MB/s and the message rate, 1e6 x bandwidth / size,
-so both have the same ratio) or of osu_latency_mt (latency of T threads per rank; its iteration
-counts divided by --lat-div) with jostle's own flows (comm/flows.c, what `jostle-bench pingpong
+so both have the same ratio) or of osu_latency_mt (latency of T threads per rank; its timed
+iterations divided by --lat-div) with jostle's own flows (comm/flows.c, what `jostle-bench pingpong
 --pairs N` / `--comm-threads T` run), at every power of two 1 B - 4 MiB.
 
 Printed per size: OSU's figure of each loop (the median over rounds), jostle / reference per round
@@ -183,9 +183,10 @@ def main():
                          "(osu_latency_mt's, over --threads; about 1/20 of the time of mbw) "
                          "(default both)")
     ap.add_argument("--lat-div", type=at_least_one, default=10,
-                    help="osu_latency_mt's iterations (10 000 + 100 up to 8 KiB, 1 000 + 10 "
-                         "above) divided by this, at least one per thread (default 10: 1 000 + "
-                         "10 and 100 + 1)")
+                    help="osu_latency_mt's timed iterations (10 000 up to 8 KiB, 1 000 above) "
+                         "divided by this, at least one per thread; its untimed ones (100 and "
+                         "10) are kept, and are jostle's warm-up (default 10: 1 000 + 100 and "
+                         "100 + 10)")
     ap.add_argument("--job-timeout", type=at_least_one, default=300,
                     help="seconds one MPI job may take before it is cut: the whole run takes at "
                          "most configurations x jobs x libraries x this (default 300)")
@@ -201,7 +202,7 @@ def main():
     print("# " + "; ".join(f"{os.path.relpath(b, ROOT)}: {lib}" for b, lib in libs.items()))
     print(f"# {a.rounds} rounds over {a.jobs} MPI jobs per library and configuration, the "
           f"libraries' jobs interleaved, the reference and jostle alternating size by size; "
-          f"osu_latency_mt's counts / {a.lat_div}; load average at start {load()}")
+          f"osu_latency_mt's timed counts / {a.lat_div}; load average at start {load()}")
     start = time.monotonic()
     configs = [("mbw", 2 * p, [], p, f"osu_mbw_mr method, {p} pair(s), {2 * p} ranks: "
                 "aggregate bandwidth and message rate") for p in a.pairs if a.only != "latmt"]

@@ -23,7 +23,7 @@
  * (pthreads started once and kept over the sizes, as OSU's; the main thread waits), per size
  * a barrier taken inside the last of a rank's threads to arrive, buffers set, each thread's
  * share of the iterations (thread t takes iterations t, t + T, ...; osu_latency_mt's
- * 10 000 + 100 up to 8 KiB and 1 000 + 10 above, each divided by DIV, at least 1; only the
+ * 10 000 + 100 up to 8 KiB and 1 000 + 10 above, the timed ones divided by DIV; only the
  * timed ones read the clock, MPI_Wtime around the round trip) as MPI_Send / MPI_Recv round
  * trips (tag = iteration with several threads, as OSU; 1 and 2 with one), each timed; latency =
  * the threads' mean of their summed round trips / (2 x their iterations), in us (OSU divides
@@ -72,9 +72,11 @@ static void counts(ref *x)
         x->skip = 10;
         return;
     }
-    int large = x->size > LARGE, it = (large ? 1000 : 10000) / x->div, sk = (large ? 10 : 100) / x->div;
+    /* DIV shortens the timed loop only: OSU's skip (100, 10 above 8 KiB) is kept, as a new
+     * size's first loop is slow for longer than 10 round trips with MPICH at 128 B - 4 KiB. */
+    int large = x->size > LARGE, it = (large ? 1000 : 10000) / x->div;
     x->iters = it < x->threads ? x->threads : it; /* every thread times at least one */
-    x->skip = sk < 1 ? 1 : sk;
+    x->skip = large ? 10 : 100;
 }
 
 /* The median of the first n values of rank 0's gathered array (senders first). */
