@@ -108,6 +108,8 @@ def _cases():
     # nuioa, overlap, bcast, cholesky
     add(["nuioa", "--dry-run", "--writers", "-1"], "-1")
     add(["nuioa", "--dry-run", "--sizes", ""], "''")
+    for study in (["pingpong"], ["contention", "fig1"], ["nuioa"]):    # _common.check_hosts
+        add([*study, "--dry-run", "--hosts", "a,b,c", "--ranks", "2"], "3 hosts")
     add(["nuioa", "--dry-run", "--parts", "nosuch"], "nosuch")
     add(["nuioa", "--dry-run", "--nic", "nosuch"], "nosuch")
     add(["nuioa", "--dry-run", "--campaign", NL], None)

@@ -194,6 +194,14 @@ def check_per_rank(args, ranks, names=("comm_core", "comm_mem")):
                              f"values for {ranks} ranks; allowed: one value, or one per rank")
 
 
+def check_hosts(args):
+    """--hosts of no more hosts than --ranks (a host without a rank would never be measured)."""
+    hosts = args.hosts or []
+    if len(hosts) > args.ranks:
+        raise UsageError(f"--hosts names {len(hosts)} hosts for --ranks {args.ranks}; "
+                         "allowed: at most one host per rank")
+
+
 def out_file_type(text):
     """A file jostle will write: checked before any work (its directory must exist and take
     a file), nothing created."""

@@ -333,10 +333,7 @@ def _options(p, study):
 
 
 def _check(args):
-    hosts = args.hosts or []
-    if len(hosts) > args.ranks:
-        raise UsageError(f"--hosts names {len(hosts)} hosts for --ranks {args.ranks}; "
-                         "allowed: at most one host per rank")
+    c.check_hosts(args)
 
 
 def execute(study, args, config, directory, progress, machine) -> Campaign:

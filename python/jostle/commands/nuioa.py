@@ -156,10 +156,7 @@ def draw(camp, outdir) -> list:
 
 
 def main(args):
-    hosts = args.hosts or []
-    if len(hosts) > args.ranks:
-        raise UsageError(f"--hosts names {len(hosts)} hosts for --ranks {args.ranks}; "
-                         "allowed: at most one host per rank")
+    c.check_hosts(args)
     config = c.launch_config(args)
     topo = describe(config.bench)
     runs, notes = plan(args, topo, config.bench)

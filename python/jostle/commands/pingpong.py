@@ -6,7 +6,6 @@ import sys
 
 from .. import benchmarks, figures, launch
 from ..campaign import Campaign, RunSpec, repeated
-from ..errors import UsageError
 from ..figures import pingpong as pingpong_figures
 from ..progress import Progress
 from ..results import load_run
@@ -157,9 +156,7 @@ def main(args):
     sizes = parse_sizes(spec)
     hosts = args.hosts or []
     c.check_per_rank(args, args.ranks)
-    if len(hosts) > args.ranks:
-        raise UsageError(f"--hosts names {len(hosts)} hosts for --ranks {args.ranks}; "
-                         "allowed: at most one host per rank")
+    c.check_hosts(args)
     per_host = math.ceil(args.ranks / max(1, len(hosts)))
     c.check_memory(sizes, per_host, buffers=2 if args.check else 1,
                    option="--preset" if args.preset else "--sizes", spec=spec)
