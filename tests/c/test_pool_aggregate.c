@@ -17,7 +17,7 @@
 
 #define K 20 /* sweeps granted per running thread in a phase */
 
-static atomic_int open_all, permits[2];
+static atomic_int permits[2];
 
 static void gate_init(jt_kws *w, const jt_topo *tp, size_t bytes, int numa, int reps)
 {
@@ -27,12 +27,14 @@ static void gate_init(jt_kws *w, const jt_topo *tp, size_t bytes, int numa, int 
     w->bytes = 1.0;
 }
 
-/* One sweep = one permit of this thread (or the release at the end of a phase). */
+/* One sweep = one permit of this thread, or the sweep in flight when the pool stops (released
+ * by the stop itself, so that no other sweep can start between a release and the stop). */
 static void gate_sweep(jt_kws *w)
 {
     atomic_int *mine = &permits[w->n];
+    jt_worker *me = (jt_worker *)((char *)w - offsetof(jt_worker, ws));
     for (;;) {
-        if (atomic_load(&open_all))
+        if (!atomic_load(&me->pool->running))
             return;
         int k = atomic_load(mine);
         if (k > 0 && atomic_compare_exchange_weak(mine, &k, k - 1))
@@ -52,11 +54,11 @@ static long done(jt_pool *p, int t)
 }
 
 /* A phase: thread t gets grant[t] permits; once they are used, the aggregate's sweeps are read
- * while the pool runs, then every waiting sweep is released and the pool stopped.  Returns the
- * sweeps read; *samples the sweeps harvested, *after the sweeps counted once stopped. */
+ * while the pool runs, then the pool is stopped (which releases the sweeps waiting for a
+ * permit).  Returns the sweeps read; *samples the sweeps harvested, *after the sweeps counted
+ * once stopped. */
 static double phase(jt_pool *p, const int grant[2], size_t *samples, double *after)
 {
-    atomic_store(&open_all, 0);
     double since = 0, wall;
     jt_pool_start(p);
     since = p->t_start;
@@ -65,7 +67,6 @@ static double phase(jt_pool *p, const int grant[2], size_t *samples, double *aft
     while (done(p, 0) < grant[0] || done(p, 1) < grant[1])
         sched_yield();
     double sweeps = jt_pool_sweeps(p, &wall);
-    atomic_store(&open_all, 1);
     jt_pool_stop(p);
     *after = jt_pool_sweeps(p, &wall);
     jt_series dur = {0};
