@@ -28,7 +28,7 @@ MAX_LINES = 500
 # first name below the package (figures/bcast.py is "figures", commands/run.py "commands").
 PY_RANK = {
     "__init__": 0, "errors": 0, "lazy": 0, "units": 0, "sizes": 0, "binary": 0,
-    "benchmarks": 1, "results": 1, "run_meta": 1, "resume": 1, "launch": 1, "progress": 1, "placement": 1, "topo_links": 1,
+    "benchmarks": 1, "results": 1, "run_meta": 1, "repeats": 1, "resume": 1, "launch": 1, "progress": 1, "placement": 1, "topo_links": 1,
     "stats": 2, "rules": 2, "comparison": 2, "bounds": 2, "scan": 2, "campaign": 2, "batch": 2, "simgrid": 2, "contention": 2, "starpu": 2,
     "figures": 3, "model": 4, "advise": 5, "report": 6, "commands": 7, "cli": 8,
 }

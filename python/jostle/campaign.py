@@ -22,6 +22,7 @@ from .errors import Interrupted, JostleError, UsageError
 from .progress import Progress
 from .resume import keepable, rest_output, splice
 from .results import judge, load_run, sidecar_path
+from .repeats import job_name
 from .units import duration
 
 MANIFEST = "campaign.json"
@@ -44,7 +45,7 @@ def repeated(specs, times: int) -> list:
     several (docs/statistics.md). TIMES = 1 keeps the runs and their names as they are."""
     if times <= 1:
         return list(specs)
-    return [replace(s, name=f"{s.name}-r{i}") for s in specs for i in range(1, times + 1)]
+    return [replace(s, name=job_name(s.name, i)) for s in specs for i in range(1, times + 1)]
 
 
 class RunTimeout(JostleError):

@@ -79,6 +79,7 @@ class Run(RunMetadata):
     problem: str = ""            # why it is incomplete, empty when complete
     param_names: list = field(default_factory=list)
     launch: Optional[dict] = None  # the sidecar <run>.launch.json, when present
+    jobs: int = 1                # MPI jobs it pools (repeats.pool); 1: one run file
 
     @property
     def name(self) -> str:

@@ -6,13 +6,14 @@ them (PNG, SVG) or embedding them in the report is done here, once.
 """
 
 import base64
+import functools
 import importlib
 import inspect
 import io
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import lazy
+from .. import lazy, repeats
 from ..results import multimodal_points
 
 
@@ -83,6 +84,36 @@ def _modes_note(runs) -> str:
     return (f"{count} point(s) of these runs have two or more modes: their median lies between "
             "them and describes neither (the modes are in the records and the report's "
             "warnings).") if count else ""
+
+
+def pooled(draw):
+    """DRAW(runs, ...) (a module's build or tables) on RUNS with the jobs of one setting
+    (--runs K) pooled (repeats.pool): one line, bar or row per setting, and every caption
+    says what the pooled values and intervals are."""
+    @functools.wraps(draw)
+    def pooled_draw(runs, *args, **kwargs):
+        runs = repeats.pool(runs)
+        out = draw(runs, *args, **kwargs)
+        note = jobs_note(runs)
+        for f in out if note else ():
+            if isinstance(f, dict):   # a report table
+                f["caption"] = f"{f['caption']} {note}"
+            else:
+                f.caption = f"{f.caption} {note}"
+        return out
+    return pooled_draw
+
+
+def jobs_note(runs) -> str:
+    """'Each setting pools its 3 MPI jobs …' for pooled RUNS, or '' when each is one job."""
+    ks = sorted({r.jobs for r in runs if r.jobs > 1})
+    if not ks:
+        return ""
+    k = str(ks[0]) if len(ks) == 1 else f"{ks[0]}-{ks[-1]}"
+    return (f"Each setting pools its {k} MPI jobs (--runs): a value is the median over the jobs "
+            "of each job's value, and a band or error bar runs from the lowest job's lower "
+            "bound to the highest job's upper bound (p25 to p75, the 95% intervals of the "
+            "median), so it spans the variation between jobs.")
 
 
 def save(figures, outdir, formats=FORMATS) -> list:

@@ -21,7 +21,7 @@ import math
 from ..results import frame
 from ..sizes import human
 from ..units import number, size_label
-from . import Figure, np, pd, plt, ticker
+from . import Figure, np, pd, plt, pooled, ticker
 
 ORDER = ("flat", "binomial", "chain", "pipeline-chain", "pipeline-tree", "two-tree", "knomial-4",
          "knomial-8", "knomial-16", "scatter-allgather", "auto", "mpi_bcast")
@@ -196,6 +196,7 @@ def _sim_size_figure(d, by_name):
                   "once (flat) may come under it, SimGrid overlapping the root's sends.", fig)
 
 
+@pooled
 def build(runs) -> list:
     df = _times(runs)
     if df.empty:
@@ -251,6 +252,7 @@ def _r(x, digits=3):
     return round(x, digits) if x is not None and math.isfinite(x) else ""
 
 
+@pooled
 def tables(runs) -> list:
     """The report's bcast section: per group (a real run, or the simulated runs of one node
     count), size and k, auto against MPI_Bcast, flat, the best smpi:* and the bound."""

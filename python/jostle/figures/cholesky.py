@@ -12,7 +12,7 @@ tables(runs) gives the report its section: per run, both modes, the gain and the
 
 from .. import benchmarks
 from ..results import frame
-from . import Figure, plt, ticker
+from . import Figure, plt, pooled, ticker
 
 
 def _frame(runs):
@@ -83,6 +83,7 @@ def _gains(df):
     return sorted(out, key=lambda x: x["nodes"])
 
 
+@pooled
 def build(runs) -> list:
     df = _frame(runs)
     if df.empty:
@@ -164,6 +165,7 @@ def _group(points):
     return out
 
 
+@pooled
 def tables(runs) -> list:
     df = _frame(runs)
     if df.empty:

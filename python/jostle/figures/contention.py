@@ -23,9 +23,10 @@ import re
 from collections import Counter
 
 from .. import bounds, contention
+from ..repeats import setting
 from ..sizes import human
 from ..units import shown_frame
-from . import Figure, caveats_footer, np, plt, ticker
+from . import Figure, caveats_footer, np, plt, pooled, ticker
 
 STUDIES = {
     "fig1": "Contention vs computing cores",
@@ -79,7 +80,7 @@ def per_core(k, compute):
 def study_of(run) -> tuple:
     """(study, quick) from the run's name, else from what varies in its points."""
     m = re.match(r"(fig[1-4]|usecases)-", run.name)
-    quick = re.search(r"-quick(-r\d+)?$", run.name) is not None   # -rK: a job of --runs K
+    quick = setting(run.name).endswith("-quick")   # setting: without the -rK of --runs K
     if m:
         return m.group(1), quick
     df = run.points
@@ -413,6 +414,7 @@ def flows_heatmap(table, notes, limits=None):
     return fig
 
 
+@pooled
 def build(runs) -> list:
     runs = [r for r in runs if not r.points.empty]
     table = degradation_table(runs)
@@ -460,6 +462,7 @@ def build(runs) -> list:
     return figures
 
 
+@pooled
 def tables(runs) -> list:
     """For the report: the degradations of every study, one row per point and metric."""
     table = degradation_table([r for r in runs if not r.points.empty])

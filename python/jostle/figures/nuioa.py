@@ -12,7 +12,7 @@ contention runs named nuioa-…, see jostle.commands.nuioa):
 import re
 
 from ..units import number, shown_frame, size_label
-from . import Figure, plt
+from . import Figure, plt, pooled
 
 PREFIX = "nuioa-"
 
@@ -21,8 +21,9 @@ def _mine(runs):
     return [r for r in runs if r.name.startswith(PREFIX) and not r.points.empty]
 
 
-def _median(run, metric, size=None, phase=None):
-    """The median of METRIC at SIZE (default the largest), in the unit people read (GB/s)."""
+def _value(run, metric, size=None, phase=None):
+    """(median, ci95_lo, ci95_hi) of METRIC at SIZE (default the largest), in the unit people
+    read (GB/s); None when the run has no such point."""
     df = shown_frame(run.points[run.points["metric"] == metric])
     if phase is not None and "phase" in df:
         df = df[df["phase"] == phase]
@@ -31,7 +32,15 @@ def _median(run, metric, size=None, phase=None):
     if size is None:
         size = df["size"].max()
     df = df[df["size"] == size]
-    return float(df["median"].iloc[0]) if not df.empty else None
+    if df.empty:
+        return None
+    row = df.iloc[0]
+    return tuple(float(row.get(c, float("nan"))) for c in ("median", "ci95_lo", "ci95_hi"))
+
+
+def _median(run, metric, size=None, phase=None):
+    v = _value(run, metric, size, phase)
+    return v[0] if v else None
 
 
 def _caveats(runs) -> str:
@@ -47,14 +56,18 @@ def _caveats(runs) -> str:
 
 
 def _bars(ax, labels, values, unit, title):
+    """VALUES: (median, ci95_lo, ci95_hi) or None per bar; the interval as an error bar."""
     xs = range(len(labels))
-    ax.bar(xs, [v if v is not None else 0 for v in values], color="#4a78b0")
+    meds = [v[0] if v else 0 for v in values]
+    err = [[max(v[0] - v[1], 0) if v and v[1] == v[1] else 0 for v in values],
+           [max(v[2] - v[0], 0) if v and v[2] == v[2] else 0 for v in values]]
+    ax.bar(xs, meds, yerr=err, capsize=3, color="#4a78b0", ecolor="black")
     ax.set_xticks(list(xs), labels, rotation=30, ha="right", fontsize=8)
     ax.set_ylabel(unit)
     ax.set_title(title, fontsize=9)
     for x, v in zip(xs, values):
         if v is not None:
-            ax.text(x, v, number(v), ha="center", va="bottom", fontsize=7)
+            ax.text(x, v[0], number(v[0]), ha="center", va="bottom", fontsize=7)
 
 
 def _label(name):
@@ -62,6 +75,7 @@ def _label(name):
             .replace("-mem", ", mem ").replace("node", "node "))
 
 
+@pooled
 def build(runs) -> list:
     runs = _mine(runs)
     out = []
@@ -71,31 +85,34 @@ def build(runs) -> list:
         small = min(int(r.points["size"].min()) for r in pp)
         big = max(int(r.points["size"].max()) for r in pp)
         labels = [_label(r.name) for r in pp]
-        _bars(a, labels, [_median(r, "latency", small) for r in pp], "µs",
+        _bars(a, labels, [_value(r, "latency", small) for r in pp], "µs",
               f"latency, {size_label(small)}")
-        _bars(b, labels, [_median(r, "bandwidth", big) for r in pp], "GB/s",
+        _bars(b, labels, [_value(r, "bandwidth", big) for r in pp], "GB/s",
               f"bandwidth, {size_label(big)}")
         fig.tight_layout()
         out.append(Figure("nuioa-placement", "NUIOA: placement of the comm thread and buffers",
                           "Ping-pong latency (smallest size) and bandwidth (largest) for the "
                           "comm thread and its buffers near/far the NIC, and on each NUMA node "
-                          "in turn (Moreaud 2007, fig. 2.3, 2.8)" + _caveats(pp), fig))
+                          "in turn (Moreaud 2007, fig. 2.3, 2.8); bars: the median, error bars: "
+                          "its 95% interval" + _caveats(pp), fig))
     flows = [r for r in runs if re.match(PREFIX + r"(stream|put|get)-", r.name)]
     if flows:
         fig, ax = plt.subplots(figsize=(8, 3.8))
         big = max(int(r.points["size"].max()) for r in flows)
         _bars(ax, [r.name[len(PREFIX):] for r in flows],
-              [_median(r, "bandwidth", big) for r in flows], "GB/s",
+              [_value(r, "bandwidth", big) for r in flows], "GB/s",
               f"one-way bandwidth, {size_label(big)}")
         fig.tight_layout()
         out.append(Figure("nuioa-flows", "NUIOA: one-way flows, each side near or far",
                           "Stream (send/receive), MPI_Put and MPI_Get bandwidth with the sender "
                           "or initiator and the receiver or target near/far the NIC; the seed "
-                          "finds only where the data lands matters (sec. 2.5.1)" + _caveats(flows),
+                          "finds only where the data lands matters (sec. 2.5.1); error bars: the "
+                          "95% interval of the median" + _caveats(flows),
                           fig))
     return out
 
 
+@pooled
 def tables(runs) -> list:
     load = [r for r in _mine(runs) if r.name.startswith(PREFIX + "load-")]
     if not load:

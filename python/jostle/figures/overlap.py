@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from ..sizes import human
-from . import Figure, np, patches, pd, plt
+from . import Figure, np, patches, pd, plt, pooled
 
 SHOWN = "overlap_min"
 CONFIG = ("library", "policy", "progress", "thread_core", "kernel")
@@ -115,6 +115,7 @@ def times(df) -> list:
                    "library switches protocol (the seed sees rendezvous at 64-128 KiB).", fig)]
 
 
+@pooled
 def build(runs) -> list:
     df = frame(runs)
     if df.empty or "collective" not in df:
@@ -122,6 +123,7 @@ def build(runs) -> list:
     return heatmaps(df) + times(df)
 
 
+@pooled
 def tables(runs) -> list:
     """The report's table: both formulas side by side, per configuration, collective, size."""
     df = frame(runs)

@@ -19,7 +19,7 @@ from typing import Callable
 
 from ..sizes import human
 from .. import bounds
-from . import Figure, caveats_footer, np, plt, ticker
+from . import Figure, caveats_footer, np, plt, pooled, ticker
 
 KIB = 1024
 
@@ -250,6 +250,7 @@ def buffers_figures(runs) -> list:
     return figures
 
 
+@pooled
 def build(runs, statistic=None) -> list:
     """STATISTIC: a percentile column ("p99") drawn dashed beside the median."""
     runs = [r for r in runs if not r.points.empty]
