@@ -3,7 +3,8 @@
  * jostle's flows (comm/flows.h) in one MPI job (bench/osu_pairs_parity.py).
  *
  * mbw, as osu_mbw_mr: pairs = ranks / 2, rank i sends to rank i + pairs; one send and one
- * receive buffer per rank, page-aligned, set ('a', 'b') over the size before each size; a
+ * receive buffer per rank, page-aligned, zeroed over the largest size when allocated
+ * (allocate_memory_pt2pt_mul), set ('a', 'b') over the size before each size; a
  * barrier; then per iteration a barrier of every rank and a second one (OMB's validation pass,
  * run once without -c), then each sender times a window of 64 MPI_Isend of its one buffer,
  * MPI_Waitall and a 1-byte acknowledgement (tag 101, into its receive buffer; receivers: 64
@@ -24,8 +25,10 @@
  * a barrier taken inside the last of a rank's threads to arrive, buffers set, each thread's
  * share of the iterations (thread t takes iterations t, t + T, ...; osu_latency_mt's
  * 10 000 + 100 up to 8 KiB and 1 000 + 10 above, the timed ones divided by DIV; only the
- * timed ones read the clock, MPI_Wtime around the round trip) as MPI_Send / MPI_Recv round
- * trips (tag = iteration with several threads, as OSU; 1 and 2 with one), each timed; latency =
+ * timed ones read the clock, MPI_Wtime around the round trip, on rank 0 only: OSU's
+ * recv_thread reads none) as MPI_Send / MPI_Recv round trips (tag = iteration with several
+ * threads, as OSU; 1 and 2 with one), buffers page-aligned and left untouched until each size
+ * sets them (allocate_memory_pt2pt), each round trip timed; latency =
  * the threads' mean of their summed round trips / (2 x their iterations), in us (OSU divides
  * the threads' summed time by one thread's share of the iterations: T times this, the same
  * with one thread, where the script's target is).  jostle:
@@ -112,7 +115,7 @@ static double mbw_reference(ref *x)
         if (!active)
             continue;
         MPI_Barrier(MPI_COMM_WORLD); /* OMB's per-pass barrier (its ranks are all active) */
-        double t0 = MPI_Wtime();
+        double t0 = sender ? MPI_Wtime() : 0.0; /* OSU's receivers read no clock */
         for (int j = 0; j < WINDOW; j++) {
             if (sender)
                 MPI_Isend(x->s[0], n, MPI_CHAR, peer, 100, MPI_COMM_WORLD, &req[j]);
@@ -172,16 +175,17 @@ static void lat_size(ref *x, int t)
     double total = 0.0;
     for (int i = t; i < x->iters + x->skip; i += x->threads) {
         int tag_s = x->threads > 1 ? i : 1, tag_r = x->threads > 1 ? i : 2;
+        if (x->rank != 0) { /* OSU's recv_thread reads no clock: here its two readings per round
+                             * trip made the reference 4% slower at 1 KiB with Open MPI */
+            MPI_Recv(x->r[t], n, MPI_CHAR, peer, tag_s, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(x->s[t], n, MPI_CHAR, peer, tag_r, MPI_COMM_WORLD);
+            continue;
+        }
         double t0 = 0.0;
         if (i >= x->skip)
             t0 = MPI_Wtime();
-        if (x->rank == 0) {
-            MPI_Send(x->s[t], n, MPI_CHAR, peer, tag_s, MPI_COMM_WORLD);
-            MPI_Recv(x->r[t], n, MPI_CHAR, peer, tag_r, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        } else {
-            MPI_Recv(x->r[t], n, MPI_CHAR, peer, tag_s, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            MPI_Send(x->s[t], n, MPI_CHAR, peer, tag_r, MPI_COMM_WORLD);
-        }
+        MPI_Send(x->s[t], n, MPI_CHAR, peer, tag_s, MPI_COMM_WORLD);
+        MPI_Recv(x->r[t], n, MPI_CHAR, peer, tag_r, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         if (i >= x->skip) {
             double dt = MPI_Wtime() - t0;
             total += dt;
@@ -260,6 +264,8 @@ static double lat_reference(ref *x, lat_pool *p)
     while (p->done < x->threads)
         pthread_cond_wait(&p->cv, &p->mu);
     pthread_mutex_unlock(&p->mu);
+    if (x->rank != 0) /* it timed nothing */
+        return 0.0;
     double mean = 0.0;
     size_t m = 0;
     double *pool = malloc((size_t)x->iters * sizeof *pool);
@@ -346,6 +352,11 @@ int main(int argc, char **argv)
         if (posix_memalign((void **)&x.s[t], (size_t)page, max) ||
             posix_memalign((void **)&x.r[t], (size_t)page, max))
             return 1;
+        if (!lat) { /* osu_mbw_mr's allocation zeroes both over the largest size;
+                     * osu_latency_mt's leaves them to each size's setting */
+            memset(x.s[t], 0, max);
+            memset(x.r[t], 0, max);
+        }
         x.samp[t] = malloc(10000 * sizeof *x.samp[t]); /* the most iterations of any size */
     }
     jt_binding b;
