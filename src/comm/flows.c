@@ -53,6 +53,22 @@ static void samples(jt_flow *w, size_t bytes, size_t n, int touch)
         w->times[k] = jt_p2p_sample(&w->p2p, bytes);
 }
 
+/* osu_latency_mt's barrier, with f->mu held: the last of the rank's threads to arrive takes it,
+ * in the thread, and goes straight on to its samples; the others wait for it. */
+static void batch_barrier(jt_flows *f)
+{
+    long g = f->gen;
+    if (++f->arrived < f->nflow) {
+        while (f->gen == g)
+            pthread_cond_wait(&f->cv, &f->mu);
+        return;
+    }
+    MPI_Barrier(f->world);
+    f->arrived = 0;
+    f->gen = g + 1;
+    pthread_cond_broadcast(&f->cv);
+}
+
 static void *worker(void *arg)
 {
     jt_flow *w = arg;
@@ -70,6 +86,7 @@ static void *worker(void *arg)
         seen = f->job;
         size_t bytes = f->job_bytes, n = f->job_n;
         int touch = f->job_touch;
+        batch_barrier(f);
         pthread_mutex_unlock(&f->mu);
         samples(w, bytes, n, touch);
         pthread_mutex_lock(&f->mu);
@@ -162,10 +179,11 @@ void jt_flows_run(jt_flows *f, size_t bytes, size_t n, int touch)
         }
         return;
     }
-    MPI_Barrier(f->world); /* osu_latency_mt: one barrier per size, then each thread's loop */
-    if (f->side < 0)
+    if (f->side < 0) { /* no threads here: the barrier that the others' threads take */
+        MPI_Barrier(f->world);
         return;
-    pthread_mutex_lock(&f->mu);
+    }
+    pthread_mutex_lock(&f->mu); /* the threads take the batch's barrier (worker) */
     f->done = 0;
     f->job_bytes = bytes;
     f->job_n = n;

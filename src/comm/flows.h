@@ -11,8 +11,10 @@
  *     each pass of its validation loop; the 2023 release took one barrier and acknowledged
  *     with 4 bytes, as osu_bw does); pingpong one barrier per batch of samples, as
  *     osu_multi_lat per size;
- *   - threads (T >= 1, MPI_THREAD_MULTIPLE): a barrier of every rank before each batch, then
- *     each thread takes its samples on its own, as osu_latency_mt's threads do per size. */
+ *   - threads (T >= 1, MPI_THREAD_MULTIPLE): a barrier of every rank before each batch, taken
+ *     inside the last of a rank's threads to arrive, then each thread takes its samples on its
+ *     own, as osu_latency_mt's threads do per size (a barrier in the main thread, then waking
+ *     the threads, put the wake-up in their first samples). */
 #ifndef JT_FLOWS_H
 #define JT_FLOWS_H
 
@@ -58,6 +60,8 @@ typedef struct jt_flows {
     long job;           /* incremented per batch; -1 to stop */
     size_t job_bytes, job_n;
     int job_touch, done;
+    int arrived;        /* threads at the current batch's barrier */
+    long gen;           /* barriers taken: what a waiting thread watches */
 } jt_flows;
 
 /* Per flow what to pattern: mode, buffers, window, check, arena bytes and frames (as

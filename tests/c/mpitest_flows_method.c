@@ -1,18 +1,24 @@
 /* The pairs' stream follows osu_mbw_mr's method (OMB's release of 2024, issue 27): two barriers
  * of every rank before each window and a 1-byte acknowledgement after it, where a plain stream
- * (osu_bw) takes no barrier and acknowledges with 4 bytes.  The MPI calls are counted through
- * the profiling interface (2 ranks under ctest). */
+ * (osu_bw) takes no barrier and acknowledges with 4 bytes.  The threads follow osu_latency_mt's:
+ * one barrier per batch, taken inside a communicating thread, not by the main thread.  The MPI
+ * calls are counted through the profiling interface (2 ranks under ctest). */
 #include "check.h"
 #include "comm/flows.h"
 
 #include <mpi.h>
+#include <pthread.h>
 #include <stdlib.h>
 
-static int barriers, sends, send_count = -1;
+static int barriers, main_barriers, sends, send_count = -1;
+static pthread_t main_thread;
 
+/* Counted by whichever thread calls it; read by the main thread after jt_flows_run, which
+ * waits for its threads under their mutex. */
 int MPI_Barrier(MPI_Comm comm)
 {
     barriers++;
+    main_barriers += pthread_equal(pthread_self(), main_thread) != 0;
     return PMPI_Barrier(comm);
 }
 
@@ -28,8 +34,9 @@ enum { N = 5, BYTES = 4096, WINDOW = 8 };
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int rank;
+    int provided, rank;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    main_thread = pthread_self();
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     jt_topo topo;
     char err[256];
@@ -70,6 +77,27 @@ int main(int argc, char **argv)
                sends, send_count, N);
     jt_p2p_free(&p);
     jt_buffer_free(&topo, &buf);
+
+    /* Two threads per rank in ping-pong: a warm-up batch and a timed one, a barrier each. */
+    if (provided == MPI_THREAD_MULTIPLE) {
+        int cores[2] = {0, 0}, numas[2] = {JT_MEM_ANY, JT_MEM_ANY};
+        jt_flows_init(&f, &topo, MPI_COMM_WORLD, 1, 2, JT_P2P_PINGPONG, JT_P2P_OSU, WINDOW, 1,
+                      arena, frames, cores, numas);
+        barriers = main_barriers = 0;
+        jt_flows_run(&f, BYTES, N, 1);
+        jt_flows_run(&f, BYTES, N, 0);
+        CHECKF(barriers == 2, "%d barriers for 2 batches, osu_latency_mt takes 1 per size",
+               barriers);
+        CHECKF(main_barriers == 0, "%d of the barriers taken by the main thread, osu_latency_mt "
+               "takes them in a communicating thread", main_barriers);
+        for (int t = 0; rank == 0 && t < 2; t++)
+            for (int k = 0; k < N; k++)
+                CHECK(f.flow[t].times[k] > 0.0);
+        jt_flows_free(&f);
+    } else if (rank == 0) {
+        printf("mpitest_flows_method: threads not checked, the library gives no "
+               "MPI_THREAD_MULTIPLE\n");
+    }
     jt_topo_destroy(&topo);
     MPI_Finalize();
     return jt_test_failures != 0;
