@@ -1,5 +1,6 @@
 """Shared fixtures: the hand-made run files in data/ and a fake jostle-bench."""
 
+import os
 import shutil
 import signal
 import subprocess
@@ -13,6 +14,12 @@ DATA = HERE / "data"
 FAKE_BENCH = HERE / "fake_bench.py"
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO / "python"))  # usable without `pip install -e` too
+# `make test` runs twice as many workers as cores, each launching ranks: the machine is
+# oversubscribed by design, and an Open MPI rank that spins out its time slice while its partner
+# waits for a core costs both (a third of the wall time and of the CPU of the MPI test files,
+# measured side by side). Idle ranks yield, as Open MPI makes them when it knows a node is
+# oversubscribed; a test that needs otherwise sets its own.
+os.environ.setdefault("OMPI_MCA_mpi_yield_when_idle", "1")
 
 
 @pytest.fixture

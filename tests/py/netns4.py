@@ -19,8 +19,9 @@ ROOT_OK = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 # machine healthy hosts differ by up to 30-40% from one run to the next. The links' latency is
 # left out: four ranks on two cores put some pairs on one core, where a ping-pong waits for the
 # scheduler (milliseconds, against 15 µs for a pair on two cores). A run may take 150 s past its
-# budget before its host is unreachable: a host throttled to 10% of a core (`slow`) takes
-# tens of seconds for what the others do in 3 s (its memlat's 128 MiB chain, its contention's phases).
+# budget before its host is unreachable: a host throttled to 30% of a core (`slow`) takes
+# 15 s for what the others do in 4 s (its memlat's 128 MiB chain, its contention's phases),
+# several times that on a loaded machine.
 SCAN_ARGS = ["--budget", "4", "--load-sizes", "4,1M", "--round-time", "0.5", "--timeout", "150",
              "--link-metrics", "bandwidth",
              "--fingerprint-jobs", "1", "--compute-cores", "1", "--oversubscribe", "yes",

@@ -112,8 +112,10 @@ def test_pingpong_across_namespaces_is_tcp_and_slower_than_intra(hosts, tmp_path
     # The same sweep on this host, by shared memory (Open MPI's default here: vader).
     r = subprocess.run([MPIRUN, "--allow-run-as-root", "-np", "2", "--bind-to", "none",
                         str(BENCH), "pingpong", *SWEEP, *CORES, "--output", str(intra)],
-                       env={**os.environ, **ROOT_OK}, capture_output=True, text=True,
-                       timeout=TIMEOUT)
+                       # spinning, not yielding (conftest.py): a yielding rank on a loaded
+                       # machine waits a time slice per message (3.6 ms at 4 B in one run)
+                       env={**os.environ, **ROOT_OK, "OMPI_MCA_mpi_yield_when_idle": "0"},
+                       capture_output=True, text=True, timeout=TIMEOUT)
     assert r.returncode == 0, r.stderr[-2000:]
     imeta, ipoints, iend = _records(intra)
     assert iend["status"] == "ok" and len(set(imeta["hosts"])) == 1

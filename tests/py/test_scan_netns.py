@@ -1,6 +1,6 @@
 """`jostle scan` over four "hosts" (network namespaces on a bridge, tests/py/netns4.py): a clean
 scan flags nothing, a degraded link (tbf on a host's veth) and a slow node (its processes in a
-cgroup of 10% of a core) are named, and a host killed mid-scan is named unreachable while the
+cgroup of 30% of a core) are named, and a host killed mid-scan is named unreachable while the
 others are still reported. Each scan takes one to two minutes here; skipped unless root with
 Open MPI, tc and namespaces."""
 
@@ -52,8 +52,12 @@ def test_clean_scan_flags_nothing(hosts, tmp_path):
 def test_degraded_link_and_slow_node_are_named(hosts, tmp_path):
     bad_link, slow = hosts.ips[1], hosts.ips[2]
     try:
-        hosts.script("degrade", bad_link, "20mbit")
-        hosts.script("slow", slow, "10000")
+        # 200 Mbit/s is 1/30 of a healthy veth here, 30% of a core a quarter of a healthy
+        # node's triad: both far past --min-effect, at a third of the time that 20 Mbit/s and
+        # 10% took (78 s against 235 s for this scan, 2026-11-26: the slow node's runs and the
+        # link run are measured twice, and every 1 MiB round trip crossed the capped link)
+        hosts.script("degrade", bad_link, "200mbit")
+        hosts.script("slow", slow, "30000")
         proc = hosts.scan(tmp_path, "faults", "--drain-script", str(tmp_path / "drain.sh"))
     finally:
         hosts.heal()
