@@ -262,10 +262,10 @@ def render(runs, title="jostle report", missing=(), figures_dir=None, topology=(
     """The page for RUNS; MISSING: run names planned but never run; TOPOLOGY: _topology()."""
     figs = figures.build(runs)
     try:
-        if figures_dir is not None:
-            figures.save(figs, figures_dir)
+        saved = figures.save(figs, figures_dir) if figures_dir is not None else []
+        png = {p.stem: p for p in saved if p.suffix == ".png"}
         fig_items = [{"id": f.id, "title": f.title, "caption": f.caption,
-                      "png": figures.png_base64(f.fig)} for f in figs]
+                      "png": figures.png_base64(f.fig, png.get(f.id))} for f in figs]
     finally:
         figures.close(figs)
     return _ENV.get_template("base.html").render(

@@ -32,6 +32,7 @@ np = lazy.module("numpy")
 pd = lazy.module("pandas")
 
 FORMATS = ("png", "svg")
+DPI = 110   # the files and the page alike: a PNG saved for one serves the other (report.render)
 
 
 @dataclass
@@ -123,7 +124,7 @@ def save(figures, outdir, formats=FORMATS) -> list:
     for f in figures:
         for ext in formats:
             p = outdir / f"{f.id}.{ext}"
-            f.fig.savefig(p, dpi=120, bbox_inches="tight")
+            f.fig.savefig(p, dpi=DPI, bbox_inches="tight")
             paths.append(p)
     return paths
 
@@ -146,10 +147,15 @@ def write(figures, outdir, formats=FORMATS) -> list:
         close(figures)
 
 
-def png_base64(fig) -> str:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    return base64.b64encode(buf.getvalue()).decode("ascii")
+def png_base64(fig, saved=None) -> str:
+    """FIG as a page embeds it; SAVED: its PNG file, already rendered by save()."""
+    if saved is not None:
+        data = Path(saved).read_bytes()
+    else:
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=DPI, bbox_inches="tight")
+        data = buf.getvalue()
+    return base64.b64encode(data).decode("ascii")
 
 
 def close(figures):
