@@ -12,6 +12,7 @@ import os
 import socket
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -332,8 +333,19 @@ class Campaign:
         # The longest first (by estimate, else time-out, which grows with a simulated node
         # count): a long run started last would finish alone.
         todo = sorted(todo, key=lambda ks: -(ks[1].estimate or ks[1].timeout or 0))
-        futures = [pool.submit(one, k, spec, config_of(spec), progress, quiet, stop)
-                   for k, spec in todo]
+        # A worker takes the next run as soon as one fails, before this thread wakes to
+        # cancel the rest: each run checks first that none has failed or been stopped.
+        halt = threading.Event()
+
+        def guarded(k, spec):
+            if halt.is_set() or stop.is_set():
+                return
+            try:
+                one(k, spec, config_of(spec), progress, quiet, stop)
+            except BaseException:
+                halt.set()
+                raise
+        futures = [pool.submit(guarded, k, spec) for k, spec in todo]
         saved = launch.trap_termination()
         try:
             try:
