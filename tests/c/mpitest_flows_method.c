@@ -8,13 +8,15 @@
 
 #include <mpi.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
-static int barriers, main_barriers, sends, send_count = -1;
+/* Atomic: the flows' threads call MPI at the same time (TSan's data race otherwise). */
+static atomic_int barriers, main_barriers, sends, send_count = -1;
 static pthread_t main_thread;
 
 /* Counted by whichever thread calls it; read by the main thread after jt_flows_run, which
- * waits for its threads under their mutex. */
+ * waits for its threads. */
 int MPI_Barrier(MPI_Comm comm)
 {
     barriers++;
