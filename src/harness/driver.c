@@ -5,6 +5,7 @@
 #include "core/errors.h"
 #include "core/stats.h"
 #include "core/timer.h"
+#include "topo/bind.h"
 #include "topo/place.h"
 
 #include <stdio.h>
@@ -36,6 +37,11 @@ const jt_opt_spec jt_common_options[] = {
                                 "NIC's node, then the nearest nodes for the next local ranks)", NULL},
     {"comm-mem", "LIST", NULL, "NUMA node of its buffers: N, one N per rank, near, far, auto, "
                                "interleave", NULL},
+    {"pages", "KIND", "system", "pages of every buffer: system (what the kernel's transparent "
+                                "huge pages setting gives a page-aligned buffer, as OSU's get), "
+                                "base (huge pages refused), huge (2 MiB-aligned, huge pages "
+                                "asked for: large intra-node messages, which the kernel copies "
+                                "page by page, gain most)", jt_pages_names},
     {"nic", "NAME", NULL, "the NIC that near and far refer to [the first of known locality]", NULL},
     {"thread-level", "LEVEL", NULL, "MPI thread level to ask for: single, funneled, serialized or "
                                     "multiple, not below the benchmark's need [its need]", level_names},
@@ -163,6 +169,8 @@ int jt_harness_main(const jt_bench *b, int argc, char **argv)
     int stat = jt_opt_choice(&ctx->opts, "statistic");
     ctx->print_mean = stat == 2 || (stat == 0 && ctx->format == JT_FMT_OSU);
     ctx->cfg.clock_subtract = jt_opt_choice(&ctx->opts, "clock-overhead") == 1;
+    ctx->cfg.pages = jt_opt_choice(&ctx->opts, "pages");
+    jt_buffer_pages((jt_pages)ctx->cfg.pages);
     if (!b->default_sizes && jt_opt_given(&ctx->opts, "sizes"))
         jt_usage_error("--sizes does not apply to %s: it has no message sizes", b->name);
     if (jt_opt_str(&ctx->opts, "percentiles")) {

@@ -94,6 +94,7 @@ typedef struct jt_ctx {
         double pct[16];        /* --percentiles (JT_PERCENTILES_MAX) */
         int npct;
         int keep_samples;      /* --keep-samples */
+        int pages;             /* --pages: a jt_pages (topo/bind.h) */
         jt_order order;        /* --order, with the seed drawn when shuffled had none */
         long skip_points;      /* --skip-points: the first points are not measured */
     } cfg;

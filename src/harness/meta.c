@@ -1,6 +1,7 @@
 /* The meta line of a run: build, MPI library, machine, options, harness settings, every
  * rank's binding and warnings, and the oversubscription check over all of them. */
 #include "harness/internal.h"
+#include "topo/bind.h"
 
 #include "core/simulated.h"
 #include "core/timer.h"
@@ -116,6 +117,7 @@ static void harness_json(jt_ctx *ctx, jt_json *j)
     jt_json_knum(j, "timer_resolution_s", jt_timer_resolution());
     jt_json_knum(j, "timer_overhead_s", ctx->timer_overhead);
     jt_json_kstr(j, "clock_overhead", ctx->cfg.clock_subtract ? "subtract" : "keep");
+    jt_json_kstr(j, "pages", jt_pages_names[ctx->cfg.pages]);
     jt_json_kstr(j, "timer", ctx->cfg.clock_subtract
                                  ? "clock_gettime(CLOCK_MONOTONIC), overhead subtracted per sample"
                                  : "clock_gettime(CLOCK_MONOTONIC), one reading per sample kept");

@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* MAP_ANONYMOUS, MADV_HUGEPAGE */
 #include "topo/bind.h"
 
 #include "core/errors.h"
@@ -6,7 +7,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 void jt_bind_thread(const jt_topo *tp, int core, jt_binding *b)
@@ -57,16 +60,70 @@ int jt_mem_location(const jt_topo *tp, const void *p, size_t bytes)
     return r;
 }
 
+const char *const jt_pages_names[] = {"system", "base", "huge", NULL};
+
+static jt_pages page_choice = JT_PAGES_SYSTEM;
+
+void jt_buffer_pages(jt_pages pages) { page_choice = pages; }
+
+#define HUGE_PAGE ((size_t)2 << 20)
+
+/* A private mapping of at least len bytes on a 2 MiB boundary, THP asked for: a page-aligned
+ * buffer only gets huge pages on the 2 MiB ranges it happens to cover whole.  NULL on failure. */
+static void *map_huge(size_t len, size_t *mapped, char *note, size_t notelen)
+{
+    size_t want = (len + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+    char *m = mmap(NULL, want + HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                   -1, 0);
+    if (m == MAP_FAILED)
+        return NULL;
+    char *a = (char *)(((uintptr_t)m + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
+    if (a > m)
+        munmap(m, (size_t)(a - m));
+    if (m + HUGE_PAGE > a)
+        munmap(a + want, (size_t)(m + HUGE_PAGE - a));
+    if (madvise(a, want, MADV_HUGEPAGE) != 0)
+        snprintf(note, notelen, "huge pages not asked for: madvise: %s", strerror(errno));
+    *mapped = want;
+    return a;
+}
+
+/* Bytes of [p, p + len) on transparent huge pages: the AnonHugePages of the mappings holding
+ * it (/proc/self/smaps), at most len; -1 when unreadable. */
+static long long huge_bytes(const void *p, size_t len)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (!f)
+        return -1;
+    uintptr_t lo = (uintptr_t)p, hi = lo + len;
+    unsigned long a, b;
+    long long kb, sum = 0;
+    int in = 0, seen = 0;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        if (sscanf(line, "%lx-%lx ", &a, &b) == 2)
+            in = a < hi && b > lo;
+        else if (in && sscanf(line, "AnonHugePages: %lld kB", &kb) == 1) {
+            sum += kb * 1024;
+            seen = 1;
+        }
+    }
+    fclose(f);
+    return !seen ? -1 : (sum > (long long)len ? (long long)len : sum);
+}
+
 void jt_buffer_alloc(const jt_topo *tp, jt_buffer *buf, size_t bytes, int numa)
 {
     memset(buf, 0, sizeof *buf);
     buf->bytes = bytes;
     buf->requested_numa = numa;
     buf->numa = -1;
+    buf->pages = page_choice;
     size_t len = bytes ? bytes : 1;
+    hwloc_nodeset_t ns = NULL;
+    hwloc_membind_policy_t pol = HWLOC_MEMBIND_BIND;
     if (tp->this_system && numa != JT_MEM_ANY) {
-        hwloc_nodeset_t ns = hwloc_bitmap_alloc();
-        hwloc_membind_policy_t pol = HWLOC_MEMBIND_BIND;
+        ns = hwloc_bitmap_alloc();
         if (numa == JT_MEM_INTERLEAVE) {
             hwloc_bitmap_copy(ns, hwloc_topology_get_topology_nodeset(tp->t));
             pol = HWLOC_MEMBIND_INTERLEAVE;
@@ -75,18 +132,29 @@ void jt_buffer_alloc(const jt_topo *tp, jt_buffer *buf, size_t bytes, int numa)
             if (n)
                 hwloc_bitmap_copy(ns, n->nodeset);
         }
-        if (!hwloc_bitmap_iszero(ns)) {
-            buf->p = hwloc_alloc_membind(tp->t, len, ns, pol, HWLOC_MEMBIND_BYNODESET);
-            buf->hwloc_alloc = buf->p != NULL;
+        if (hwloc_bitmap_iszero(ns)) {
+            hwloc_bitmap_free(ns);
+            ns = NULL;
         }
-        if (!buf->p)
-            snprintf(buf->note, sizeof buf->note, "memory binding to node %d failed: %s", numa,
-                     strerror(errno));
-        hwloc_bitmap_free(ns);
     } else if (!tp->this_system && numa != JT_MEM_ANY) {
         snprintf(buf->note, sizeof buf->note, "not bound: topology '%.100s' is not this system",
                  tp->source);
     }
+    if (page_choice == JT_PAGES_HUGE) {
+        buf->p = map_huge(len, &buf->mapped, buf->note, sizeof buf->note);
+        if (buf->p && ns &&
+            hwloc_set_area_membind(tp->t, buf->p, buf->mapped, ns, pol, HWLOC_MEMBIND_BYNODESET))
+            snprintf(buf->note, sizeof buf->note, "memory binding to node %d failed: %s", numa,
+                     strerror(errno));
+    } else if (ns) {
+        buf->p = hwloc_alloc_membind(tp->t, len, ns, pol, HWLOC_MEMBIND_BYNODESET);
+        buf->hwloc_alloc = buf->p != NULL;
+        if (!buf->p)
+            snprintf(buf->note, sizeof buf->note, "memory binding to node %d failed: %s", numa,
+                     strerror(errno));
+    }
+    if (ns)
+        hwloc_bitmap_free(ns);
     if (!buf->p) {
         long pg = sysconf(_SC_PAGESIZE);
         if (posix_memalign(&buf->p, pg > 0 ? (size_t)pg : 4096, len) != 0)
@@ -94,6 +162,9 @@ void jt_buffer_alloc(const jt_topo *tp, jt_buffer *buf, size_t bytes, int numa)
     }
     if (!buf->p)
         jt_fatal("cannot allocate %zu bytes: %s", len, strerror(errno));
+    if (page_choice == JT_PAGES_BASE && madvise(buf->p, len, MADV_NOHUGEPAGE) != 0 && !buf->note[0])
+        snprintf(buf->note, sizeof buf->note, "huge pages not refused: madvise: %s",
+                 strerror(errno));
     /* Touch every page from this thread so that pages exist (first touch or bound). */
     memset(buf->p, 0, len);
     if (numa == JT_MEM_INTERLEAVE)
@@ -103,13 +174,20 @@ void jt_buffer_alloc(const jt_topo *tp, jt_buffer *buf, size_t bytes, int numa)
     if (numa >= 0 && buf->numa >= 0 && buf->numa != numa && !buf->note[0])
         snprintf(buf->note, sizeof buf->note, "asked for node %d, pages are on node %d", numa,
                  buf->numa);
+    buf->huge = huge_bytes(buf->p, len);
+    if (page_choice == JT_PAGES_HUGE && buf->huge >= 0 && buf->huge < (long long)len &&
+        !buf->note[0])
+        snprintf(buf->note, sizeof buf->note, "asked for huge pages, %lld of %zu bytes are on "
+                 "them (see /sys/kernel/mm/transparent_hugepage)", buf->huge, len);
 }
 
 void jt_buffer_free(const jt_topo *tp, jt_buffer *buf)
 {
     if (!buf->p)
         return;
-    if (buf->hwloc_alloc)
+    if (buf->mapped)
+        munmap(buf->p, buf->mapped);
+    else if (buf->hwloc_alloc)
         hwloc_free(tp->t, buf->p, buf->bytes ? buf->bytes : 1);
     else
         free(buf->p);
@@ -149,6 +227,12 @@ void jt_buffer_json(const jt_buffer *buf, jt_json *j)
     numa_value(j, buf->numa);
     jt_json_key(j, "requested_mem");
     numa_value(j, buf->requested_numa);
+    jt_json_kstr(j, "pages", jt_pages_names[buf->pages]);
+    jt_json_key(j, "huge_bytes");
+    if (buf->huge >= 0)
+        jt_json_int(j, buf->huge);
+    else
+        jt_json_null(j);
     if (buf->note[0])
         jt_json_kstr(j, "mem_note", buf->note);
 }

@@ -31,12 +31,15 @@ EXAMPLES = """examples:
   jostle pingpong --buffers osu,echo,distinct,cold --sizes 1:4M
                                                      one run per state of the buffers, and the
                                                      figure of what the state costs
+  jostle pingpong --mode stream --pages system,base,huge --sizes 4K:4M
+                                                     one run per kind of pages, and the same
+                                                     figure: what huge pages gain
 
 The run is written to OUTPUT-DIR/CAMPAIGN/NAME.jsonl (NAME.jsonl.partial while it
 runs; NAME.launch.json records the launcher line). A NAME that is already
-complete is not run again. With several --buffers states there is one run per
-state, NAME-STATE (NAME without a time stamp by default, so that the same command
-resumes the campaign)."""
+complete is not run again. With several --buffers states or --pages kinds there
+is one run per state and kind, NAME-STATE-KIND (NAME without a time stamp by
+default, so that the same command resumes the campaign)."""
 
 
 def comm_core_type(text):
@@ -56,17 +59,23 @@ def comm_mem_type(text):
                                      "or NUMA node numbers N[,N…] (one per rank)")
 
 
-def buffers_type(text) -> list:
-    """A comma-separated list of buffer states, each once."""
-    states = [x.strip() for x in text.split(",")]
-    allowed = benchmarks.choices("pingpong", "buffers")
-    for x in states:
-        if x not in allowed:
-            raise argparse.ArgumentTypeError(f"'{x}' is not a state of the buffers; allowed: "
-                                             f"{', '.join(allowed)}")
-    if len(set(states)) < len(states):
-        raise argparse.ArgumentTypeError(f"'{text}' names a state twice")
-    return states
+def choices_type(option, what):
+    """A comma-separated list of jostle-bench pingpong's choices of OPTION, each once."""
+    def parse(text) -> list:
+        states = [x.strip() for x in text.split(",")]
+        allowed = benchmarks.choices("pingpong", option)
+        for x in states:
+            if x not in allowed:
+                raise argparse.ArgumentTypeError(f"'{x}' is not {what}; allowed: "
+                                                 f"{', '.join(allowed)}")
+        if len(set(states)) < len(states):
+            raise argparse.ArgumentTypeError(f"'{text}' names one twice")
+        return states
+    return parse
+
+
+buffers_type = choices_type("buffers", "a state of the buffers")
+pages_type = choices_type("pages", "a kind of pages")
 
 
 # jostle-bench's stopping rule (its defaults and help from its descriptor), with our checks.
@@ -101,6 +110,10 @@ def register(sub):
     c.bench_option(g, "pingpong", "buffers", type=buffers_type, metavar="STATE[,STATE…]",
                    help=benchmarks.option("pingpong", "buffers")["help"] + "; several: one run "
                         "each and a figure of what the state costs")
+    c.bench_option(g, "pingpong", "pages", type=pages_type, metavar="KIND[,KIND…]",
+                   help=benchmarks.option("pingpong", "pages")["help"] + "; several: one run "
+                        "each and the figure of what they cost (with --buffers, one run per "
+                        "state and kind)")
     c.add_flow_options(g, "the aggregate bandwidth, message rate and each pair", "one run each")
     g.add_argument("--ranks", type=c.ranks_type, default=2, metavar="N", help="ranks (default 2; ≥ 2)")
     g.add_argument("--hosts", type=c.hosts_type, metavar="A,B",
@@ -126,9 +139,10 @@ PASSED = ("window", "comm-core", "comm-mem", "topology", *REPETITIONS, "statisti
           "percentiles")
 
 
-def bench_args(args, spec, buffers=None, pairs=None, threads=None) -> list:
+def bench_args(args, spec, buffers=None, pairs=None, threads=None, pages=None) -> list:
     """The jostle-bench pingpong options from ours (only those the user gave)."""
     out = ["--sizes", spec, "--mode", mode(args)] + (["--buffers", buffers] if buffers else [])
+    out += ["--pages", pages] if pages else []
     out += (["--pairs", str(pairs)] if pairs else []) + (
         ["--comm-threads", str(threads)] if threads else [])
     return (out + c.pass_through(args, PASSED) + (["--check"] if args.check else [])
@@ -160,22 +174,28 @@ def main(args):
     per_host = math.ceil(args.ranks / max(1, len(hosts)))
     c.check_memory(sizes, per_host, buffers=2 if args.check else 1,
                    option="--preset" if args.preset else "--sizes", spec=spec)
-    states = args.buffers or [None]
+    # one run per state of the buffers and kind of pages: (state, pages, name suffix)
+    states = [(st, pg, "".join(f"-{x}" for x, many in ((st, len(args.buffers or []) > 1),
+                                                          (pg, len(args.pages or []) > 1)) if many))
+              for st in args.buffers or [None] for pg in args.pages or [None]]
     flows = flow_grid(args)
     where = "inter" if len(set(hosts)) > 1 else "intra"
     several = len(states) > 1
     # the same command resumes its runs (a hash of what is measured, no clock in the name)
-    base = args.name or c.default_name(f"pingpong-{where}-{mode(args)}", bench_args(args, spec),
-                                       args.ranks, hosts)
+    # (the lists of states and kinds in the hash: a run with --buffers cold is not the default's)
+    listed = bench_args(args, spec, ",".join(args.buffers or []) or None,
+                        pages=",".join(args.pages or []) or None)
+    base = args.name or c.default_name(f"pingpong-{where}-{mode(args)}", listed, args.ranks, hosts)
     sweep = launch.estimate_sweep(sizes, args.min_reps, args.max_time, args.warmup)
     timeout = args.timeout or launch.estimate_timeout(sizes, args.min_reps, args.max_time,
                                                       args.warmup)
-    runs = [RunSpec(f"{base}-{st}" if several else base, "pingpong", bench_args(args, spec, st),
-                    args.ranks, hosts, timeout, estimate=sweep) for st in states] if not flows else [
-        RunSpec(f"{base}{'-' + st if several else ''}-p{p or 1}-t{t or 0}", "pingpong",
-                bench_args(args, spec, st, p, t), max(args.ranks, 2 * (p or 1)), hosts, timeout,
-                estimate=sweep)
-        for st in states for p, t in flows]
+    runs = [RunSpec(f"{base}{suffix}", "pingpong", bench_args(args, spec, st, pages=pg),
+                    args.ranks, hosts, timeout, estimate=sweep)
+            for st, pg, suffix in states] if not flows else [
+        RunSpec(f"{base}{suffix}-p{p or 1}-t{t or 0}", "pingpong",
+                bench_args(args, spec, st, p, t, pg), max(args.ranks, 2 * (p or 1)), hosts,
+                timeout, estimate=sweep)
+        for st, pg, suffix in states for p, t in flows]
     runs = repeated(runs, args.runs)
     camp = Campaign(f"{args.output_dir}/{args.campaign}", runs)
     config = c.launch_config(args)

@@ -8,7 +8,7 @@ Runs are overlaid (intra-node against inter-node, one MPI against another):
 the median as a line, the p25-p75 band around it.  Every curve names the state of
 the buffers it was measured with (osu: OSU's conventions).
 
-With runs of two or more buffer states, one more figure, "what the state of the
+With runs of two or more buffer states or kinds of pages, one more figure, "what the state of the
 buffers costs": latency (ping-pong) or bandwidth (stream, bidir, put, get) per size
 and state, overlaid, and below it each state's ratio to osu per size.
 """
@@ -91,9 +91,21 @@ def buffers(run):
     return str(df["buffers"].dropna().iloc[0])
 
 
+def pages(run):
+    """The run's kind of pages (jostle-bench --pages) when not the system's, else None."""
+    kind = (run.meta.get("harness") or {}).get("pages")
+    return kind if kind and kind != "system" else None
+
+
+def state(run):
+    """The state of the buffers and, when chosen, the kind of pages: 'osu', 'osu, huge pages'."""
+    b = buffers(run)
+    return b and b + (f", {pages(run)} pages" if pages(run) else "")
+
+
 def _labels(runs):
     """Legend text per run; the run name is added where two would read the same."""
-    base = [f"{r.locality}, {r.short_mpi}" + (f", buffers {buffers(r)}" if buffers(r) else "")
+    base = [f"{r.locality}, {r.short_mpi}" + (f", buffers {state(r)}" if state(r) else "")
             for r in runs]
     return [f"{b} [{r.name}]" if base.count(b) > 1 else b for b, r in zip(base, runs)]
 
@@ -216,13 +228,15 @@ def _buffers_figure(mode, curves, notes):
 
 
 def buffers_figures(runs) -> list:
-    """One figure per mode measured with two or more states of the buffers."""
+    """One figure per mode measured with two or more states of the buffers or kinds of pages
+    (jostle-bench --pages); the reference is osu on the system's pages."""
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    order = {st: k for k, st in enumerate(("osu", "distinct", "echo", "cold"))}
+    order = {f"{st}{pg}": 4 * k + j for k, st in enumerate(("osu", "distinct", "echo", "cold"))
+             for j, pg in enumerate(("", ", base pages", ", huge pages"))}
     figures = []
     for mode in dict.fromkeys(m for r in runs for m in series(r)):
         metric = "rtt" if mode == "pingpong" else "bandwidth"
-        have = [(buffers(r), r) for r in runs if buffers(r) and metric in series(r).get(mode, {})]
+        have = [(state(r), r) for r in runs if state(r) and metric in series(r).get(mode, {})]
         if len({st for st, _ in have}) < 2:
             continue
         have.sort(key=lambda x: order.get(x[0], 99))
@@ -244,7 +258,10 @@ def buffers_figures(runs) -> list:
                    f"{'latency' if mode == 'pingpong' else 'bandwidth'} per message size for "
                    f"{states}; below, each state's median over osu's (OSU's conventions: the "
                    "echo from its own send buffer, one buffer per side for a window). echo "
-                   "sends back the lines the transfer has just dirtied; cold never hits cache.")
+                   "sends back the lines the transfer has just dirtied; cold never hits cache"
+                   + ("; huge pages: 2 MiB pages asked for (base: refused; otherwise what the "
+                      "kernel's setting gave): a large intra-node message is copied by the "
+                      "kernel page by page" if any(pages(r) for _, r in have) else "") + ".")
         figures.append(Figure(f"pingpong-buffers-{mode}", f"What the state of the buffers "
                               f"costs: {mode}", caption, fig))
     return figures
@@ -286,8 +303,9 @@ def build(runs, statistic=None) -> list:
         fig = _figure(rng, curves, unit, notes, statistic)
         bound_note = _bound_lines(fig.axes[1], runs, 1000.0 if unit == "GB/s" else 1.0)
         if bound_note:
-            fig.axes[0].legend(fontsize=8, loc="best")
-            fig.axes[1].legend(fontsize=8, loc="best")
+            for ax in fig.axes[:2]:   # a stream run has no round trips: its top panel is empty
+                if ax.get_legend_handles_labels()[0]:
+                    ax.legend(fontsize=8, loc="best")
         sizes = sorted(s for s in all_sizes if rng.keep(s))
         caption = (f"Round-trip time and bandwidth 2·size/RTT, {rng.title}: "
                    f"{len(sizes)} sizes from {human(sizes[0])} to {human(sizes[-1])} B; "

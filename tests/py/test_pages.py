@@ -1,0 +1,117 @@
+"""The kind of pages of every buffer (--pages system|base|huge): what each run records it
+obtained (read back from /proc/self/smaps), bad input, and the figure of what the kind costs."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+from jostle.cli import main
+from jostle.results import load_run
+
+from mpijobs import run_bench
+
+
+def thp():
+    """This machine's transparent huge pages setting (always, madvise or never); None unknown."""
+    try:
+        text = Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text()
+    except OSError:
+        return None
+    m = re.search(r"\[(\w+)\]", text)
+    return m.group(1) if m else None
+
+
+def comm_buffers(run):
+    return [b["comm"] for b in run.meta["binding"].values()]
+
+
+@pytest.mark.parametrize("flavor", ["openmpi", "mpich"])
+@pytest.mark.parametrize("kind", ["base", "huge"])
+def test_the_kind_asked_is_recorded_with_what_the_kernel_gave(tmp_path, flavor, kind):
+    if kind == "huge" and thp() in (None, "never"):
+        pytest.skip(f"transparent huge pages are '{thp()}' on this machine")
+    out = tmp_path / "r.jsonl"
+    # 1 MiB stream: an arena of 2 x 1 MiB per rank, within one 2 MiB page when huge
+    p = run_bench("pingpong", "--mode", "stream", "--window", "4", "--sizes", "1M", "--pages",
+                  kind, "--check", "--min-reps", "5", "--max-time", "0.05", out=out,
+                  flavor=flavor)
+    assert p.returncode == 0, p.stderr
+    r = load_run(out)
+    assert r.meta["harness"]["pages"] == kind
+    for b in comm_buffers(r):
+        assert b["pages"] == kind
+        if kind == "base":   # refused: none of the buffer lies on a huge page
+            assert b["huge_bytes"] == 0, b
+        else:                # asked for on a 2 MiB-aligned mapping: the whole buffer
+            assert b["huge_bytes"] == 2 << 20, b
+            assert "mem_note" not in b, b
+
+
+def test_system_pages_are_what_a_page_aligned_buffer_gets(tmp_path):
+    out = tmp_path / "r.jsonl"
+    p = run_bench("pingpong", "--sizes", "4K", "--min-reps", "5", "--max-time", "0.05", out=out)
+    assert p.returncode == 0, p.stderr
+    r = load_run(out)
+    assert r.meta["harness"]["pages"] == "system"
+    for b in comm_buffers(r):
+        assert b["pages"] == "system" and isinstance(b["huge_bytes"], int)
+        if thp() != "always":   # madvise or never: a buffer nobody asked for stays on base pages
+            assert b["huge_bytes"] == 0, b
+
+
+def test_a_kind_of_pages_outside_the_list_exit_2(tmp_path):
+    out = tmp_path / "x.jsonl"
+    p = run_bench("pingpong", "--sizes", "4", "--pages", "giant", out=out)
+    assert p.returncode == 2 and "'giant'" in p.stderr, p.stderr
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["--pages", "giant"], "'giant'"),
+    (["--pages", "huge,huge"], "twice"),
+])
+def test_cli_bad_pages_exit_2(capsys, tmp_path, argv, needle):
+    try:
+        rc = main(["pingpong", "--sizes", "4", "--output-dir", str(tmp_path), *argv])
+    except SystemExit as e:
+        rc = e.code
+    err = capsys.readouterr().err
+    assert rc == 2 and needle in err, err
+    assert not list(tmp_path.iterdir())
+
+
+def test_cli_names_a_single_kind_apart_from_the_default(capsys, tmp_path):
+    """A run with --pages huge (or --buffers cold) is not the default run of the same command:
+    its name's hash differs, so resuming one never takes the other for complete."""
+    names = []
+    for extra in ([], ["--pages", "huge"], ["--buffers", "cold"]):
+        assert main(["pingpong", "--sizes", "4", "--output-dir", str(tmp_path), "--dry-run",
+                     *extra]) == 0
+        text = capsys.readouterr()
+        names.append(re.search(r"pingpong-intra-pingpong-[0-9a-f]{8}", text.out + text.err)[0])
+    assert len(set(names)) == 3, names
+
+
+@pytest.mark.slow
+def test_cli_runs_each_kind_and_draws_what_it_costs(tmp_path, capsys, monkeypatch):
+    if thp() in (None, "never"):
+        pytest.skip(f"transparent huge pages are '{thp()}' on this machine")
+    bench = REPO / "build" / "openmpi" / "jostle-bench"
+    if not bench.exists():
+        pytest.skip(f"{bench} is not built (make build)")
+    monkeypatch.delenv("JOSTLE_BENCH", raising=False)
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    argv = ["pingpong", "--mpi", "openmpi", "--bench", str(bench), "--mode", "stream",
+            "--window", "4", "--pages", "system,huge", "--sizes", "64K,1M", "--min-reps", "5",
+            "--max-time", "0.05", "--output-dir", str(tmp_path), "--campaign", "p",
+            "--timeout", "120"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    camp = tmp_path / "p"
+    for kind in ("system", "huge"):
+        [run] = camp.glob(f"pingpong-intra-stream-*-{kind}.jsonl")
+        assert load_run(run).meta["harness"]["pages"] == kind
+    fig = camp / "figures" / "pingpong-buffers-stream.png"
+    assert fig.exists() and str(fig) in out
