@@ -37,10 +37,12 @@
  * Each rank's threads (both loops) are bound to the cores jostle's default gives them.  Both
  * loops keep each timed sample (stored after its clock reading) for the median printed beside.
  *
- * Usage: ref_mbw mbw ROUNDS SIZE...  |  ref_mbw latmt T ROUNDS DIV SIZE...
+ * Usage: ref_mbw [--pages huge] [--jostle-first] mbw ROUNDS SIZE...
+ *        ref_mbw [--pages huge] [--jostle-first] latmt T ROUNDS DIV SIZE...
  * Prints on rank 0 "ROUND SIZE REF JOSTLE REF_MEDIAN JOSTLE_MEDIAN": REF and JOSTLE in MB/s
  * (mbw) or us (latmt), OSU's figure; the medians are of one sample's time in seconds (a window,
  * or a round trip), over every sender or thread. */
+#define _GNU_SOURCE /* madvise, MADV_HUGEPAGE */
 #include "comm/flows.h"
 #include "core/stats.h"
 #include "topo/place.h"
@@ -50,6 +52,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define LARGE 8192
@@ -306,8 +309,52 @@ static double jostle(ref *x, jt_flows *f, double *median)
     return (double)per * x->pairs * (double)x->size * WINDOW / mean / 1e6;
 }
 
+/* The reference's buffers, as OSU allocates them (page-aligned, zeroed over the largest size by
+ * osu_mbw_mr; left to each size's setting by osu_latency_mt); with HUGE 2 MiB-aligned and
+ * madvised.  Nonzero when out of memory. */
+static int ref_buffers(ref *x, size_t max, int huge)
+{
+    size_t page = huge ? (size_t)2 << 20 : (size_t)sysconf(_SC_PAGESIZE);
+    size_t len = (max + page - 1) / page * page;
+    for (int t = 0; t < x->threads; t++) {
+        if (posix_memalign((void **)&x->s[t], page, huge ? len : max) ||
+            posix_memalign((void **)&x->r[t], page, huge ? len : max))
+            return 1;
+        if (huge && (madvise(x->s[t], len, MADV_HUGEPAGE) || madvise(x->r[t], len, MADV_HUGEPAGE)))
+            return 1;
+        if (!x->lat) {
+            memset(x->s[t], 0, max);
+            memset(x->r[t], 0, max);
+        }
+        x->samp[t] = malloc(10000 * sizeof *x->samp[t]); /* the most iterations of any size */
+        if (!x->samp[t])
+            return 1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    /* --pages huge: both loops' buffers on 2 MiB pages (jostle's --pages huge; the reference's
+     * 2 MiB-aligned and madvised, as THP "always" gives a buffer that covers its 2 MiB ranges
+     * whole): a departure from OSU's buffers, named by osu_pairs_parity.py --pages. */
+    /* --jostle-first: jostle's buffers are allocated before the reference's.  A fresh job's
+     * later allocations may land on other physical pages than its first (on a KVM guest, other
+     * host pages): osu_pairs_parity.py alternates the order from job to job, as it alternates
+     * which loop runs first from round to round. */
+    int huge = 0, jostle_first = 0;
+    for (;;) {
+        int k = 0;
+        if (argc > 2 && strcmp(argv[1], "--pages") == 0 && strcmp(argv[2], "huge") == 0)
+            huge = 1, k = 2;
+        else if (argc > 1 && strcmp(argv[1], "--jostle-first") == 0)
+            jostle_first = 1, k = 1;
+        if (!k)
+            break;
+        argv[k] = argv[0];
+        argv += k;
+        argc -= k;
+    }
     int lat = argc > 1 && strcmp(argv[1], "latmt") == 0, first = lat ? 5 : 3, provided;
     MPI_Init_thread(&argc, &argv, lat ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
     ref x;
@@ -347,27 +394,24 @@ int main(int argc, char **argv)
     for (int t = 0; t < x.threads; t++)
         jt_place_comm(&topo, NULL, JT_FAVOR_LATENCY, local * x.threads + t, &x.core[t], &numas[t],
                       why, sizeof why);
-    long page = sysconf(_SC_PAGESIZE);
-    for (int t = 0; t < x.threads; t++) {
-        if (posix_memalign((void **)&x.s[t], (size_t)page, max) ||
-            posix_memalign((void **)&x.r[t], (size_t)page, max))
-            return 1;
-        if (!lat) { /* osu_mbw_mr's allocation zeroes both over the largest size;
-                     * osu_latency_mt's leaves them to each size's setting */
-            memset(x.s[t], 0, max);
-            memset(x.r[t], 0, max);
-        }
-        x.samp[t] = malloc(10000 * sizeof *x.samp[t]); /* the most iterations of any size */
-    }
     jt_binding b;
-    if (!lat)
+    if (!lat) /* both loops' buffers first touched on the core they run on */
         jt_bind_thread(&topo, x.core[0], &b);
+    if (huge)
+        jt_buffer_pages(JT_PAGES_HUGE); /* jostle's flows */
     jt_p2p_mode mode = lat ? JT_P2P_PINGPONG : JT_P2P_STREAM;
     size_t frames;
     size_t arena = jt_p2p_arena_bytes(mode, JT_P2P_OSU, WINDOW, sizes, (size_t)nsizes, 0, &frames);
     jt_flows f;
-    jt_flows_init(&f, &topo, MPI_COMM_WORLD, x.pairs, lat ? x.threads : 0, mode, JT_P2P_OSU,
-                  WINDOW, 0, arena, frames, x.core, numas);
+    for (int turn = 0; turn < 2; turn++) {
+        if (turn == jostle_first) {
+            if (ref_buffers(&x, max, huge))
+                return 1;
+        } else {
+            jt_flows_init(&f, &topo, MPI_COMM_WORLD, x.pairs, lat ? x.threads : 0, mode,
+                          JT_P2P_OSU, WINDOW, 0, arena, frames, x.core, numas);
+        }
+    }
     lat_pool pool;
     if (lat)
         lat_start(&x, &pool);

@@ -211,7 +211,8 @@ def pingpong_headline(runs, limits=None) -> list:
         if r.benchmark != "pingpong" or r.points.empty or "size" not in r.points:
             continue
         p = r.points
-        state = f", buffers {p['buffers'].iloc[0]}" if "buffers" in p else ""
+        state = (f", buffers {p['buffers'].iloc[0]}" if "buffers" in p else "") + (
+            f", {_pages(r)} pages" if _pages(r) != "system" else "")
         lat = p[(p.metric == "latency") & (p["size"] > 0)].sort_values("size")
         if not lat.empty:
             x = lat.iloc[0]
@@ -365,13 +366,78 @@ def talkers_advice(runs) -> list:
     return items
 
 
+GAIN = 1.10    # a kind of pages worth advising: 10% more bandwidth, interval and all
+
+
+def _pages(run):
+    return (run.meta.get("harness") or {}).get("pages") or "system"
+
+
+def pages_advice(runs) -> list:
+    """Huge pages against the system's (or base) pages, from ping-pong runs that differ only by
+    --pages: at each size measured by both, the ratio of the bandwidths' medians and its
+    interval (the huge run's 95% CI over the other's, ends crossed: one job each, so the
+    job-to-job spread is not in it); advised where an interval's bottom reaches GAIN, with the
+    largest gain."""
+    groups = {}
+    for r in runs:
+        p = r.points
+        if r.benchmark != "pingpong" or p.empty or "size" not in p or r.meta.get("flows"):
+            continue
+        bw = p[p.metric == "bandwidth"]
+        if bw.empty:
+            continue
+        key = (r.meta.get("mpi_library"), tuple(sorted(set(r.hosts))),
+               str(bw["mode"].iloc[0]) if "mode" in bw else "",
+               str(bw["buffers"].iloc[0]) if "buffers" in bw else "")
+        groups.setdefault(key, {})[_pages(r)] = bw.groupby("size")[
+            ["median", "ci95_lo", "ci95_hi"]].median()
+    items = []
+    for (_, hosts, mode, _), kinds in groups.items():
+        other = next((k for k in ("system", "base") if k in kinds), None)
+        if "huge" not in kinds or other is None:
+            continue
+        h, o = kinds["huge"], kinds[other]
+        both = h.index.intersection(o.index)
+        if both.empty:
+            continue
+        ratio = h.loc[both, "median"] / o.loc[both, "median"]
+        low = h.loc[both, "ci95_lo"] / o.loc[both, "ci95_hi"]
+        high = h.loc[both, "ci95_hi"] / o.loc[both, "ci95_lo"]
+        where = "inter-node" if len(hosts) > 1 else "intra-node"
+        gained = low[low >= GAIN]
+        if gained.empty:
+            items.append({"topic": "huge pages", "text": f"{where} {mode}: huge pages gained "
+                          f"no {GAIN - 1:.0%} at any size measured (largest ratio "
+                          f"{ratio.max():.2f}× at {human(int(ratio.idxmax()))})",
+                          "numbers": {"ratio": {int(s): float(v) for s, v in ratio.items()}}})
+            continue
+        top = int(ratio.idxmax())
+        items.append({
+            "topic": "huge pages",
+            "text": f"{where} {mode}: huge pages (--pages huge against {other}) raise the "
+                    f"bandwidth {ratio[top]:.2f}× at {human(top)} (95% interval "
+                    f"{low[top]:.2f}..{high[top]:.2f}; {o.loc[top, 'median'] / 1e3:.3g} → "
+                    f"{h.loc[top, 'median'] / 1e3:.3g} GB/s), at least {GAIN:.2f}× at "
+                    f"{len(gained)} of {len(both)} sizes, the first "
+                    f"{human(int(gained.index.min()))}: put the communication buffers on "
+                    "2 MiB pages (a 2 MiB-aligned buffer and madvise(MADV_HUGEPAGE), or THP "
+                    "'always')",
+            "numbers": {"size": top, "ratio": float(ratio[top]),
+                        "interval": [float(low[top]), float(high[top])],
+                        "from_size": int(gained.index.min()),
+                        "ratio_by_size": {int(s): float(v) for s, v in ratio.items()}}})
+    return items
+
+
 def advise(runs, doc=None, check=None) -> dict:
     """Everything the page and `jostle advise` say; DOC and CHECK: the model and its errors."""
     obs = model.observations(runs)
     items = []
     if doc is not None:
         items += cores_advice(doc) + placement_advice(doc, runs)
-    items += progress_advice(runs) + bcast_advice(runs) + talkers_advice(runs)
+    items += (progress_advice(runs) + bcast_advice(runs) + talkers_advice(runs)
+              + pages_advice(runs))
     limits = bounds.of(runs)
     return {"headline": pingpong_headline(runs, limits) + contention_headline(runs, limits)
             + (headline(obs, doc, limits) if doc is not None else []),

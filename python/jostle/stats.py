@@ -105,6 +105,19 @@ def t_quantile(p, df) -> float:
 
 # -- Robust statistics --------------------------------------------------------------------
 
+def median_ci95(values) -> tuple:
+    """The distribution-free 95% interval of the median, as jostle-bench computes it
+    (core/stats.c: order statistics at ranks n/2 -+ 0.98 sqrt(n), the whole range below 6)."""
+    x = sorted(values)
+    n = len(x)
+    if n < 6:
+        return (x[0], x[-1]) if n else (math.nan, math.nan)
+    half = 0.98 * math.sqrt(n)
+    j = max(1, math.floor(0.5 * n - half))
+    k = min(n, math.ceil(0.5 * n + 1.0 + half))
+    return x[j - 1], x[k - 1]
+
+
 def mad(values) -> float:
     """The median absolute deviation, scaled to estimate a normal sample's sigma."""
     v = np.asarray(values, dtype=float)

@@ -115,3 +115,9 @@ def test_cli_runs_each_kind_and_draws_what_it_costs(tmp_path, capsys, monkeypatc
         assert load_run(run).meta["harness"]["pages"] == kind
     fig = camp / "figures" / "pingpong-buffers-stream.png"
     assert fig.exists() and str(fig) in out
+    # advice pairs the two runs that differ by their pages only, size by size
+    from jostle.advise import pages_advice
+    [item] = pages_advice([load_run(f) for f in camp.glob("*.jsonl")])
+    assert item["topic"] == "huge pages" and item["text"].startswith("intra-node stream")
+    ratios = item["numbers"].get("ratio_by_size") or item["numbers"]["ratio"]
+    assert sorted(ratios) == [64 << 10, 1 << 20] and all(v > 0 for v in ratios.values())
