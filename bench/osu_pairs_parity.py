@@ -129,12 +129,15 @@ def run_job(argv, limit):
     return out.splitlines(), cut
 
 
-def measure(build, kind, ranks, args, n, limit, got, sizes, pages, jostle_first):
+def measure(build, kind, ranks, args, n, limit, got, sizes, a, jostle_first):
     """Adds one job's rounds to GOT (size -> [(ref, jostle, ref_median, jostle_median)]);
-    JOSTLE_FIRST: jostle's buffers allocated before the reference's (alternated job by job)."""
+    JOSTLE_FIRST: jostle's buffers allocated before the reference's (alternated job by job);
+    A: the options (--pages, --ref-touch)."""
     argv = checkout_venv.launch_line(build, os.path.join(build, "ref_mbw"),
-                                     [*(["--pages", "huge"] if pages == "huge" else []),
-                                      *(["--jostle-first"] if jostle_first else []), kind,
+                                     [*(["--pages", "huge"] if a.pages == "huge" else []),
+                                      *(["--jostle-first"] if jostle_first else []),
+                                      *(["--touch-at-alloc"] if a.ref_touch == "alloc" else []),
+                                      kind,
                                       *args[:1], str(n), *args[1:], *map(str, sizes)], ranks)
     lines, cut = run_job(argv, limit)
     for line in lines:
@@ -238,6 +241,11 @@ def main():
                          "madvised, as THP 'always' would back them): a departure from OSU's "
                          "buffers, which takes the kernel's 4 KiB page walks out of the large "
                          "sizes' copies (default system)")
+    ap.add_argument("--ref-touch", choices=("size", "alloc"), default="size",
+                    help="when the osu_latency_mt loop's pages are faulted in: size (OSU's: each "
+                         "page by the first size that sets it) or alloc (zeroed when allocated, "
+                         "as jostle's and osu_mbw_mr's buffers are: a departure from OSU, named "
+                         "in the output) (default size)")
     ap.add_argument("--settle", type=float, default=0.0, metavar="S",
                     help="after the rounds, up to S more seconds per library and configuration "
                          "for jobs of 2-20 rounds at the sizes not yet settled (the 95%% interval of "
@@ -262,6 +270,7 @@ def main():
           f"libraries' jobs interleaved, the reference and jostle alternating size by size; "
           f"osu_latency_mt's timed counts / {a.lat_div}; pages: {a.pages}"
           f"{' (a departure from OSU buffers: both on 2 MiB pages)' if a.pages == 'huge' else ''}"
+          f"; osu_latency_mt loop's pages faulted in {'when allocated (a departure from OSU)' if a.ref_touch == 'alloc' else 'by the first size that sets them (OSU)'}"
           f"; load average at start {load()}")
     start = time.monotonic()
     configs = [("mbw", 2 * p, [], p, f"osu_mbw_mr method, {p} pair(s), {2 * p} ranks: "
@@ -279,8 +288,8 @@ def main():
         for j in range(a.jobs):
             n = a.rounds // a.jobs + (j < a.rounds % a.jobs)
             for b in a.builds if n else ():
-                cut[b] |= measure(b, kind, ranks, args, n, a.job_timeout, got[b], a.sizes,
-                                  a.pages, jobs[b] % 2 == 1)
+                cut[b] |= measure(b, kind, ranks, args, n, a.job_timeout, got[b], a.sizes, a,
+                                  jobs[b] % 2 == 1)
                 jobs[b] += 1
         over = (2 * k if lat else ranks) > cores
         target = k == 1 and not over
@@ -298,7 +307,7 @@ def main():
                     # milliseconds and the job's start-up (about a second) would dominate
                     n = 2 if max(todo[b]) >= 1 << 20 else 6 if max(todo[b]) >= 1 << 16 else 20
                     cut[b] |= measure(b, kind, ranks, args, n, a.job_timeout, got[b], todo[b],
-                                      a.pages, jobs[b] % 2 == 1)
+                                      a, jobs[b] % 2 == 1)
                     jobs[b] += 1
         for b in a.builds:
             bad, off, inside = table(f"{libs[b]}: {title} ({time.monotonic() - t0:.0f} s for both libraries)",

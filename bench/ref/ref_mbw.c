@@ -38,7 +38,7 @@
  * loops keep each timed sample (stored after its clock reading) for the median printed beside.
  *
  * Usage: ref_mbw [--pages huge] [--jostle-first] mbw ROUNDS SIZE...
- *        ref_mbw [--pages huge] [--jostle-first] latmt T ROUNDS DIV SIZE...
+ *        ref_mbw [--pages huge] [--jostle-first] [--touch-at-alloc] latmt T ROUNDS DIV SIZE...
  * Prints on rank 0 "ROUND SIZE REF JOSTLE REF_MEDIAN JOSTLE_MEDIAN": REF and JOSTLE in MB/s
  * (mbw) or us (latmt), OSU's figure; the medians are of one sample's time in seconds (a window,
  * or a round trip), over every sender or thread. */
@@ -310,9 +310,9 @@ static double jostle(ref *x, jt_flows *f, double *median)
 }
 
 /* The reference's buffers, as OSU allocates them (page-aligned, zeroed over the largest size by
- * osu_mbw_mr; left to each size's setting by osu_latency_mt); with HUGE 2 MiB-aligned and
- * madvised.  Nonzero when out of memory. */
-static int ref_buffers(ref *x, size_t max, int huge)
+ * osu_mbw_mr; left to each size's setting by osu_latency_mt, unless TOUCH); with HUGE 2 MiB-
+ * aligned and madvised.  Nonzero when out of memory. */
+static int ref_buffers(ref *x, size_t max, int huge, int touch)
 {
     size_t page = huge ? (size_t)2 << 20 : (size_t)sysconf(_SC_PAGESIZE);
     size_t len = (max + page - 1) / page * page;
@@ -322,7 +322,7 @@ static int ref_buffers(ref *x, size_t max, int huge)
             return 1;
         if (huge && (madvise(x->s[t], len, MADV_HUGEPAGE) || madvise(x->r[t], len, MADV_HUGEPAGE)))
             return 1;
-        if (!x->lat) {
+        if (!x->lat || touch) {
             memset(x->s[t], 0, max);
             memset(x->r[t], 0, max);
         }
@@ -342,13 +342,18 @@ int main(int argc, char **argv)
      * later allocations may land on other physical pages than its first (on a KVM guest, other
      * host pages): osu_pairs_parity.py alternates the order from job to job, as it alternates
      * which loop runs first from round to round. */
-    int huge = 0, jostle_first = 0;
+    /* --touch-at-alloc: the latency loop's buffers zeroed when allocated, as jostle's and
+     * osu_mbw_mr's are, where osu_latency_mt leaves each page to the first size that sets it
+     * (a page faulted in at 4 MiB was 5-8% faster there on this KVM guest). */
+    int huge = 0, jostle_first = 0, touch = 0;
     for (;;) {
         int k = 0;
         if (argc > 2 && strcmp(argv[1], "--pages") == 0 && strcmp(argv[2], "huge") == 0)
             huge = 1, k = 2;
         else if (argc > 1 && strcmp(argv[1], "--jostle-first") == 0)
             jostle_first = 1, k = 1;
+        else if (argc > 1 && strcmp(argv[1], "--touch-at-alloc") == 0)
+            touch = 1, k = 1;
         if (!k)
             break;
         argv[k] = argv[0];
@@ -405,7 +410,7 @@ int main(int argc, char **argv)
     jt_flows f;
     for (int turn = 0; turn < 2; turn++) {
         if (turn == jostle_first) {
-            if (ref_buffers(&x, max, huge))
+            if (ref_buffers(&x, max, huge, touch))
                 return 1;
         } else {
             jt_flows_init(&f, &topo, MPI_COMM_WORLD, x.pairs, lat ? x.threads : 0, mode,

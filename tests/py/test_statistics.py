@@ -13,6 +13,7 @@ import pytest
 from jostle import report
 from jostle.figures import build as figures_build
 from jostle.results import load_run
+from jostle.stats import median_ci95
 
 from mpijobs import ENV, ROOT, run_bench
 
@@ -65,6 +66,8 @@ def test_kept_samples_read_back_equal(tmp_path):
         for q, col in ((0.0, "min"), (0.25, "p25"), (0.5, "median"), (0.99, "p99"), (1.0, "max")):
             assert np.quantile(x, q) == pytest.approx(pt[col], rel=1e-8)
         assert x.mean() == pytest.approx(pt["mean"], rel=1e-8)
+        # and its interval of the median is jostle.stats's (one method in C and Python)
+        assert median_ci95(x) == pytest.approx((pt["ci95_lo"], pt["ci95_hi"]), rel=1e-8)
     assert r.samples_path().stat().st_size == 8 * total
 
 
