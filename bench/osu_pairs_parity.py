@@ -68,6 +68,16 @@ def sizes(text):
     return sorted(set(vals))
 
 
+def seconds(text):
+    try:
+        v = float(text)
+    except ValueError:
+        v = -1.0
+    if not v >= 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number of seconds >= 0")
+    return v
+
+
 def builds(text):
     dirs = [d for d in text.split(",") if d]
     for d in dirs:
@@ -246,7 +256,7 @@ def main():
                          "page by the first size that sets it) or alloc (zeroed when allocated, "
                          "as jostle's and osu_mbw_mr's buffers are: a departure from OSU, named "
                          "in the output) (default size)")
-    ap.add_argument("--settle", type=float, default=0.0, metavar="S",
+    ap.add_argument("--settle", type=seconds, default=0.0, metavar="S",
                     help="after the rounds, up to S more seconds per library and configuration "
                          "for jobs of 2-20 rounds at the sizes not yet settled (the 95%% interval of "
                          "the median ratio not wholly inside the band nor wholly outside it), the "
