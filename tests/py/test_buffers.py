@@ -77,6 +77,8 @@ def test_bad_buffers_exit_2(tmp_path, args, needle):
 @pytest.mark.parametrize("argv,needle", [
     (["--buffers", "hot"], "'hot'"),
     (["--buffers", "osu,osu"], "twice"),
+    (["--pages", "giant"], "'giant'"),        # the kind of pages (test_pages.py), the same way
+    (["--pages", "huge,huge"], "twice"),
     (["--buffers", "echo", "--mode", "put"], "--buffers echo"),
     # judged by jostle-bench --validate-options for a run on other hosts (written once, in C)
     (["--buffers", "echo", "--mode", "get", "--hosts", "n1,n2"], "--buffers echo"),

@@ -68,20 +68,6 @@ def test_a_kind_of_pages_outside_the_list_exit_2(tmp_path):
     assert not list(tmp_path.iterdir())
 
 
-@pytest.mark.parametrize("argv,needle", [
-    (["--pages", "giant"], "'giant'"),
-    (["--pages", "huge,huge"], "twice"),
-])
-def test_cli_bad_pages_exit_2(capsys, tmp_path, argv, needle):
-    try:
-        rc = main(["pingpong", "--sizes", "4", "--output-dir", str(tmp_path), *argv])
-    except SystemExit as e:
-        rc = e.code
-    err = capsys.readouterr().err
-    assert rc == 2 and needle in err, err
-    assert not list(tmp_path.iterdir())
-
-
 def test_cli_names_a_single_kind_apart_from_the_default(capsys, tmp_path):
     """A run with --pages huge (or --buffers cold) is not the default run of the same command:
     its name's hash differs, so resuming one never takes the other for complete."""
