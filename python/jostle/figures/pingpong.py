@@ -186,7 +186,8 @@ def _figure(rng, curves, bw_unit, notes, statistic=None):
     if tails:
         ax_rtt.plot([], [], "--", color="grey", label=f"dashed: {statistic}")
     ax_rtt.set_ylabel("round-trip time RTT (µs)")
-    ax_bw.set_ylabel(f"bandwidth 2·size/RTT ({bw_unit})")
+    rtts = any(data.get("rtt") is not None for _, _, data in curves)
+    ax_bw.set_ylabel(f"bandwidth {'2·size/RTT' if rtts else 'window·size/time'} ({bw_unit})")
     if rng.log:
         ax_rtt.set_yscale("log")
         ax_bw.set_yscale("log")
@@ -199,7 +200,8 @@ def _finish(fig, top, bottom, rng, title, notes):
     _size_axis(top, rng)
     _size_axis(bottom, rng)
     top.tick_params(labelbottom=True)
-    top.legend(fontsize=8, loc="best")
+    # a stream run has no round trips: its legend goes with the bandwidth below
+    (top if top.get_legend_handles_labels()[0] else bottom).legend(fontsize=8, loc="best")
     fig.suptitle(title)
     return caveats_footer(fig, notes)
 
