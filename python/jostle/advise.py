@@ -7,7 +7,7 @@ answer gets an item that says so and why, never a made-up number.
 
 import math
 
-from . import bounds, model
+from . import bounds, model, repeats
 from .errors import JostleError
 from .figures import bcast as bcast_figures
 from .figures import contention as contention_figures
@@ -212,7 +212,7 @@ def pingpong_headline(runs, limits=None) -> list:
             continue
         p = r.points
         state = (f", buffers {p['buffers'].iloc[0]}" if "buffers" in p else "") + (
-            f", {_pages(r)} pages" if _pages(r) != "system" else "")
+            f", {r.pages} pages" if r.pages != "system" else "")
         lat = p[(p.metric == "latency") & (p["size"] > 0)].sort_values("size")
         if not lat.empty:
             x = lat.iloc[0]
@@ -369,18 +369,14 @@ def talkers_advice(runs) -> list:
 GAIN = 1.10    # a kind of pages worth advising: 10% more bandwidth, interval and all
 
 
-def _pages(run):
-    return (run.meta.get("harness") or {}).get("pages") or "system"
-
-
 def pages_advice(runs) -> list:
     """Huge pages against the system's (or base) pages, from ping-pong runs that differ only by
-    --pages: at each size measured by both, the ratio of the bandwidths' medians and its
-    interval (the huge run's 95% CI over the other's, ends crossed: one job each, so the
-    job-to-job spread is not in it); advised where an interval's bottom reaches GAIN, with the
-    largest gain."""
+    --pages, the K jobs of each (--runs K) pooled: at each size measured by both, the ratio of
+    the bandwidths' medians and its interval (the huge side's 95% CI over the other's, ends
+    crossed; pooled, each spans its jobs); advised where an interval's bottom reaches GAIN,
+    with the largest gain."""
     groups = {}
-    for r in runs:
+    for r in repeats.pool(runs):
         p = r.points
         if r.benchmark != "pingpong" or p.empty or "size" not in p or r.meta.get("flows"):
             continue
@@ -390,7 +386,7 @@ def pages_advice(runs) -> list:
         key = (r.meta.get("mpi_library"), tuple(sorted(set(r.hosts))),
                str(bw["mode"].iloc[0]) if "mode" in bw else "",
                str(bw["buffers"].iloc[0]) if "buffers" in bw else "")
-        groups.setdefault(key, {})[_pages(r)] = bw.groupby("size")[
+        groups.setdefault(key, {})[r.pages] = bw.groupby("size")[
             ["median", "ci95_lo", "ci95_hi"]].median()
     items = []
     for (_, hosts, mode, _), kinds in groups.items():
@@ -410,7 +406,8 @@ def pages_advice(runs) -> list:
             items.append({"topic": "huge pages", "text": f"{where} {mode}: huge pages gained "
                           f"no {GAIN - 1:.0%} at any size measured (largest ratio "
                           f"{ratio.max():.2f}× at {human(int(ratio.idxmax()))})",
-                          "numbers": {"ratio": {int(s): float(v) for s, v in ratio.items()}}})
+                          "numbers": {"ratio_by_size": {int(s): float(v)
+                                                        for s, v in ratio.items()}}})
             continue
         top = int(ratio.idxmax())
         items.append({

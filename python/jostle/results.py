@@ -97,6 +97,12 @@ class Run(RunMetadata):
         return list(self.meta.get("hosts") or [])
 
     @property
+    def pages(self) -> str:
+        """The kind of pages its buffers were asked for (jostle-bench --pages); "system" for runs
+        from before the option, which had the system's."""
+        return (self.meta.get("harness") or {}).get("pages") or "system"
+
+    @property
     def warnings(self) -> list:
         return [str(w) for w in self.meta.get("warnings") or []]
 

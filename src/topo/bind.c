@@ -80,8 +80,7 @@ static void *map_huge(size_t len, size_t *mapped, char *note, size_t notelen)
     char *a = (char *)(((uintptr_t)m + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
     if (a > m)
         munmap(m, (size_t)(a - m));
-    if (m + HUGE_PAGE > a)
-        munmap(a + want, (size_t)(m + HUGE_PAGE - a));
+    munmap(a + want, (size_t)(m + HUGE_PAGE - a)); /* a < m + HUGE_PAGE: never empty */
     if (madvise(a, want, MADV_HUGEPAGE) != 0)
         snprintf(note, notelen, "huge pages not asked for: madvise: %s", strerror(errno));
     *mapped = want;

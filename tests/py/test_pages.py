@@ -105,5 +105,5 @@ def test_cli_runs_each_kind_and_draws_what_it_costs(tmp_path, capsys, monkeypatc
     from jostle.advise import pages_advice
     [item] = pages_advice([load_run(f) for f in camp.glob("*.jsonl")])
     assert item["topic"] == "huge pages" and item["text"].startswith("intra-node stream")
-    ratios = item["numbers"].get("ratio_by_size") or item["numbers"]["ratio"]
+    ratios = item["numbers"]["ratio_by_size"]
     assert sorted(ratios) == [64 << 10, 1 << 20] and all(v > 0 for v in ratios.values())

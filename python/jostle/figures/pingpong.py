@@ -92,9 +92,8 @@ def buffers(run):
 
 
 def pages(run):
-    """The run's kind of pages (jostle-bench --pages) when not the system's, else None."""
-    kind = (run.meta.get("harness") or {}).get("pages")
-    return kind if kind and kind != "system" else None
+    """The run's kind of pages when chosen (not the system's), else None."""
+    return None if run.pages == "system" else run.pages
 
 
 def state(run):
