@@ -15,7 +15,7 @@ cmake_build = cmake --build $(1) -j $(JOBS) $(2) >$(1).log 2>&1 || { cat $(1).lo
 OMPI_CC  := $(shell test -x /usr/bin/mpicc.openmpi && echo /usr/bin/mpicc.openmpi)
 MPICH_CC := $(shell test -x /usr/bin/mpicc.mpich && echo /usr/bin/mpicc.mpich)
 
-.PHONY: all deps venv build relocate build-dirs run test test-c test-py test-sanitize clean
+.PHONY: all deps venv build relocate build-dirs run test lint test-c test-py test-sanitize clean
 
 all: build
 
@@ -69,7 +69,12 @@ run: build venv
 	$(VENV)/bin/jostle run
 
 test: build venv
-	@$(MAKE) --no-print-directory test-c test-py
+	@$(MAKE) --no-print-directory lint test-c test-py
+
+# ruff (ruff.toml: which rules and why) and the layers of src/ and python/jostle.
+lint: venv
+	@$(VENV)/bin/ruff check python tests bench scripts
+	@$(VENV)/bin/python scripts/check-layers.py
 
 test-c:
 	@set -e; for d in build/openmpi build/mpich build/mpi; do \

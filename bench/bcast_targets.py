@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Targets of the bcast benchmark (issue 14), printed as ratios with PASS or FAIL:
+"""Targets of the bcast benchmark, printed as ratios with PASS or FAIL:
 
   * 256 simulated nodes, 1 MiB to every other node: auto <= 1.5 x the bound
     m/beta + ceil(log2 P) alpha (alpha, beta: the simulated platform's route latency and link
@@ -31,14 +31,14 @@ import time
 import warnings
 from pathlib import Path
 
-import checkout_venv  # noqa: E402  (re-runs this script with the checkout's venv if needed)
+import checkout_venv
 
 checkout_venv.use()
 ROOT = checkout_venv.ROOT
 import pandas as pd  # noqa: E402
 from jostle.figures.bcast import bound_us  # noqa: E402
-from jostle.results import IncompleteRunWarning, load_run  # noqa: E402
-from jostle.simgrid import SMPI_BCAST_ALL  # noqa: E402
+from jostle.records.results import IncompleteRunWarning, load_run  # noqa: E402
+from jostle.run.simgrid import SMPI_BCAST_ALL  # noqa: E402
 from jostle.sizes import human  # noqa: E402
 
 SIZES = "8,64,256,1K,4K,16K,64K,256K,1M,4M,16M"

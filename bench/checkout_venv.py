@@ -24,10 +24,10 @@ def use():
 
 def launch_line(build, program, args=(), ranks=2, bind=False) -> list:
     """The command line that starts RANKS ranks of PROGRAM ARGS under the launcher of BUILD's
-    MPI (build/openmpi or build/mpich), from jostle.launch: that MPI's own launcher (a bare
+    MPI (build/openmpi or build/mpich), from jostle.run.launch: that MPI's own launcher (a bare
     mpirun may be the other MPI's on Debian), root allowed, ranks beyond the cores allowed.
     BIND: the launcher pins rank r to a core (a reference loop binds nothing itself)."""
-    from jostle import launch
+    from jostle.run import launch
     flavor = "mpich" if Path(build).name == "mpich" else "openmpi"
     kind, exe = launch.choose_launcher(flavor, env={})   # never srun: these runs are local
     return launch.build_command(kind, program, list(args), ranks, exe=exe, oversubscribe=True,

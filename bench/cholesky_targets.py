@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Targets of the cholesky benchmark (issues #7 and #14), in one run; every ratio printed with
+"""Targets of the cholesky benchmark, in one run; every ratio printed with
 PASS or FAIL:
 
   * 2 ranks here, N 4096, tile 512, one worker per rank, one BLAS thread: jostle's dbcast mode
@@ -25,13 +25,13 @@ import tempfile
 import time
 from pathlib import Path
 
-import checkout_venv  # noqa: E402  (re-runs this script with the checkout's venv if needed)
+import checkout_venv
 
 checkout_venv.use()
 ROOT = checkout_venv.ROOT
 from jostle import figures  # noqa: E402
 from jostle.figures import cholesky as chol_fig  # noqa: E402
-from jostle.results import load_run  # noqa: E402
+from jostle.records.results import load_run  # noqa: E402
 
 ENV = {**os.environ, "PYTHONPATH": str(ROOT / "python"), "OMPI_ALLOW_RUN_AS_ROOT": "1",
        "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""How often `jostle compare` cries wolf, and how often it finds a real slowdown (issue 23).
+"""How often `jostle compare` cries wolf, and how often it finds a real slowdown.
 
 Campaigns of the same command on this machine: intra-node ping-pong, every power of two
 1 B - 4 MiB, --runs R (R separate MPI jobs) each. 2P campaigns with --buffers osu and P with
 --buffers cold (every message from memory, never from cache: a real, known slowdown of the
-large messages; docs/cli.md measured 1.4-2.3x from 512 KiB to 2 MiB on this VM).
+large messages; docs/validation.md, "The state of the buffers": 1.4-2.3x from 512 KiB to 2 MiB
+on this VM).
 
 1. A/A: P pairs (osu-2i, osu-2i+1): the share of pairs with any point `slower` (target <= 5%),
    and with any point `slower` or `faster`.
@@ -44,12 +45,12 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import checkout_venv  # noqa: E402  (re-runs this script with the checkout's venv if needed)
+import checkout_venv
 
 checkout_venv.use()
 ROOT = checkout_venv.ROOT
 from jostle import cli  # noqa: E402
-from jostle.results import find_run_files, load_run  # noqa: E402
+from jostle.records.results import find_run_files, load_run  # noqa: E402
 MIB = 1 << 20
 
 

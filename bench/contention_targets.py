@@ -24,11 +24,11 @@ import sys
 import tempfile
 import time
 
-import checkout_venv  # noqa: E402  (re-runs this script with the checkout's venv if needed)
+import checkout_venv
 
 checkout_venv.use()
 ROOT = checkout_venv.ROOT
-from jostle.results import load_run  # noqa: E402
+from jostle.records.results import load_run  # noqa: E402
 
 
 def stream(build, kernel, threads, per_thread, rounds):

@@ -43,11 +43,11 @@ import sys
 import tempfile
 import time
 
-import checkout_venv  # noqa: E402  (re-runs this script with the checkout's venv if needed)
+import checkout_venv
 
 checkout_venv.use()
 ROOT = checkout_venv.ROOT
-from jostle.results import load_run  # noqa: E402
+from jostle.records.results import load_run  # noqa: E402
 
 PAIRS = [("copy", "normal", "copy_avx"), ("copy", "nt", "copy_mem_avx"),
          ("triad", "normal", "stream_avx_fma"), ("triad", "nt", "stream_mem_avx_fma")]

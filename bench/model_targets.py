@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Targets of the contention model (issue #13): its leave-one-out error on a campaign.
+"""Targets of the contention model: its leave-one-out error on a campaign.
 
   * mean |error| <= 4% (Denis, Jeannot, Swartvagher, IJNC 2023: "in average lower than 4%")
   * max |error| <= 10%
@@ -14,11 +14,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-import checkout_venv  # noqa: E402  (re-runs this script with the checkout's venv if needed)
+import checkout_venv
 
 checkout_venv.use()
 ROOT = checkout_venv.ROOT
-from jostle import model  # noqa: E402
+from jostle.analysis import model  # noqa: E402
 from jostle.commands.model import load_runs  # noqa: E402
 
 MEAN, MAX = 0.04, 0.10

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Parity of `jostle-bench pingpong --pairs N` and `--comm-threads T` with osu_mbw_mr and
-osu_latency_mt, measured side by side in the same MPI jobs, with Open MPI and MPICH (issue 27).
+osu_latency_mt, measured side by side in the same MPI jobs, with Open MPI and MPICH.
 
 bench/ref/ref_mbw.c alternates, size by size and inside each of --jobs MPI jobs per MPI library
 (the libraries' jobs interleaved; which of the two allocates its buffers first alternates from
@@ -24,7 +24,7 @@ A single round of a short size spreads by 20-30% on a 2-core VM (a window of 64 
 messages lasts 10 us: one time slice moves it), so --settle S spends up to S more seconds per
 library on the sizes whose interval still straddles a bound of the band.
 
-The ranks are started by jostle.launch (the launcher and flags `jostle` itself uses).
+The ranks are started by jostle.run.launch (the launcher and flags `jostle` itself uses).
 """
 import argparse
 import os
@@ -34,13 +34,13 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import checkout_venv  # noqa: E402  (re-runs this script with the checkout's venv if needed)
+import checkout_venv
 
 checkout_venv.use()
 ROOT = checkout_venv.ROOT
 
-from jostle import launch  # noqa: E402
-from jostle.stats import median_ci95  # noqa: E402
+from jostle.run import bench_query, launch  # noqa: E402
+from jostle.analysis.stats import median_ci95  # noqa: E402
 from osu_parity import at_least_one  # noqa: E402
 
 SIZES = [1 << k for k in range(23)]  # 1 B .. 4 MiB
@@ -270,8 +270,8 @@ def main():
     if not a.builds:
         ap.error("no build directory has ref_mbw: run `make build`")
     cores = launch.host_cores()
-    m = launch.bench_machine(os.path.join(a.builds[0], "jostle-bench"))
-    libs = {b: " ".join(launch.bench_version(os.path.join(b, "jostle-bench"))["mpi_library"]
+    m = bench_query.bench_machine(os.path.join(a.builds[0], "jostle-bench"))
+    libs = {b: " ".join(bench_query.bench_version(os.path.join(b, "jostle-bench"))["mpi_library"]
                        .replace(" Version:", "").split(",")[0].split()) for b in a.builds}
     print(f"# machine: {os.uname().nodename}, {m.get('cpu')}, {cores} cores, "
           f"{m.get('numa_nodes')} NUMA node(s), {m.get('kernel')}")

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Parity with OSU Micro-Benchmarks, measured side by side in the same MPI jobs (issue 11).
+"""Parity with OSU Micro-Benchmarks, measured side by side in the same MPI jobs.
 
 1. For latency (osu_latency), bandwidth (osu_bw) and bidirectional bandwidth (osu_bibw), every
    power of two 1 B - 4 MiB: bench/ref/ref_osu.c alternates, size by size and inside each of
@@ -16,7 +16,7 @@
    jostle's default elsewhere: below 1 by the outliers of a busy node); med/med, both
    medians (the method alone); -clock, the same with the clock's cost taken off each sample
    (--clock-overhead subtract).
-2. Time to result (issue 11 part 5): the wall time of `jostle-bench pingpong --sizes 0,1:4M`
+2. Time to result: the wall time of `jostle-bench pingpong --sizes 0,1:4M`
    (default precision: every point to a 95% CI of the median within 1%) against the reference
    latency loop with OSU's iteration counts over the same sizes (`ref_osu sweep`), both whole
    commands.  Target <= 0.3 (the harness's stopping rule is meant to get there).
@@ -31,11 +31,11 @@ import sys
 import tempfile
 import time
 
-import checkout_venv  # noqa: E402  (re-runs this script with the checkout's venv if needed)
+import checkout_venv
 
 checkout_venv.use()
 ROOT = checkout_venv.ROOT
-from jostle.results import load_run  # noqa: E402
+from jostle.records.results import load_run  # noqa: E402
 
 SIZES = [1 << k for k in range(23)]  # 1 B .. 4 MiB
 WINDOW = 64
@@ -69,6 +69,8 @@ def measure(build, kind, rounds, jobs):
         for line in out.splitlines():
             if line.startswith("# timer_overhead_s"):
                 got["overhead"] = float(line.split()[-1])
+                continue
+            if line.startswith("#"):
                 continue
             _, size, *t = line.split()
             got.setdefault(int(size), []).append(tuple(map(float, t)))

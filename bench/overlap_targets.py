@@ -19,7 +19,7 @@ import statistics
 import subprocess
 import sys
 
-import checkout_venv  # noqa: E402  (re-runs this script with the checkout's venv if needed)
+import checkout_venv
 
 checkout_venv.use()
 ROOT = checkout_venv.ROOT

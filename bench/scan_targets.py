@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Targets of `jostle scan` (issue 24), printed with PASS or FAIL:
+"""Targets of `jostle scan`, printed with PASS or FAIL:
 
   * simulated: --nodes N (default 256) under SimGrid with two injected faults (node 37's link
     at half the bandwidth, node 20's at 5 times the latency): the suspects are exactly those two
@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import checkout_venv  # noqa: E402  (re-runs this script with the checkout's venv if needed)
+import checkout_venv
 
 checkout_venv.use()
 ROOT = checkout_venv.ROOT

@@ -6,8 +6,10 @@ Layers, lowest first: core < topo < kernels, comm (side by side) < runtime < har
 A file may include headers of its own layer or of a lower one; kernels and comm never include
 each other; no two modules (a .c with its .h; a public header is one of its own) include each
 other, even within a layer; no file under src/ or include/ is longer than the line limit.
-In python/jostle a module imports only from its own rank or a lower one (the imports inside
-functions too: a lazy import is still an arrow), and no file is longer than the line limit.
+In python/jostle a module imports only from its own folder or a lower one (the imports inside
+functions too: a lazy import is still an arrow), no modules import each other (a cycle, even
+inside a folder), only commands/ knows argparse and hands no namespace to a lower layer, and no
+file is longer than the line limit.
 Prints one line per breach and exits 1 when there is any, 0 otherwise.
 
 Usage: check-layers.py [ROOT]   (ROOT: the repository, by default this script's parent's parent)
@@ -24,14 +26,15 @@ RANK = {"core": 0, "topo": 1, "kernels": 2, "comm": 2, "runtime": 3, "harness": 
 PUBLIC = {"jostle/placement.h": "topo", "jostle/dbcast.h": "comm"}
 GENERATED = {"jostle_buildinfo.h": "core"}
 MAX_LINES = 500
-# Python, lowest first (docs/architecture.md): a module of python/jostle/ is ranked by its
-# first name below the package (figures/bcast.py is "figures", commands/run.py "commands").
+# Python, lowest first (docs/architecture.md): a module of python/jostle/ is ranked by its folder
+# (analysis/scan.py is "analysis"); the modules at the top are the shared small ones, except
+# report and cli, ranked by name.  Folders of one rank (figures, export) stand beside each
+# other and may not import each other.
 PY_RANK = {
-    "__init__": 0, "errors": 0, "lazy": 0, "units": 0, "sizes": 0, "binary": 0,
-    "benchmarks": 1, "results": 1, "run_meta": 1, "repeats": 1, "resume": 1, "launch": 1, "progress": 1, "placement": 1, "topo_links": 1,
-    "stats": 2, "rules": 2, "comparison": 2, "bounds": 2, "scan": 2, "campaign": 2, "batch": 2, "simgrid": 2, "contention": 2, "starpu": 2,
-    "figures": 3, "model": 4, "advise": 5, "report": 6, "commands": 7, "cli": 8,
+    "shared": 0, "records": 1, "run": 2, "analysis": 3, "figures": 4, "export": 4,
+    "report": 5, "commands": 6, "cli": 7,
 }
+SHARED = {"__init__", "errors", "lazy", "units", "sizes", "binary"}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
@@ -115,26 +118,134 @@ def _py_imports(tree: ast.AST, parts: list[str]) -> list[tuple[int, list[str]]]:
     return out
 
 
+def _room(first: str, in_folder: bool) -> str | None:
+    """The layer of a module of python/jostle named by its first part below the package."""
+    if in_folder or first in ("report", "cli"):
+        return first if first in PY_RANK else None
+    return "shared" if first in SHARED else None
+
+
+def _resolve(target: list[str], modules: set[str]) -> str | None:
+    """The module (dotted, below jostle) an import names: its longest prefix that is a file or
+    a package of the tree ("figures" is figures/__init__)."""
+    for n in range(len(target), 0, -1):
+        name = ".".join(target[:n])
+        if name in modules:
+            return name
+        if name + ".__init__" in modules:
+            return name + ".__init__"
+    return "__init__" if "__init__" in modules else None
+
+
+def _namespaces_passed_down(tree: ast.AST, lower: set[str]) -> list[tuple[int, str]]:
+    """(line, call) of every call in a command module that hands an argparse namespace (a
+    parameter named args, or what parse_args returned) to a function of a lower layer: below
+    commands/ a function takes typed values, never the namespace."""
+    spaces = {"args"}
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+                and isinstance(node.value.func, ast.Attribute)
+                and node.value.func.attr in ("parse_args", "parse_known_args")):
+            spaces |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    out = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        root = f
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not (isinstance(root, ast.Name) and root.id in lower):
+            continue
+        given = list(node.args) + [k.value for k in node.keywords]
+        if any(isinstance(g, ast.Name) and g.id in spaces for g in given):
+            out.append((node.lineno, ast.unparse(f)))
+    return out
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import cycles of GRAPH, one per strongly connected component (Tarjan)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
 def check_python(root: Path) -> list[str]:
     problems: list[str] = []
     pkg = root / "python" / "jostle"
-    for f in sorted(pkg.rglob("*.py")):
+    files = sorted(pkg.rglob("*.py"))
+    modules = {".".join(f.relative_to(pkg).with_suffix("").parts) for f in files}
+    graph: dict[str, set[str]] = {}
+    for f in files:
         rel = f.relative_to(root).as_posix()
         parts = list(f.relative_to(pkg).with_suffix("").parts)
+        me = ".".join(parts)
         text = f.read_text(errors="replace")
         if text.count("\n") > MAX_LINES:
             problems.append(f"{rel}: {text.count(chr(10))} lines, more than {MAX_LINES}: split "
                             "it by concern")
-        mine = parts[0]
-        if mine not in PY_RANK:
-            problems.append(f"{rel}: module '{mine}' has no rank ({', '.join(PY_RANK)})")
+        mine = _room(parts[0], len(parts) > 1)
+        if mine is None:
+            problems.append(f"{rel}: module '{parts[0]}' has no rank (a folder of "
+                            f"{', '.join(PY_RANK)}, or one of the shared {', '.join(sorted(SHARED))})")
             continue
-        for line, target in _py_imports(ast.parse(text), parts):
-            theirs = target[0] if target else "__init__"
-            if theirs in PY_RANK and PY_RANK[theirs] > PY_RANK[mine]:
+        tree = ast.parse(text)
+        lower = set()
+        for line, target in _py_imports(tree, parts):
+            target = target or ["__init__"]
+            other = _resolve(target, modules)
+            if other and other != me:
+                graph.setdefault(me, set()).add(other)
+            theirs = _room(target[0], (pkg / target[0]).is_dir() or target[0] in PY_RANK)
+            if theirs is None:
+                continue
+            if PY_RANK[theirs] > PY_RANK[mine]:
                 problems.append(f"{rel}:{line}: {mine} (rank {PY_RANK[mine]}) imports "
                                 f"jostle.{'.'.join(target)} ({theirs}, rank {PY_RANK[theirs]}), "
                                 "which is above it")
+            elif theirs != mine and PY_RANK[theirs] == PY_RANK[mine] and mine != "shared":
+                problems.append(f"{rel}:{line}: {mine} imports jostle.{'.'.join(target)} of "
+                                f"{theirs}, which stands beside it")
+            if mine == "commands" and PY_RANK[theirs] < PY_RANK[mine]:
+                lower.add(target[-1])
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                lower |= {a.asname or a.name for a in node.names
+                          if node.level == 2 or (node.module or "").startswith("jostle")}
+        if PY_RANK[mine] < PY_RANK["commands"] and re.search(r"^\s*(import|from) argparse\b",
+                                                             text, re.M):
+            problems.append(f"{rel}: {mine} imports argparse: only commands/ parses arguments")
+        if mine == "commands":
+            for line, call in _namespaces_passed_down(tree, lower):
+                problems.append(f"{rel}:{line}: passes an argparse namespace to {call}, below "
+                                "commands/: give it typed values")
+    for comp in _cycles(graph):
+        problems.append(f"python/jostle: {' -> '.join(comp)} import each other: make the "
+                        "dependency one-way")
     return problems
 
 

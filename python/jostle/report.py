@@ -16,9 +16,11 @@ from typing import NamedTuple
 
 import jinja2
 
-from . import __version__, advise, comparison, figures, rules, units
+from . import __version__, figures, units
+from .analysis import advise, comparison, rules
 from .figures import compare as compare_figures
-from .results import EXCLUDE_NOTE, IncompleteRunWarning, load
+from .records.results import IncompleteRunWarning, load
+from .records.run_meta import EXCLUDE_NOTE
 
 
 def _template_source(name):

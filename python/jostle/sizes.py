@@ -29,6 +29,21 @@ def parse_sizes(spec: str, bench=None) -> list:
     return json.loads(out.stdout)
 
 
+def parse_bytes(text: str, bench=None) -> int:
+    """One byte count (N above: 65536, 16K, 4KiB, 64M), by the same parser; UsageError naming
+    the value when it is not exactly one."""
+    t = str(text).strip()
+    why = UsageError(f"{ascii(text)} is not allowed; expected one byte count, at most 1T, with "
+                     "an optional K/M/G/T suffix (powers of 1024), e.g. 65536, 16K or 64M")
+    if not t or any(ch in t for ch in ",:"):
+        raise why
+    try:
+        (n,) = parse_sizes(t, bench)
+    except UsageError:
+        raise why from None
+    return n
+
+
 def human(n: int) -> str:
     """4, 1K, 64M, 1G, 1000: the way tables and messages show sizes."""
     for shift, suffix in ((40, "T"), (30, "G"), (20, "M"), (10, "K")):

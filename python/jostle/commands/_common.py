@@ -5,14 +5,17 @@ import hashlib
 import json
 import math
 import os
-import re
 import shutil
+import sys
 from pathlib import Path
 
-from .. import benchmarks, binary, launch
-from ..campaign import LaunchConfig, unwritable_dir
+from ..records import benchmarks
+from .. import binary
+from ..run import bench_query, launch
+from ..run.campaign import Campaign, LaunchConfig, unwritable_dir
+from ..run.progress import Progress
 from ..errors import UsageError
-from ..sizes import human
+from ..sizes import human, parse_bytes
 
 
 # jostle-bench's largest count (--min-reps, --warmup, …: jt_opt_long's bound in
@@ -49,7 +52,7 @@ def counts_type(text) -> list:
 
 
 def add_flow_options(g, what, several):
-    """--pairs and --comm-threads (jostle-bench's, issue 27) of a command that launches them."""
+    """--pairs and --comm-threads (jostle-bench's) of a command that launches them."""
     g.add_argument("--pairs", type=counts_type, metavar="N[,N…]",
                    help=f"N pairs at once, rank i with rank i+N (osu_mbw_mr's pairing), 2N ranks "
                         f"at least: {what}; several: {several}")
@@ -143,7 +146,7 @@ def add_runs_option(group):
 
 def bench_option(group, bench, name, help=None, **kw):
     """--NAME as jostle-bench BENCH takes it: metavar, choices, default and help from its
-    descriptor (jostle.benchmarks), HELP in place of the descriptor's where a study says more.
+    descriptor (jostle.records.benchmarks), HELP in place of the descriptor's where a study says more.
     The parsed default is None: only what the user gives is passed on (see pass_through), and
     jostle-bench applies its own default."""
     o = benchmarks.option(bench, name)
@@ -223,10 +226,13 @@ def out_dir_type(text):
 
 
 def bytes_type(text):
-    if re.fullmatch(r"\d+([KMGT](i?B)?)?", text, re.ASCII):
-        return text   # jostle-bench parses it
-    raise argparse.ArgumentTypeError(f"{ascii(text)} is not allowed; expected a byte count, "
-                                     "e.g. 65536 or 64M")
+    """One byte count (sizes.parse_bytes: jostle-bench's parser), kept as written (16K) for
+    the messages that name it and for jostle-bench, which parses it again."""
+    try:
+        parse_bytes(text)
+    except UsageError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text.strip()
 
 
 def spec_type(text):
@@ -268,7 +274,7 @@ def launch_config(args) -> LaunchConfig:
             raise UsageError(f"--platform '{args.platform}' is not a file")
         return LaunchConfig(bench, "smpirun", exe="smpirun", platform=args.platform,
                             hostfile=args.hostfile, restart=restart)
-    flavor = args.mpi if args.mpi != "auto" else launch.bench_version(bench).get("mpi_flavor", "other")
+    flavor = args.mpi if args.mpi != "auto" else bench_query.bench_version(bench).get("mpi_flavor", "other")
     kind, exe = launch.choose_launcher(flavor)
     srun_mpi = getattr(args, "srun_mpi", None)
     if srun_mpi and not shutil.which("srun"):
@@ -300,3 +306,18 @@ def check_memory(sizes, ranks_per_host, buffers=1, option="--sizes", spec=""):
             f"{option} '{spec}': the largest size {human(biggest)} ({biggest} B) × "
             f"{ranks_per_host} rank(s) × {buffers} buffer(s) exceeds this host's memory "
             f"({mem / 2**30:.1f} GiB); allowed: sizes up to {human(allowed)} ({allowed} B)")
+
+
+def run_campaign(args, runs, after=None) -> int:
+    """The end of a study that launches one list of runs: the campaign OUTPUT-DIR/CAMPAIGN of
+    RUNS, its plan with --dry-run, else its runs and where each one's records are, then
+    AFTER(campaign, config, progress) for what the study adds (figures, a reference)."""
+    camp = Campaign(f"{args.output_dir}/{args.campaign}", runs)
+    config = launch_config(args)
+    if args.dry_run:
+        return camp.dry_run(config, args.quiet)
+    progress = Progress()
+    camp.run(config, progress, quiet=args.quiet)
+    for run in runs:
+        print(f"jostle: results in {camp.output(run)}", file=sys.stderr)
+    return after(camp, config, progress) if after else 0

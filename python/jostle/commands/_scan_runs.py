@@ -4,8 +4,8 @@ a dead node from a failed run (commands/scan.py plans, judges and reports; docs/
 import os
 from pathlib import Path
 
-from .. import launch
-from ..campaign import Campaign, Failure, RunSpec
+from ..run import process
+from ..run.campaign import Campaign, Failure, RunSpec
 from ..errors import JostleError, UsageError
 from ..units import duration
 from . import _common as c
@@ -100,7 +100,7 @@ def _probe(config_of, hosts) -> dict:
         spec = RunSpec("probe", "--version", [], 1, [h])
         plan = config_of(spec).plan(spec, ["--version"])
         try:
-            out = launch.execute(plan.argv, timeout=PROBE_TIMEOUT, on_stdout=lambda line: None)
+            out = process.execute(plan.argv, timeout=PROBE_TIMEOUT, on_stdout=lambda line: None)
         except JostleError as e:
             out = Failure(str(e), False)
         if not getattr(out, "status", None) == "ok":

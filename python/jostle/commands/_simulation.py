@@ -1,11 +1,11 @@
 """The options every simulated command shares (--simulate and the platform), read into a
-jostle.simgrid.Sweep."""
+jostle.run.simgrid.Sweep."""
 
 import argparse
 from pathlib import Path
 
 from ..errors import UsageError
-from ..simgrid import Sweep
+from ..run.simgrid import Sweep
 from . import _common as c
 
 

@@ -3,7 +3,7 @@
 import argparse
 import json
 
-from .. import advise, model
+from ..analysis import advise, model
 from ..errors import UsageError
 from .model import load_runs, model_of, requirements
 

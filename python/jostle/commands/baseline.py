@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from .. import comparison
+from ..analysis import comparison
 from ..errors import UsageError
 from . import _common as c
 from . import compare

@@ -2,19 +2,18 @@
 
 Real ranks: one run of `jostle-bench bcast` under the MPI launcher.
 Simulated (--simulate): one run per node count under SimGrid's smpirun, each on a
-generated cluster platform (jostle.simgrid), with the SimGrid build of jostle-bench
+generated cluster platform (jostle.run.simgrid), with the SimGrid build of jostle-bench
 (build/simgrid/jostle-bench). The campaign resumes: node counts already complete are
 skipped.
 """
 
 import argparse
-import sys
 
-from .. import benchmarks, launch, simgrid
-from ..campaign import Campaign, RunSpec, repeated
+from ..records import benchmarks
+from ..run import estimate, simgrid
+from ..run.campaign import RunSpec, repeated
 from ..errors import UsageError
-from ..progress import Progress
-from ..sizes import parse_sizes
+from ..sizes import parse_bytes, parse_sizes
 from . import _common as c
 from . import _simulation as simulation
 
@@ -47,7 +46,7 @@ beside them. A run that is already complete is not run again.
 smpi:ALG (simulated only) is MPI_Bcast with SimGrid's algorithm ALG; smpi:all is every
 one but default (= binomial_tree = mpi_bcast under SimGrid), automatic, and those that
 deadlock or crash in SimGrid 3.32 (SMP_linear, ompi_split_bintree, impi,
-arrival_pattern_aware, arrival_scatter): jostle.simgrid.SMPI_BCAST_NOT_IN_ALL says why."""
+arrival_pattern_aware, arrival_scatter): jostle.run.simgrid.SMPI_BCAST_NOT_IN_ALL says why."""
 
 
 def routing_list(text):
@@ -87,21 +86,6 @@ def recipients_list(text):
     return ",".join(items)
 
 
-def byte_count(text) -> int:
-    t = str(text).strip()
-    mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(t[-1:].upper(), 1)
-    digits = t[:-1] if mult > 1 else t
-    if not digits.isdigit():
-        raise argparse.ArgumentTypeError(f"'{text}' is not a byte count; expected e.g. 0, 16K, 1M")
-    return int(digits) * mult
-
-
-def bytes_type(text):
-    """A byte count, kept as written (16K) for the messages that name it."""
-    byte_count(text)
-    return text.strip()
-
-
 def register(sub):
     p = sub.add_parser("bcast", help="dynamic broadcasts against MPI_Bcast (real or simulated)",
                        description="Time until the last of k recipients holds the data of a "
@@ -120,7 +104,7 @@ def register(sub):
     g.add_argument("--ranks", type=c.ranks_type, default=4, metavar="N",
                    help="ranks of a real run (default 4; ≥ 2)")
     g.add_argument("--hosts", type=c.hosts_type, metavar="A,B", help="hosts of a real run")
-    c.bench_option(g, "bcast", "segment", type=bytes_type)
+    c.bench_option(g, "bcast", "segment", type=c.bytes_type)
     c.bench_option(g, "bcast", "progress-mode")
     c.bench_option(g, "bcast", "check", help="verify every payload (real runs)")
     simulation.add_options(p, "1Gf", "node speed, flop/s")
@@ -160,7 +144,7 @@ def bench_args(args, spec, routing, sim) -> list:
 
 
 def _check_segment(args, sizes, spec):
-    if args.segment is not None and byte_count(args.segment) > max(sizes):
+    if args.segment is not None and parse_bytes(args.segment) > max(sizes):
         raise UsageError(f"--segment '{args.segment}' is larger than the largest size of --sizes "
                          f"'{spec}' ({max(sizes)} bytes): a segment is a piece of a message")
 
@@ -181,20 +165,13 @@ def main(args):
     c.check_memory(sizes, args.ranks, option="--sizes", spec=spec)
     nroutes = len(ROUTINGS) if "all" in routing.split(",") else len(routing.split(","))
     npts = nroutes * len(args.recipients.split(","))
-    timeout = args.timeout or npts * launch.estimate_timeout(
+    timeout = args.timeout or npts * estimate.estimate_timeout(
         sizes, args.min_reps, args.max_time, args.warmup, benchmark="bcast")
     run_args = bench_args(args, spec, routing, False)
     name = args.name or c.default_name(f"bcast-{args.ranks}r", run_args, args.ranks, args.hosts)
     runs = repeated([RunSpec(name, "bcast", run_args, args.ranks, args.hosts or [], timeout)],
                     args.runs)
-    camp = Campaign(f"{args.output_dir}/{args.campaign}", runs)
-    config = c.launch_config(args)
-    if args.dry_run:
-        return camp.dry_run(config, args.quiet)
-    camp.run(config, Progress(), quiet=args.quiet)
-    for run in runs:
-        print(f"jostle: results in {camp.output(run)}", file=sys.stderr)
-    return 0
+    return c.run_campaign(args, runs)
 
 
 def simulate(args):

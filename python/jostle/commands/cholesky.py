@@ -3,18 +3,20 @@ broadcasts, on real ranks or simulated at scale.
 
 Real ranks: one run of `jostle-bench cholesky` under the MPI launcher.
 Simulated (--simulate): one run per node count under smpirun on a generated cluster platform
-(jostle.simgrid), with the SimGrid build; the tile kernels are SimGrid executions of their
+(jostle.run.simgrid), with the SimGrid build; the tile kernels are SimGrid executions of their
 flops at the node speed. Resumable: node counts already complete are skipped.
 """
 
 import argparse
 import sys
 
-from .. import benchmarks, binary, launch, simgrid, starpu
-from ..campaign import Campaign, RunSpec, repeated
+from ..records import benchmarks
+from .. import binary
+from ..run import bench_query, simgrid, starpu
+from ..run.campaign import Campaign, RunSpec, repeated
 from ..errors import UsageError
-from ..progress import Progress
-from ..results import load_run
+from ..run.progress import Progress
+from ..records.results import load_run
 from . import _common as c
 from . import _simulation as simulation
 
@@ -25,7 +27,7 @@ MODES = tuple(benchmarks.default("cholesky", "modes").split(","))   # every mode
 SIM_N, SIM_TILE = 16384, 512
 
 
-def DEFAULT(name):   # noqa: N802 (read like the constant it is)
+def DEFAULT(name):
     return benchmarks.default("cholesky", name)
 
 EXAMPLES = """examples:
@@ -147,15 +149,14 @@ def main(args):
     name = args.name or c.default_name(f"cholesky-{args.ranks}r", run_args, args.ranks, args.hosts)
     runs = repeated([RunSpec(name, "cholesky", run_args, args.ranks, args.hosts or [],
                              args.timeout or 1800)], args.runs)
-    camp = Campaign(f"{args.output_dir}/{args.campaign}", runs)
-    config = c.launch_config(args)
-    if args.dry_run:
-        return camp.dry_run(config, args.quiet)
-    progress = Progress()
-    camp.run(config, progress, quiet=args.quiet)
-    for run in runs:
-        print(f"jostle: results in {camp.output(run)}", file=sys.stderr)
-    if args.starpu:
+    after = _starpu_reference(args, name, run_args, starpu_exe) if args.starpu else None
+    return c.run_campaign(args, runs, after)
+
+
+def _starpu_reference(args, name, run_args, starpu_exe):
+    """What runs after the campaign with --starpu: StarPU-MPI's mpi_cholesky on the same matrix,
+    its records beside the runs (kept when complete, as a run is)."""
+    def reference(camp, config, progress):
         if args.datatype != "float":
             progress.note("StarPU-MPI's mpi_cholesky computes in float: compare it with "
                           "--datatype float (this run is in double)")
@@ -168,7 +169,8 @@ def main(args):
                        ranks=args.ranks, hosts=args.hosts or [], reps=args.starpu_reps,
                        workers=args.workers or 1, progress=progress)
         print(f"jostle: StarPU-MPI reference in {ref}", file=sys.stderr)
-    return 0
+        return 0
+    return reference
 
 
 def kernel_rates(args, tile) -> str:
@@ -178,7 +180,7 @@ def kernel_rates(args, tile) -> str:
     if args.kernel_rates != "measure":
         # judged by the bench's own reading of it (the native build's --validate: the SimGrid
         # build runs only under smpirun), before any simulation starts
-        launch.validate(binary.find_bench("auto"), "cholesky", ["--kernel-rates", args.kernel_rates])
+        bench_query.validate(binary.find_bench("auto"), "cholesky", ["--kernel-rates", args.kernel_rates])
         return args.kernel_rates
     native = argparse.Namespace(**{**vars(args), "mpi": "auto", "bench": None, "launcher": None,
                                    "platform": None})

@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
-from .. import comparison, figures, stats
+from ..analysis import comparison, stats
+from .. import figures
 from ..errors import UsageError
 from ..figures import compare as compare_figures
 

@@ -18,12 +18,15 @@ import time
 from fractions import Fraction
 from pathlib import Path
 
-from .. import benchmarks, contention, figures, launch
-from ..campaign import Campaign, RunSpec, repeated
+from ..records import benchmarks
+from ..analysis import contention
+from .. import figures
+from ..run import bench_query, estimate, launch
+from ..run.campaign import Campaign, RunSpec, repeated
 from ..errors import UsageError
 from ..figures import contention as contention_figures
-from ..progress import Progress
-from ..results import load_run
+from ..run.progress import Progress
+from ..records.results import load_run
 from ..sizes import human, parse_sizes
 from ..units import duration
 from . import _common as c
@@ -82,7 +85,7 @@ def fraction(text) -> Fraction:
     try:
         return Fraction(text.strip()).limit_denominator(10 ** 6)
     except (ValueError, ZeroDivisionError):
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number; expected e.g. 0.5 or 1/12")
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number; expected e.g. 0.5 or 1/12") from None
 
 
 def ai_type(text) -> Fraction:
@@ -196,7 +199,7 @@ def _timeout(args, sizes, phases_per_size=PHASES) -> float:
         return args.timeout
     phase_time = args.phase_time or (0.2 if args.quick else DEFAULT_PHASE_TIME)
     repeat = args.repeat or int(benchmarks.default("contention", "repeat"))
-    base = launch.estimate_timeout(sizes, args.min_reps or (20 if args.quick else None),
+    base = estimate.estimate_timeout(sizes, args.min_reps or (20 if args.quick else None),
                                    args.max_time, benchmark="contention")
     return round(base + 2 * len(sizes) * phases_per_size * repeat * phase_time)
 
@@ -364,7 +367,7 @@ def main(args):
     study = args.study
     camp_dir = Path(args.output_dir) / args.campaign
     config = c.launch_config(args)
-    machine = launch.bench_machine(config.bench)
+    machine = bench_query.bench_machine(config.bench)
     if args.dry_run:
         return Campaign(camp_dir, plan(study, args, machine, config.bench)).dry_run(config, args.quiet)
     t0 = time.monotonic()
@@ -380,12 +383,12 @@ def main(args):
 
 def _step_study(ctx):
     """`jostle run`'s quick fig1: its options and the machine, or None without the benchmark."""
-    if "contention" not in launch.bench_version(ctx.config.bench).get("benchmarks", []):
+    if "contention" not in bench_query.bench_version(ctx.config.bench).get("benchmarks", []):
         return None
     p = argparse.ArgumentParser()
     _options(p, "fig1")
     args = argparse.Namespace(**{**vars(p.parse_args(["--quick"])), **vars(ctx.args)})
-    return args, launch.bench_machine(ctx.config.bench)
+    return args, bench_query.bench_machine(ctx.config.bench)
 
 
 def step_contention(ctx):

@@ -2,8 +2,9 @@
 
 import json
 
-from .. import binary, launch
-from ..placement import nic_locality
+from .. import binary
+from ..run import bench_query
+from ..run.placement import nic_locality
 
 ORDER = 5
 
@@ -34,6 +35,6 @@ def summary(m: dict) -> str:
 
 
 def main(args):
-    m = launch.bench_machine(binary.find_bench(args.mpi, args.bench), args.topology)
+    m = bench_query.bench_machine(binary.find_bench(args.mpi, args.bench), args.topology)
     print(json.dumps(m, indent=1) if args.json else summary(m))
     return 0

@@ -9,12 +9,14 @@ import sys
 import time
 from pathlib import Path
 
-from .. import figures, launch, model
-from ..campaign import Campaign, RunSpec
+from .. import figures
+from ..run import bench_query
+from ..analysis import model
+from ..run.campaign import Campaign, RunSpec
 from ..errors import UsageError
 from ..figures import model as model_figures
-from ..progress import Progress
-from ..results import find_run_files, load, load_run
+from ..run.progress import Progress
+from ..records.results import find_run_files, load, load_run
 from ..sizes import human, parse_sizes
 from . import _common as c
 from . import contention as cont
@@ -70,7 +72,7 @@ def size_costs(runs) -> tuple:
         wall = (r.launch or {}).get("elapsed_s")
         if wall is not None:
             startup.append(max(0.0, float(wall) - float(by.sum())))
-    mean = lambda xs: sum(xs) / len(xs) if xs else 0.0   # noqa: E731
+    mean = lambda xs: sum(xs) / len(xs) if xs else 0.0
     return mean(startup), {s: mean(t) for s, t in per_size.items()}
 
 
@@ -199,7 +201,7 @@ def register(sub):
 def calibrate(args):
     cont._check(args)
     config = c.launch_config(args)
-    machine = launch.bench_machine(config.bench)
+    machine = bench_query.bench_machine(config.bench)
     directory = Path(args.output_dir) / args.campaign
     runs = plan(args, machine)
     if args.dry_run:

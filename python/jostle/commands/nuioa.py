@@ -17,12 +17,14 @@ import sys
 import time
 from pathlib import Path
 
-from .. import benchmarks, figures, launch
-from ..campaign import Campaign, RunSpec, repeated
+from ..records import benchmarks
+from .. import figures
+from ..run import estimate
+from ..run.campaign import Campaign, RunSpec, repeated
 from ..errors import UsageError
 from ..figures import nuioa as nuioa_figures
-from ..progress import Progress
-from ..results import load_run
+from ..run.progress import Progress
+from ..records.results import load_run
 from ..sizes import parse_sizes
 from . import _common as c
 from .topo import describe
@@ -107,7 +109,7 @@ def plan(args, topo: dict, bench=None) -> tuple:
     common = [*quick, *(["--nic", args.nic] if args.nic else []),
               *(["--buffers", args.buffers] if getattr(args, "buffers", None) else [])]
     spec = args.sizes
-    timeout = args.timeout or launch.estimate_timeout(sizes, 20 if args.quick else None,
+    timeout = args.timeout or estimate.estimate_timeout(sizes, 20 if args.quick else None,
                                                      0.2 if args.quick else None)
     runs = []
 

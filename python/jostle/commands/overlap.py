@@ -10,12 +10,14 @@ import sys
 import time
 from pathlib import Path
 
-from .. import benchmarks, figures, launch
-from ..campaign import Campaign, RunSpec, repeated
+from ..records import benchmarks
+from .. import figures
+from ..run import bench_query, launch
+from ..run.campaign import Campaign, RunSpec, repeated
 from ..errors import UsageError
 from ..figures import overlap as overlap_figures
-from ..results import load_run
-from ..progress import Progress
+from ..records.results import load_run
+from ..run.progress import Progress
 from ..sizes import parse_sizes
 from . import _common as c
 from .run import Step
@@ -192,13 +194,13 @@ def configs(args) -> list:
 
 def _single(args):
     config = c.launch_config(args)
-    return (launch.bench_version(config.bench).get("mpi_flavor", "mpi"), config)
+    return (bench_query.bench_version(config.bench).get("mpi_flavor", "mpi"), config)
 
 
 def planned(args) -> list:
     """[(LaunchConfig, RunSpec)] of ARGS on this machine."""
     cfgs = configs(args)
-    return plan(args, cfgs, int(launch.bench_machine(cfgs[0][1].bench).get("cores")
+    return plan(args, cfgs, int(bench_query.bench_machine(cfgs[0][1].bench).get("cores")
                                 or launch.host_cores()))
 
 

@@ -2,13 +2,13 @@
 
 import argparse
 import math
-import sys
 
-from .. import benchmarks, figures, launch
-from ..campaign import Campaign, RunSpec, repeated
+from ..records import benchmarks
+from .. import figures
+from ..run import estimate
+from ..run.campaign import RunSpec, repeated
 from ..figures import pingpong as pingpong_figures
-from ..progress import Progress
-from ..results import load_run
+from ..records.results import load_run
 from ..sizes import cap_sizes, parse_sizes
 from . import _common as c
 
@@ -186,8 +186,8 @@ def main(args):
     listed = bench_args(args, spec, ",".join(args.buffers or []) or None,
                         pages=",".join(args.pages or []) or None)
     base = args.name or c.default_name(f"pingpong-{where}-{mode(args)}", listed, args.ranks, hosts)
-    sweep = launch.estimate_sweep(sizes, args.min_reps, args.max_time, args.warmup)
-    timeout = args.timeout or launch.estimate_timeout(sizes, args.min_reps, args.max_time,
+    sweep = estimate.estimate_sweep(sizes, args.min_reps, args.max_time, args.warmup)
+    timeout = args.timeout or estimate.estimate_timeout(sizes, args.min_reps, args.max_time,
                                                       args.warmup)
     runs = [RunSpec(f"{base}{suffix}", "pingpong", bench_args(args, spec, st, pages=pg),
                     args.ranks, hosts, timeout, estimate=sweep)
@@ -197,15 +197,10 @@ def main(args):
                 timeout, estimate=sweep)
         for st, pg, suffix in states for p, t in flows]
     runs = repeated(runs, args.runs)
-    camp = Campaign(f"{args.output_dir}/{args.campaign}", runs)
-    config = c.launch_config(args)
-    if args.dry_run:
-        return camp.dry_run(config, args.quiet)
-    camp.run(config, Progress(), quiet=args.quiet)
-    for run in runs:
-        print(f"jostle: results in {camp.output(run)}", file=sys.stderr)
-    if several:
+
+    def draw(camp, config, progress):   # several states or kinds of pages: what each one costs
         for p in figures.write(pingpong_figures.build([load_run(camp.output(r)) for r in runs]),
                                camp.dir / "figures"):
             print(p)
-    return 0
+        return 0
+    return c.run_campaign(args, runs, draw if several else None)

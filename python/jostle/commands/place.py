@@ -4,13 +4,14 @@ and what could not be known.  The decision is jostle-bench's (src/topo/place.c),
 every benchmark applies with --comm-core auto --comm-mem auto.
 
 `jostle place --ranks N --policy numa --progress numa`: MPI ranks and their progress threads
-on one host (Taboada 2016, algorithms 1 and 2; jostle.placement)."""
+on one host (Taboada 2016, algorithms 1 and 2; jostle.run.placement)."""
 
 import argparse
 import json
 import sys
 
-from .. import binary, placement
+from .. import binary
+from ..run import placement
 from ..errors import UsageError
 from . import _common as c
 from .topo import advice, describe

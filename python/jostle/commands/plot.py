@@ -9,7 +9,7 @@ from pathlib import Path
 from .. import figures
 from . import _common as c
 from ..errors import JostleError, UsageError
-from ..results import IncompleteRunError, IncompleteRunWarning, load
+from ..records.results import IncompleteRunError, IncompleteRunWarning, load
 
 ORDER = 30
 

@@ -13,11 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
-from .. import launch, report
-from ..campaign import Campaign, LaunchConfig, RunSpec
+from ..run import bench_query, estimate
+from .. import report
+from ..run.campaign import Campaign, LaunchConfig, RunSpec
 from ..errors import UsageError
-from ..progress import Progress
-from ..results import find_run_files
+from ..run.progress import Progress
+from ..records.results import find_run_files
 from ..sizes import parse_sizes
 from . import _common as c
 from . import run_steps
@@ -57,7 +58,7 @@ class Step:
 
 
 def step_machine(ctx):
-    m = launch.bench_machine(ctx.config.bench)
+    m = bench_query.bench_machine(ctx.config.bench)
     ctx.dir.mkdir(parents=True, exist_ok=True)
     (ctx.dir / "machine.json").write_text(json.dumps(m, indent=1) + "\n")
     print("jostle: machine\n" + summary(m), file=sys.stderr)
@@ -65,7 +66,7 @@ def step_machine(ctx):
 
 def plan_pingpong(ctx):
     run = RunSpec("pingpong-intra", "pingpong", ["--sizes", QUICK_SIZES, *QUICK_REPS], ranks=2,
-                  timeout=ctx.args.timeout or launch.estimate_timeout(
+                  timeout=ctx.args.timeout or estimate.estimate_timeout(
                       parse_sizes(QUICK_SIZES), max_time=0.2))
     return Campaign(ctx.dir, [run]), ctx.config
 

@@ -2,7 +2,7 @@
 
 A campaign like every study: a fingerprint per node (every node at once, each measuring only
 itself), then every link with mpiGraph's shift pattern, then each node and link against the
-allocation's median (jostle.scan). A node that does not answer is named unreachable after its
+allocation's median (jostle.analysis.scan). A node that does not answer is named unreachable after its
 run's time-out and the scan goes on without it; what was measured is kept, and the same command
 resumes."""
 
@@ -16,12 +16,14 @@ import sys
 import time
 from pathlib import Path
 
-from .. import binary, comparison, figures, launch, scan, simgrid
-from ..campaign import Campaign, LaunchConfig
+from .. import binary, figures
+from ..analysis import comparison, scan
+from ..run import launch, simgrid
+from ..run.campaign import Campaign, LaunchConfig
 from ..errors import JostleError, UsageError
 from ..figures import shift as shift_figures
-from ..progress import Progress
-from ..results import load_run
+from ..run.progress import Progress
+from ..records.results import load_run
 from . import _common as c
 from . import _simulation as simulation
 from . import baseline as baseline_cmd

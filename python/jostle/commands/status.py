@@ -3,10 +3,10 @@
 import json
 from pathlib import Path
 
-from .. import batch
-from ..campaign import MANIFEST
+from ..run import batch
+from ..run.campaign import MANIFEST
 from ..errors import UsageError
-from ..results import judge, launcher_state, sidecar_path
+from ..records.results import judge, launcher_state, sidecar_path
 
 ORDER = 91
 STATES = ("complete", "partial", "damaged", "planned")

@@ -1,12 +1,13 @@
-"""`jostle submit STUDY …`: a study's campaign as a SLURM batch job (see jostle.batch)."""
+"""`jostle submit STUDY …`: a study's campaign as a SLURM batch job (see jostle.run.batch)."""
 
 import argparse
 import contextlib
 import io
+import re
 import sys
 from pathlib import Path
 
-from .. import batch
+from ..run import batch
 from ..errors import UsageError
 from . import _common as c
 from . import studies
@@ -26,13 +27,45 @@ cancelled, requeued or timed out is continued by the same `jostle submit` again.
 than one node and no --hosts, the study gets the allocation's nodes as --hosts."""
 
 
+# sbatch --time: minutes, M:S, H:M:S, D-H, D-H:M, D-H:M:S
+_TIME = re.compile(r"^(?:(\d+)-(\d+)(?::(\d+))?(?::(\d+))?|(\d+)(?::(\d+))?(?::(\d+))?)$", re.ASCII)
+
+
+def time_type(text):
+    """sbatch's --time, each field in its range (hours < 24 after a day, minutes and seconds
+    < 60 after a larger unit): an argparse type (exit 2, one line)."""
+    m = _TIME.fullmatch(text)
+    ok = bool(m)
+    if m and m.group(1) is not None:                     # D-H[:M[:S]]
+        ok = int(m.group(2)) < 24 and all(int(f) < 60 for f in m.group(3, 4) if f)
+    elif m:                                              # M | M:S | H:M:S
+        fields = [int(f) for f in m.group(5, 6, 7) if f]
+        ok = all(f < 60 for f in fields[1:])
+    if not ok:
+        raise argparse.ArgumentTypeError(
+            f"'{text}' is not allowed; expected minutes or sbatch's formats M:S, H:M:S, D-H, "
+            "D-H:M, D-H:M:S with hours < 24 and minutes, seconds < 60 (e.g. 30, 2:00:00, 1-0)")
+    return text
+
+
+def name_type(what, allow_list=False):
+    """An argparse type for a SLURM name (partition, account): batch.slurm_name's rule."""
+    def check(text):
+        try:
+            return batch.slurm_name(text, what, allow_list)
+        except UsageError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+    check.__name__ = what
+    return check
+
+
 def _own_options(p):
     p.add_argument("--nodes", type=c.positive_int, metavar="N", help="nodes (default 1)")
-    p.add_argument("--time", type=batch.time_type, metavar="T",
+    p.add_argument("--time", type=time_type, metavar="T",
                    help="time limit, as sbatch takes it: minutes, H:M:S, D-H… (required)")
-    p.add_argument("--partition", metavar="P", type=batch.name_type("partition", True),
+    p.add_argument("--partition", metavar="P", type=name_type("partition", True),
                    help="SLURM partition, or a comma-separated list (default: the site's)")
-    p.add_argument("--account", metavar="A", type=batch.name_type("account"),
+    p.add_argument("--account", metavar="A", type=name_type("account"),
                    help="account to charge (default: yours)")
     p.add_argument("--dry-run", action="store_true",
                    help="print the script; write and submit nothing (works without SLURM)")

@@ -1,6 +1,6 @@
 """`jostle topo`: the machine as hwloc sees it (packages, NUMA nodes, cores, caches, distances,
 NICs), as text, JSON or a picture; `--measure` adds the memory-latency matrix of Moreaud 2007
-(table 3.1: overhead over local access) and the links it implies (jostle.topo_links).
+(table 3.1: overhead over local access) and the links it implies (jostle.analysis.topo_links).
 
 Everything measured or read from hwloc comes from jostle-bench's no-MPI queries (--topo,
 --latency-matrix); this module only formats and draws.
@@ -13,7 +13,9 @@ import json
 import sys
 from pathlib import Path
 
-from .. import binary, bounds, launch, topo_links
+from .. import binary
+from ..analysis import bounds, topo_links
+from ..run import bench_query
 from ..errors import JostleError, UsageError
 from . import _common as c
 from .run import Step
@@ -63,7 +65,7 @@ def register(sub):
 
 def describe(bench, xml=None, export=None) -> dict:
     args = ["--topo"] + (["--topology", xml] if xml else []) + (["--export", export] if export else [])
-    return launch._query(bench, *args)
+    return bench_query._query(bench, *args)
 
 
 def advice(bench, xml=None, nic=None, favor=None, threads=1) -> dict:
@@ -71,12 +73,12 @@ def advice(bench, xml=None, nic=None, favor=None, threads=1) -> dict:
     for flag, v in (("--topology", xml), ("--nic", nic), ("--favor", favor)):
         if v:
             args += [flag, v]
-    return launch._query(bench, *args)
+    return bench_query._query(bench, *args)
 
 
 def measure(bench, nbytes=None, bandwidth=True) -> dict:
     args = ["--latency-matrix"] + (["--bytes", nbytes] if nbytes else [])
-    return launch._query(bench, *args, *([] if bandwidth else ["--no-bandwidth"]))
+    return bench_query._query(bench, *args, *([] if bandwidth else ["--no-bandwidth"]))
 
 
 def read_matrix(path) -> np.ndarray:
@@ -189,8 +191,9 @@ def matrix_text(lat, bw=None, nic_nodes=(), rel_tol=topo_links.DEFAULT_REL_TOL,
     info.update(links=[list(x) for x in links], link_cost_ns=cost,
                 asymmetric=[list(x) for x in asym], hops=hops.tolist())
     if graph:
-        topo_links.draw_links(links, n, graph, highlight=nic_nodes,
-                              title=f"{len(links)} links inferred (link ≈ {cost:.0f} ns)")
+        from ..figures.topo import draw_links
+        draw_links(links, n, graph, highlight=nic_nodes,
+                   title=f"{len(links)} links inferred (link ≈ {cost:.0f} ns)")
         out.append(f"graph: {graph}")
     return "\n".join(out), info
 

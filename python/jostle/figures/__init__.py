@@ -13,8 +13,9 @@ import io
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import lazy, repeats
-from ..results import multimodal_points
+from .. import lazy
+from ..records import repeats
+from ..records.run_meta import multimodal_points
 
 
 def _agg():

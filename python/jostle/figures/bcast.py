@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 
-from ..results import frame
+from ..analysis.bcast import times
 from ..sizes import human
 from ..units import number, size_label
 from . import Figure, np, pd, plt, pooled, ticker
@@ -83,23 +83,6 @@ def mpi_label(runs_by_name, d) -> str:
     if d["simulated"].any():
         return "MPI_Bcast (SMPI default: binomial_tree)"
     return f"MPI_Bcast ({', '.join(libs)})" if libs else "MPI_Bcast"
-
-
-def _times(runs) -> pd.DataFrame:
-    df = frame(runs)
-    if df.empty or "routing" not in df:
-        return pd.DataFrame()
-    df = df[df["metric"] == "time"].copy()
-    df["simulated"] = [r.startswith("bcast-sim-") for r in df["run"]]
-    meta = {r.name: r.meta for r in runs}
-    df["nodes"] = df["run"].map(lambda r: (meta[r].get("mpi") or {}).get("ranks"))
-    # Simulated runs of one node count (jostle's routings, each smpi:ALG) are one group.
-    df["group"] = [f"bcast-sim-{n}" if sim else r
-                   for r, n, sim in zip(df["run"], df["nodes"], df["simulated"])]
-    sim = df["run"].map(lambda r: meta[r].get("simulated") or {})
-    df["beta"] = sim.map(lambda s: s.get("route_bandwidth_Bps"))
-    df["alpha"] = sim.map(lambda s: s.get("route_latency_s"))
-    return df
 
 
 def bound_us(size, nodes, alpha, beta) -> float:
@@ -198,7 +181,7 @@ def _sim_size_figure(d, by_name):
 
 @pooled
 def build(runs) -> list:
-    df = _times(runs)
+    df = times(runs)
     if df.empty:
         return []
     by_name = {r.name: r for r in runs}
@@ -256,7 +239,7 @@ def _r(x, digits=3):
 def tables(runs) -> list:
     """The report's bcast section: per group (a real run, or the simulated runs of one node
     count), size and k, auto against MPI_Bcast, flat, the best smpi:* and the bound."""
-    df = _times(runs)
+    df = times(runs)
     if df.empty:
         return []
     rows = []

@@ -10,8 +10,8 @@ broadcasts.
 tables(runs) gives the report its section: per run, both modes, the gain and the residual.
 """
 
-from .. import benchmarks
-from ..results import frame
+from ..records import benchmarks
+from ..records.results import frame
 from . import Figure, plt, pooled, ticker
 
 

@@ -49,7 +49,7 @@ def _panel(ax, rows, tolerance, metric):
     ax.axhspan(1 / (1 + tolerance), 1 + tolerance, color="0.9", zorder=0)
     ax.axhline(1, color="0.5", lw=0.8, zorder=1)
     sized = rows["size"].notna().all()
-    for k, (key, pts) in enumerate(_series(rows).items()):
+    for k, (_key, pts) in enumerate(_series(rows).items()):
         xs = [p["size"] if sized else i for i, p in enumerate(pts)]
         if sized and len(_series(rows)) > 1:   # side by side, not on top of each other
             xs = [x * (1.08 ** k) for x in xs]

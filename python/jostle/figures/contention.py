@@ -4,7 +4,7 @@ Runs are grouped by study, read from the run names `jostle contention` gives the
 (fig1-…, fig2-…, …, with -quick for --quick); a run named otherwise is put where its
 data fits (AI varies: fig4; many sizes: fig3; else fig1). Each figure shows both sides:
 the communication metric and the compute bandwidth per core, alone (solid) and together
-(dashed), and the degradation in percent (jostle.contention: positive is worse).  The compute
+(dashed), and the degradation in percent (jostle.analysis.contention: positive is worse).  The compute
 bandwidth is the phase's aggregate throughput (all compute threads' bytes / its wall time)
 divided by the threads: a median over sweeps would let a starved thread, which contributes few
 sweeps, lift "together" above "alone".
@@ -19,11 +19,10 @@ a share of the triad.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 
-from .. import bounds, contention
-from ..repeats import setting
+from ..analysis import bounds, contention
+from ..analysis.contention import LATENCY_BELOW, degradation_table
 from ..sizes import human
 from ..units import shown_frame
 from . import Figure, caveats_footer, np, plt, pooled, ticker
@@ -39,7 +38,6 @@ X = {"fig1": "compute_cores", "fig2": "compute_cores", "fig3": "size", "fig4": "
 XLABEL = {"compute_cores": "computing cores per rank", "size": "message size (bytes; K = 1024)",
           "ai": "arithmetic intensity (flop/byte, as executed)"}
 SIDES = ("alone", "together", "alone_lo", "alone_hi", "together_lo", "together_hi")
-LATENCY_BELOW = 64 << 10      # a row of messages smaller than this shows latency, else bandwidth
 ERROR_BARS = ("error bars: the 95% confidence interval of each median (over repetitions, from "
               "the lowest bound to the highest); none on the degradations")
 DEGRADATION = ("comm: latency_together/latency_alone − 1 or 1 − bw_together/bw_alone; compute "
@@ -75,37 +73,6 @@ def per_core(k, compute):
     cores = k["compute_cores"].astype(float).where(lambda c: c > 0)
     return k.assign(**{c: k[c] / cores for c in ("alone", "together", *contention.BOUNDS)
                        if c in k})
-
-
-def study_of(run) -> tuple:
-    """(study, quick) from the run's name, else from what varies in its points."""
-    m = re.match(r"(fig[1-4]|usecases)-", run.name)
-    quick = setting(run.name).endswith("-quick")   # setting: without the -rK of --runs K
-    if m:
-        return m.group(1), quick
-    df = run.points
-    if "ai" in df and df["ai"].nunique() > 1:
-        return "fig4", quick
-    if "size" in df and df["size"].nunique() > 2:
-        return "fig3", quick
-    return "fig1", quick
-
-
-def _argv_option(run, flag):
-    argv = run.meta.get("argv") or []
-    return argv[argv.index(flag) + 1] if flag in argv[:-1] else None
-
-
-def series_of(run, study) -> str:
-    if study == "fig2":
-        return (f"comm thread {_argv_option(run, '--comm-core') or '?'}, "
-                f"data {_argv_option(run, '--comm-mem') or '?'}")
-    kernels = run.points["kernel"].dropna().unique() if "kernel" in run.points else []
-    nt = "stores" in run.points and (run.points["stores"] == "nt").any()
-    flows = run.meta.get("flows")   # --pairs / --comm-threads: who talks is part of the series
-    talk = (f", {2 * flows['pairs']} ranks × {max(flows['comm_threads'], 1)} thread(s) talk"
-            if flows else "")
-    return (", ".join(map(str, kernels)) or "kernel ?") + (" (nt stores)" if nt else "") + talk
 
 
 def _notes(runs) -> list:
@@ -320,21 +287,6 @@ def _usecases(table, counters) -> plt.Figure:
     return fig
 
 
-def degradation_table(runs):
-    """The summary of every pair (jostle.contention.summary) with study and series columns."""
-    table = contention.summary(contention.run_pairs(runs))
-    if table.empty:
-        return table
-    info = {r.name: (*study_of(r), series_of(r, study_of(r)[0])) for r in runs}
-    table["study"] = [info[n][0] + ("-quick" if info[n][1] else "") for n in table.run]
-    table["series"] = [info[n][2] for n in table.run]
-    # the node's computing threads and whether their arrays fit its caches (bounds.py)
-    node = {r.name: (bounds.node_threads(r), bounds.arrays_in_cache(r)) for r in runs}
-    table["node_threads"] = [node[n][0] for n in table.run]
-    table["in_cache"] = [node[n][1] for n in table.run]
-    return table
-
-
 def talking(table):
     """(communicating ranks, threads per rank) of each row: 2 x pairs, and comm_threads (1 where
     the rank's main thread talks); runs without --pairs are one pair."""
@@ -380,7 +332,7 @@ def _triad_cells(part, triad):
 
 def flows_heatmap(table, notes, limits=None):
     """Communicating ranks (x threads) against computing cores: the degradation of both sides,
-    from runs with several numbers of pairs or threads that talk (issue 27); None otherwise."""
+    from runs with several numbers of pairs or threads that talk; None otherwise."""
     if table.empty or "compute_cores" not in table:
         return None
     t = talking(table)

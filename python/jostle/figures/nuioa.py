@@ -122,7 +122,7 @@ def tables(runs) -> list:
         flow_a, flow_t = _median(r, "bandwidth", phase="comm"), _median(r, "bandwidth", phase="together")
         cpu_a = _median(r, "compute_bandwidth", phase="compute")
         cpu_t = _median(r, "compute_bandwidth", phase="together")
-        pct = lambda a, t: None if not a or t is None else 100.0 * (t / a - 1)  # noqa: E731
+        pct = lambda a, t: None if not a or t is None else 100.0 * (t / a - 1)
         rows.append([r.name[len(PREFIX + "load-"):], flow_a, flow_t, pct(flow_a, flow_t),
                      cpu_a, cpu_t, pct(cpu_a, cpu_t)])
     headers = ["writers into", "flow alone GB/s", "flow during GB/s", "flow change %",

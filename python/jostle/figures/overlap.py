@@ -10,25 +10,11 @@ from __future__ import annotations
 
 import re
 
+from ..analysis.overlap import SHOWN, frame
 from ..sizes import human
-from . import Figure, np, patches, pd, plt, pooled
+from . import Figure, np, patches, plt, pooled
 
-SHOWN = "overlap_min"
 CONFIG = ("library", "policy", "progress", "thread_core", "kernel")
-
-
-def frame(runs) -> pd.DataFrame:
-    """One row per (run, point, metric) with the run's ranks, library and caveats."""
-    parts = []
-    for r in runs:
-        if r.points.empty:
-            continue
-        d = r.points.copy()
-        d["ranks"] = (r.meta.get("mpi") or {}).get("ranks")
-        d["library"] = r.short_mpi
-        d["caveats"] = "; ".join(r.caveats)
-        parts.append(d)
-    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
 def _label(cfg) -> str:

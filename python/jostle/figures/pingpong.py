@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..sizes import human
-from .. import bounds
+from ..analysis import bounds
 from . import Figure, caveats_footer, np, plt, pooled, ticker
 
 KIB = 1024

@@ -2,12 +2,17 @@
 node) and memory-latency matrices as heat maps, for `jostle topo` and the report.
 
 Not a benchmark's figure module: it has no build(runs); `jostle topo` and `jostle run` call
-machine_figure() on the JSON of `jostle-bench --topo`.
+machine_figure() on the JSON of `jostle-bench --topo`, and draw_links() on the links that
+analysis/topo_links.py infers from a memory-latency matrix.
 """
 
 from __future__ import annotations
 
-from . import mpl_figure, patches
+import math
+import os
+from typing import Iterable, Sequence
+
+from . import mpl_figure, np, patches
 
 
 NIC_COLOR, NODE_COLOR, CORE_COLOR, HOME_COLOR = "#f0a030", "#dce8f5", "#4a78b0", "#f6d9a8"
@@ -105,3 +110,51 @@ def saved(directory):
     lines.append("apply: jostle-bench BENCH --comm-core auto --comm-mem auto")
     lines += [f"not known: {u}" for u in adv.get("unknown") or []]
     return machine_figure(topo, adv), lines
+
+
+def circle_layout(n: int) -> np.ndarray:
+    """n points on the unit circle, node 0 at the top, clockwise."""
+    ang = math.pi / 2 - 2 * math.pi * np.arange(n) / n
+    return np.stack([np.cos(ang), np.sin(ang)], axis=1)
+
+
+def draw_links(links: Sequence[tuple[int, int]], n: int, path,
+               labels: Sequence[str] | None = None,
+               highlight: Iterable[int] = (),
+               edge_labels: dict | None = None,
+               title: str | None = None) -> str:
+    """Draw the inferred graph to a PNG (matplotlib Agg canvas, no pyplot,
+    no networkx).  ``highlight``: nodes drawn in another colour (e.g. the
+    NUMA node of the NIC).  ``edge_labels``: {(i, j): text}.  Returns the
+    path written."""
+    from matplotlib.figure import Figure
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    pos = circle_layout(n)
+    hl = set(highlight)
+    labels = list(labels) if labels is not None else ["%d" % i for i in range(n)]
+    fig = Figure(figsize=(4.5, 4.5), dpi=100)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(1, 1, 1)
+    for i, j in links:
+        ax.plot([pos[i, 0], pos[j, 0]], [pos[i, 1], pos[j, 1]],
+                color="0.35", lw=1.5, zorder=1)
+        if edge_labels and (i, j) in edge_labels:
+            mx, my = (pos[i] + pos[j]) / 2
+            ax.text(mx, my, str(edge_labels[(i, j)]), fontsize=7,
+                    ha="center", va="center", zorder=3,
+                    bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none"))
+    colors = ["tab:orange" if i in hl else "tab:blue" for i in range(n)]
+    ax.scatter(pos[:, 0], pos[:, 1], s=600, c=colors, zorder=2,
+               edgecolors="black")
+    for i in range(n):
+        ax.text(pos[i, 0], pos[i, 1], labels[i], ha="center", va="center",
+                color="white", fontsize=10, fontweight="bold", zorder=4)
+    ax.set_xlim(-1.35, 1.35)
+    ax.set_ylim(-1.35, 1.35)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    ax.set_title(title or "%d links inferred" % len(links), fontsize=10)
+    path = os.fspath(path)
+    fig.savefig(path, format="png")
+    return path

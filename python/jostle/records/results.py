@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from . import SCHEMA
-from .errors import JostleError, UsageError
-from .run_meta import EXCLUDE_NOTE, RunMetadata, multimodal_points, one_row_per_point  # noqa: F401
-from . import lazy
+from .. import SCHEMA
+from ..errors import JostleError, UsageError
+from .run_meta import RunMetadata
+from .. import lazy
 np = lazy.module("numpy")
 pd = lazy.module("pandas")
 

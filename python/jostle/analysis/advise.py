@@ -7,13 +7,11 @@ answer gets an item that says so and why, never a made-up number.
 
 import math
 
-from . import bounds, model, repeats
-from .errors import JostleError
-from .figures import bcast as bcast_figures
-from .figures import contention as contention_figures
-from .figures import overlap as overlap_figures
-from .sizes import human
-from . import lazy
+from . import bcast, bounds, contention, model, overlap
+from ..records import repeats
+from ..errors import JostleError
+from ..sizes import human
+from .. import lazy
 np = lazy.module("numpy")
 
 DROP = 0.10      # the issue's threshold: a side losing more than 10% of its bandwidth alone
@@ -102,11 +100,11 @@ def _fmt_ci(ci, f="{:.3g}") -> str:
 
 
 def progress_advice(runs) -> list:
-    df = overlap_figures.frame([r for r in runs if r.benchmark == "overlap"])
+    df = overlap.frame([r for r in runs if r.benchmark == "overlap"])
     if df.empty or "progress" not in df:
         return [{"topic": "progress thread", "text": "no overlap runs in this campaign: run "
                  "`jostle overlap` to know whether a progress thread pays", "numbers": {}}]
-    ov = df[df.metric == overlap_figures.SHOWN]
+    ov = df[df.metric == overlap.SHOWN]
     out = []
     for lib, d in ov.groupby("library"):
         base = d[d.progress == "none"]["median"]
@@ -135,7 +133,7 @@ def progress_advice(runs) -> list:
 
 
 def bcast_advice(runs) -> list:
-    df = bcast_figures._times([r for r in runs if r.benchmark == "bcast"])
+    df = bcast.times([r for r in runs if r.benchmark == "bcast"])
     if df.empty:
         return []
     out = []
@@ -247,7 +245,7 @@ def contention_headline(runs, limits=None) -> list:
     smallest size beside the memory-latency floor (bounds.py)."""
     limits = bounds.of(runs) if limits is None else limits
     con = [r for r in runs if r.benchmark == "contention" and not r.points.empty]
-    table = contention_figures.degradation_table(con)
+    table = contention.degradation_table(con)
     if table.empty or "compute_cores" not in table:
         return []
     by_name = {r.name: r for r in con}
@@ -287,7 +285,7 @@ def contention_headline(runs, limits=None) -> list:
                         + bounds.bandwidth_text(max(g.values()), inter, limits, memory),
                         "numbers": {"study": study, "run": run.name, "GBps": g}})
         lat = comm[(comm.metric == "latency") & (comm["size"] == comm["size"].min())]
-        if not lat.empty and int(lat.iloc[0]["size"]) < contention_figures.LATENCY_BELOW:
+        if not lat.empty and int(lat.iloc[0]["size"]) < contention.LATENCY_BELOW:
             t = lat.iloc[0]
             out.append({"topic": "latency under contention", "text":
                         f"{study}, {int(t['size'])} B one-way latency beside {cores} computing "
@@ -299,7 +297,7 @@ def contention_headline(runs, limits=None) -> list:
     return flagged(out)
 
 
-REACH = 0.90    # issue 27: the share of the node's aggregate bandwidth that counts as reached
+REACH = 0.90    # the share of the node's aggregate bandwidth that counts as reached
 
 
 def _talkers(runs, load):

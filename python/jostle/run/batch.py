@@ -5,7 +5,6 @@ The script only reruns the study's own command: a campaign skips what is complet
 that was requeued, cancelled or ran out of time is continued by submitting it again.
 """
 
-import argparse
 import json
 import re
 import shlex
@@ -15,47 +14,24 @@ import sys
 import time
 from pathlib import Path
 
-from .errors import JostleError, UsageError
+from ..errors import JostleError, UsageError
 
 SCRIPT = "jostle-job.sbatch"
 JOBS = "jobs.json"      # [{"job", "submitted", "script"}], oldest first
-# sbatch --time: minutes, M:S, H:M:S, D-H, D-H:M, D-H:M:S
-_TIME = re.compile(r"^(?:(\d+)-(\d+)(?::(\d+))?(?::(\d+))?|(\d+)(?::(\d+))?(?::(\d+))?)$", re.ASCII)
 # What SLURM takes for a partition (a comma-separated list), an account or a QOS: a name
 # without whitespace, quotes or control characters, so that nothing can end an #SBATCH line.
 _NAME = re.compile(r"^[A-Za-z0-9_.+-]{1,64}$", re.ASCII)
 
 
-def time_type(text):
-    """sbatch's --time, each field in its range (hours < 24 after a day, minutes and seconds
-    < 60 after a larger unit): an argparse type (exit 2, one line)."""
-    m = _TIME.fullmatch(text)
-    ok = bool(m)
-    if m and m.group(1) is not None:                     # D-H[:M[:S]]
-        ok = int(m.group(2)) < 24 and all(int(f) < 60 for f in m.group(3, 4) if f)
-    elif m:                                              # M | M:S | H:M:S
-        fields = [int(f) for f in m.group(5, 6, 7) if f]
-        ok = all(f < 60 for f in fields[1:])
-    if not ok:
-        raise argparse.ArgumentTypeError(
-            f"'{text}' is not allowed; expected minutes or sbatch's formats M:S, H:M:S, D-H, "
-            "D-H:M, D-H:M:S with hours < 24 and minutes, seconds < 60 (e.g. 30, 2:00:00, 1-0)")
+def slurm_name(text: str, what: str, allow_list: bool = False) -> str:
+    """TEXT if it is a SLURM WHAT (partition, account: letters, digits, _ . + -), else a
+    UsageError naming it: checked again here, as no value reaches a job script unchecked."""
+    parts = text.split(",") if allow_list else [text]
+    if not all(_NAME.fullmatch(p) for p in parts):
+        raise UsageError(f"{ascii(text)} is not allowed as a SLURM {what}; expected letters, "
+                         "digits and _ . + - only" + (" (a comma-separated list)" if allow_list
+                                                      else ""))
     return text
-
-
-def name_type(what, allow_list=False):
-    """An argparse type for a SLURM name (partition, account): letters, digits, _ . + -."""
-    def check(text):
-        parts = text.split(",") if allow_list else [text]
-        if not all(_NAME.fullmatch(p) for p in parts):
-            raise argparse.ArgumentTypeError(
-                f"{ascii(text)} is not allowed as a SLURM {what}; expected letters, digits and "
-                "_ . + - only" + (" (a comma-separated list)" if allow_list else ""))
-        return text
-    check.__name__ = what
-    return check
-
-
 def _directive_value(text: str) -> str:
     """A value for an #SBATCH line: one line, quoted when it holds a space (sbatch reads
     quotes there; it runs no shell)."""
@@ -77,9 +53,9 @@ def script(study_argv, *, nodes, time_limit, partition=None, account=None, direc
                   f"--output={_directive_value(str(directory.absolute()) + '/slurm-%j.out')}", "--open-mode=append",
                   "--requeue"]
     if partition:
-        directives.append(f"--partition={_directive_value(name_type('partition', True)(partition))}")
+        directives.append(f"--partition={_directive_value(slurm_name(partition, 'partition', True))}")
     if account:
-        directives.append(f"--account={_directive_value(name_type('account')(account))}")
+        directives.append(f"--account={_directive_value(slurm_name(account, 'account'))}")
     command = shlex.join([sys.executable, "-m", "jostle.cli", *study_argv])
     if hosts_from_allocation:
         command += ' --hosts "$(scontrol show hostnames "$SLURM_JOB_NODELIST" | paste -sd,)"'
@@ -90,7 +66,7 @@ def script(study_argv, *, nodes, time_limit, partition=None, account=None, direc
         *(f"#SBATCH {d}" for d in directives),
         "set -euo pipefail",
         f"cd {shlex.quote(str(cwd))}",
-        f"echo \"jostle: job $SLURM_JOB_ID on $SLURM_JOB_NODELIST, $(date -u +%FT%TZ)\"",
+        "echo \"jostle: job $SLURM_JOB_ID on $SLURM_JOB_NODELIST, $(date -u +%FT%TZ)\"",
         command, ""])
 
 

@@ -18,13 +18,13 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Optional
 
-from . import launch
-from .errors import Interrupted, JostleError, UsageError
+from . import bench_query, launch, process
+from ..errors import Interrupted, JostleError, UsageError
 from .progress import Progress
-from .resume import keepable, rest_output, splice
-from .results import judge, load_run, sidecar_path
-from .repeats import job_name
-from .units import duration
+from ..records.resume import keepable, rest_output, splice
+from ..records.results import judge, load_run, sidecar_path
+from ..records.repeats import job_name
+from ..units import duration
 
 MANIFEST = "campaign.json"
 
@@ -261,7 +261,7 @@ class Campaign:
             config = config_of(spec)
             simulated = config.kind == "smpirun" or (config.prefix or "").startswith("smpirun")
             if not simulated:
-                launch.validate(config.bench, spec.benchmark, spec.args,
+                bench_query.validate(config.bench, spec.benchmark, spec.args,
                                 here=all(launch.is_local(h) for h in spec.hosts))
 
     def prepare(self):
@@ -328,7 +328,7 @@ class Campaign:
         """The runs of TODO, JOBS at a time on threads. Signals reach the main thread only:
         it asks every run to stop (each forwards the signal to its process group and seals
         its file) and raises the first run's Interrupted once all have stopped."""
-        stop = launch.StopEvent()
+        stop = process.StopEvent()
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs)
         # The longest first (by estimate, else time-out, which grows with a simulated node
         # count): a long run started last would finish alone.
@@ -346,18 +346,18 @@ class Campaign:
                 halt.set()
                 raise
         futures = [pool.submit(guarded, k, spec) for k, spec in todo]
-        saved = launch.trap_termination()
+        saved = process.trap_termination()
         try:
             try:
                 concurrent.futures.wait(futures, return_when=concurrent.futures.FIRST_EXCEPTION)
-            except launch.INTERRUPTIONS as e:
-                stop.request(launch.signum_of(e))
+            except process.INTERRUPTIONS as e:
+                stop.request(process.signum_of(e))
             for f in futures:
                 f.cancel()   # not started: after a failure or a signal, none starts
             concurrent.futures.wait(futures)
         finally:
             pool.shutdown(wait=True)
-            launch.restore_termination(saved)
+            process.restore_termination(saved)
         errors = [f.exception() for f in futures if not f.cancelled() and f.exception()]
         interrupted = [e for e in errors if isinstance(e, Interrupted)]
         if interrupted or errors:
@@ -381,14 +381,14 @@ class Campaign:
 
         bar = progress.start(k, len(self.runs), spec.name)
         try:
-            outcome = launch.execute(
+            outcome = process.execute(
                 plan.argv, timeout=spec.timeout,
                 on_stdout=(lambda line: None) if quiet else progress.echo,
                 on_stderr=lambda line: progress.echo(line, err=True),
                 on_progress=lambda done, total: progress.update(bar, done, total),
                 env=dict(os.environ, JOSTLE_LAUNCH_LINE=plan.line),  # into the meta line
                 stop=stop)
-        except launch.RunInterrupted as e:
+        except process.RunInterrupted as e:
             self._close(side, record, e.outcome)
             # signal: what the ranks got (a launcher may forward another), jostle_signal: ours
             seal(written, "interrupted", signal=e.signum, jostle_signal=e.signum)

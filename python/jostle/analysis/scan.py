@@ -25,8 +25,9 @@ import re
 from dataclasses import dataclass
 from types import SimpleNamespace
 
-from . import comparison, contention, lazy
-from .errors import UsageError
+from . import comparison, contention
+from .. import lazy
+from ..errors import UsageError
 from .stats import mad
 
 np = lazy.module("numpy")
@@ -332,9 +333,9 @@ def judge_links(links: pd.DataFrame, hosts, run_path, threshold, min_effect,
     others get no flag)."""
     links = links.copy()
     judged = [m for m in LINK_METRICS if metrics is None or m[0] in metrics]
-    for metric, unit, worse in LINK_METRICS:
+    for metric, _unit, _worse in LINK_METRICS:
         links[metric + "_z"], links[metric + "_flag"] = np.nan, False
-    for metric, unit, worse in judged:
+    for metric, _unit, worse in judged:
         z, f = score(links[metric].to_numpy(dtype=float), worse, threshold, min_effect)
         links[metric + "_z"], links[metric + "_flag"] = z, f
     nodes, claimed = {}, set()

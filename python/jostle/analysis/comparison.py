@@ -4,7 +4,7 @@ compute, and the report's comparison section draws (docs/statistics.md).
 A point is matched by benchmark, parameters, ranks, nodes and metric; the runs of one side
 with the same point are repetitions (separate MPI jobs). Per point, the log of the chosen
 statistic of each run; the difference of the two sides' means is a log slowdown, oriented by
-the metric (jostle.benchmarks.metric: a latency that grows, a bandwidth that shrinks, is
+the metric (jostle.records.benchmarks.metric: a latency that grows, a bandwidth that shrinks, is
 slower). Its interval uses the variance between runs (moderated over the sweep, stats.py),
 its verdict comes from a Benjamini-Hochberg selection over every compared point.
 """
@@ -16,11 +16,12 @@ import json
 import math
 from dataclasses import dataclass, field
 
-from . import benchmarks, stats
-from .errors import UsageError
-from .results import STATS
-from .sizes import human
-from . import lazy
+from ..records import benchmarks
+from . import stats
+from ..errors import UsageError
+from ..records.results import STATS
+from ..sizes import human
+from .. import lazy
 np = lazy.module("numpy")
 pd = lazy.module("pandas")
 
@@ -308,7 +309,7 @@ def load_side(path, label, allow_incomplete=False) -> Points:
     """A campaign folder or a run file as one side; bad input is a UsageError (exit 2)."""
     import warnings
     from pathlib import Path
-    from .results import IncompleteRunError, IncompleteRunWarning, load
+    from ..records.results import IncompleteRunError, IncompleteRunWarning, load
     p = Path(path)
     if not p.exists():
         raise UsageError(f"{label} '{path}' does not exist; expected a campaign folder or a "

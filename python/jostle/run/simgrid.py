@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from .binary import repo_root
-from .errors import JostleError, UsageError
+from ..binary import repo_root
+from ..errors import JostleError, UsageError
 
 _UNITS = {
     "latency": {"s": 1, "ms": 1e-3, "us": 1e-6, "ns": 1e-9},
@@ -209,7 +209,7 @@ def find_bench(explicit=None) -> Path:
 def _check_platform(path: Path, speed: float, cores: int, bw: float, lat: float):
     """Refuses to resume from a complete run made on another platform (its records' "simulated"
     object: a generated cluster's route is two links, so twice their latency)."""
-    from .results import load_run
+    from ..records.results import load_run
     if not path.exists():
         return
     sim = load_run(path).meta.get("simulated") or {}

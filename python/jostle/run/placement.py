@@ -4,7 +4,8 @@ module draws them as the seed's figures 1 and 2 do and writes what launchers tak
 
 import socket
 
-from . import benchmarks, launch
+from ..records import benchmarks
+from . import bench_query
 
 RANK_POLICIES = benchmarks.choices("overlap", "policy")
 PROGRESS_POLICIES = ("bind", "next", "numa")
@@ -21,7 +22,7 @@ def nic_locality(nic: dict) -> str:
 def query(bench, ranks: str, policy: str, progress: str, topology=None) -> dict:
     """{"cores", "numa_cores", "pu_os", "rows": [{"ranks", "rank_cores", "progress_cores"}]}."""
     args = ["--place-ranks", "--ranks", ranks, "--policy", policy, "--progress", progress]
-    return launch._query(bench, *args, *(["--topology", topology] if topology else []))
+    return bench_query._query(bench, *args, *(["--topology", topology] if topology else []))
 
 
 def draw(p: dict) -> str:
@@ -47,8 +48,8 @@ def draw(p: dict) -> str:
         k for k, node in enumerate(p["numa_cores"]) if c in node)))]
     out.append("-" * len(out[0]))
     for n, r, t in cells:
-        out.append(line(f"{n} ranks", lambda c: r[c] or "."))
-        out.append(line("  progress", lambda c: t[c] or "."))
+        out.append(line(f"{n} ranks", lambda c, r=r: r[c] or "."))
+        out.append(line("  progress", lambda c, t=t: t[c] or "."))
     return "\n".join(out)
 
 

@@ -21,8 +21,8 @@ import functools
 import math
 import time
 
-from .errors import UsageError
-from . import lazy
+from ..errors import UsageError
+from .. import lazy
 np = lazy.module("numpy")
 pd = lazy.module("pandas")
 

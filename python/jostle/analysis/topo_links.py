@@ -20,16 +20,12 @@ infer_links(m, rel_tol, method)   -> (links, hops, levels)
 level_mismatches(hops, levels)    -> pairs whose measured level is not the
                                      BFS hop count of the inferred graph
 asymmetric_pairs(m, tol)          -> pairs with |m[i][j] - m[j][i]| > tol
-draw_links(links, n, path, ...)   -> PNG of the inferred graph (matplotlib
-                                     Agg canvas, circle layout by hand)
 
-Pure Python + numpy (matplotlib only inside draw_links).  The matrix may be
+Pure Python + numpy; figures/topo.py draws the inferred graph (draw_links), and
+`jostle topo --matrix FILE.csv [--graph FILE.png]` prints the report.  The matrix may be
 absolute latencies (local access on the diagonal) or already an overhead
 table (zeros on the diagonal, like table 3.1): everything works on the
 overhead m[i][j] - m[i][i].
-
-Command line:  python -m jostle.topo_links MATRIX.csv [--rel-tol 0.25]
-               [--method min|additive] [--png graph.png]
 """
 
 from __future__ import annotations
@@ -39,15 +35,15 @@ import io
 import math
 import os
 from collections import deque
-from typing import Iterable, Sequence
-from . import lazy
+from typing import Iterable
+from .. import lazy
 np = lazy.module("numpy")
 
 
 __all__ = [
     "read_matrix_csv", "overhead_table", "minimal_entries", "infer_links",
     "link_cost", "bfs_hops", "level_mismatches", "asymmetric_pairs",
-    "format_table", "draw_links", "main",
+    "format_table",
 ]
 
 DEFAULT_REL_TOL = 0.25
@@ -321,97 +317,3 @@ def asymmetric_pairs(matrix, tol: float | None = None,
     return [(i, j, float(d[i, j]), float(d[j, i]))
             for i in range(n) for j in range(i + 1, n)
             if abs(d[i, j] - d[j, i]) > tol]
-
-
-# ---------------------------------------------------------------------------
-# drawing
-# ---------------------------------------------------------------------------
-
-def circle_layout(n: int) -> np.ndarray:
-    """n points on the unit circle, node 0 at the top, clockwise."""
-    ang = math.pi / 2 - 2 * math.pi * np.arange(n) / n
-    return np.stack([np.cos(ang), np.sin(ang)], axis=1)
-
-
-def draw_links(links: Sequence[tuple[int, int]], n: int, path,
-               labels: Sequence[str] | None = None,
-               highlight: Iterable[int] = (),
-               edge_labels: dict | None = None,
-               title: str | None = None) -> str:
-    """Draw the inferred graph to a PNG (matplotlib Agg canvas, no pyplot,
-    no networkx).  ``highlight``: nodes drawn in another colour (e.g. the
-    NUMA node of the NIC).  ``edge_labels``: {(i, j): text}.  Returns the
-    path written."""
-    from matplotlib.figure import Figure
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-    pos = circle_layout(n)
-    hl = set(highlight)
-    labels = list(labels) if labels is not None else ["%d" % i for i in range(n)]
-    fig = Figure(figsize=(4.5, 4.5), dpi=100)
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot(1, 1, 1)
-    for i, j in links:
-        ax.plot([pos[i, 0], pos[j, 0]], [pos[i, 1], pos[j, 1]],
-                color="0.35", lw=1.5, zorder=1)
-        if edge_labels and (i, j) in edge_labels:
-            mx, my = (pos[i] + pos[j]) / 2
-            ax.text(mx, my, str(edge_labels[(i, j)]), fontsize=7,
-                    ha="center", va="center", zorder=3,
-                    bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none"))
-    colors = ["tab:orange" if i in hl else "tab:blue" for i in range(n)]
-    ax.scatter(pos[:, 0], pos[:, 1], s=600, c=colors, zorder=2,
-               edgecolors="black")
-    for i in range(n):
-        ax.text(pos[i, 0], pos[i, 1], labels[i], ha="center", va="center",
-                color="white", fontsize=10, fontweight="bold", zorder=4)
-    ax.set_xlim(-1.35, 1.35)
-    ax.set_ylim(-1.35, 1.35)
-    ax.set_aspect("equal")
-    ax.axis("off")
-    ax.set_title(title or "%d links inferred" % len(links), fontsize=10)
-    path = os.fspath(path)
-    fig.savefig(path, format="png")
-    return path
-
-
-# ---------------------------------------------------------------------------
-# command line
-# ---------------------------------------------------------------------------
-
-def main(argv=None) -> int:
-    import argparse
-
-    ap = argparse.ArgumentParser(
-        prog="python -m jostle.topo_links",
-        description="Infer NUMA links from a memory-latency matrix (ns).")
-    ap.add_argument("csv", help="n x n matrix: row = CPU node, column = memory node")
-    ap.add_argument("--rel-tol", type=float, default=DEFAULT_REL_TOL)
-    ap.add_argument("--method", choices=("min", "additive"), default="min")
-    ap.add_argument("--png", help="draw the inferred graph to this PNG")
-    ap.add_argument("--nic-node", type=int, action="append", default=[],
-                    help="highlight this node (repeatable)")
-    args = ap.parse_args(argv)
-    m = read_matrix_csv(args.csv)
-    links, hops, levels = infer_links(m, rel_tol=args.rel_tol, method=args.method)
-    print("overhead over local (ns):")
-    print(format_table(overhead_table(m, unit="ns")))
-    if np.all(np.diag(m) > 0):
-        print("overhead over local (%):")
-        print(format_table(overhead_table(m, unit="percent")))
-    print("link cost: %.1f ns" % link_cost(m, args.rel_tol))
-    print("links (%d): %s" % (len(links), " ".join("%d-%d" % l for l in links)))
-    print("hops:")
-    print(format_table(hops, "N", "N", "{:d}"))
-    for i, j, h, lv in level_mismatches(hops, levels):
-        print("level mismatch %d->%d: %d hops, measured %.2f links" % (i, j, h, lv))
-    for i, j, a, b in asymmetric_pairs(m, rel_tol=args.rel_tol):
-        print("asymmetric %d<->%d: %.1f vs %.1f ns" % (i, j, a, b))
-    if args.png:
-        draw_links(links, len(m), args.png, highlight=args.nic_node)
-        print("wrote", args.png)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -6,7 +6,7 @@ statistic (a ratio is a difference there, and a slowdown of 10% weighs as much a
 
 - t_sf, t_quantile: Student's t without scipy (the incomplete beta by its continued fraction,
   Press et al., Numerical Recipes, 3rd ed., 6.4).
-- moderated_variances: each point's variance between runs shrunk toward the sweep's typical
+- variance_prior, moderate: each point's variance between runs shrunk toward the sweep's typical
   one (Smyth 2004, "Linear models and empirical Bayes methods for assessing differential
   expression", SAGMB 3(1), art. 3, sec. 6.2): 3 runs give 2 degrees of freedom per point alone.
 - LogDifference / log_difference: the interval of a log ratio from two sides' run values
@@ -14,6 +14,7 @@ statistic (a ratio is a difference there, and a slowdown of 10% weighs as much a
 - bh: Benjamini-Hochberg's step-up (JRSS B 57(1), 1995) and its adjusted p-values; the
   intervals of the selected points at level 1 - R q / m are Benjamini and Yekutieli's
   false-coverage-rate intervals (JASA 100(469), 2005), dual to the selection.
+- median_ci95: the order-statistic interval of a median, as jostle-bench computes it.
 - mad, robust_z: the median absolute deviation (scaled by 1.4826, consistent for a normal
   sample) and the robust z score of each value against the others.
 """
@@ -24,7 +25,7 @@ import functools
 import math
 from dataclasses import dataclass
 from typing import Optional, Sequence
-from . import lazy
+from .. import lazy
 np = lazy.module("numpy")
 
 

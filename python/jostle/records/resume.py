@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from .errors import JostleError
+from ..errors import JostleError
 from .results import parse_line, scan
 
 REST_SUFFIX = ".rest"   # <name>.jsonl.rest[.partial]: the rest of a resumed run, while it runs

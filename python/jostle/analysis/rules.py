@@ -4,8 +4,9 @@ environment between runs, and for each study which of the paper's twelve rules i
 and which they cannot here, one line each. The report shows them; docs/statistics.md says why.
 """
 
-from . import bounds, units
-from .results import multimodal_points, one_row_per_point as _points
+from . import bounds
+from .. import units
+from ..records.run_meta import multimodal_points, one_row_per_point as _points
 
 # The twelve rules, abridged from the paper (its wording in docs/statistics.md).
 RULES = (

@@ -18,9 +18,15 @@ range), not by a ratio of averaged sides, so that one slow repetition cannot hid
 from __future__ import annotations
 
 import math
-from . import lazy
+import re
+
+from .. import lazy
+from ..records.repeats import setting
+from . import bounds
 pd = lazy.module("pandas")
 
+
+LATENCY_BELOW = 64 << 10      # a row of messages smaller than this shows latency, else bandwidth
 
 # metric -> (phase that measures it alone, +1 if higher is worse, -1 if lower is worse, 0: no sign)
 METRICS = {
@@ -114,3 +120,49 @@ def run_costs(runs) -> tuple:
         startup.append(max(0.0, float(wall) - m) if wall is not None else 0.0)
     n = max(len(runs), 1)
     return sum(startup) / n, sum(measuring) / n
+
+
+def study_of(run) -> tuple:
+    """(study, quick) from the run's name, else from what varies in its points."""
+    m = re.match(r"(fig[1-4]|usecases)-", run.name)
+    quick = setting(run.name).endswith("-quick")   # setting: without the -rK of --runs K
+    if m:
+        return m.group(1), quick
+    df = run.points
+    if "ai" in df and df["ai"].nunique() > 1:
+        return "fig4", quick
+    if "size" in df and df["size"].nunique() > 2:
+        return "fig3", quick
+    return "fig1", quick
+
+
+def _argv_option(run, flag):
+    argv = run.meta.get("argv") or []
+    return argv[argv.index(flag) + 1] if flag in argv[:-1] else None
+
+
+def series_of(run, study) -> str:
+    if study == "fig2":
+        return (f"comm thread {_argv_option(run, '--comm-core') or '?'}, "
+                f"data {_argv_option(run, '--comm-mem') or '?'}")
+    kernels = run.points["kernel"].dropna().unique() if "kernel" in run.points else []
+    nt = "stores" in run.points and (run.points["stores"] == "nt").any()
+    flows = run.meta.get("flows")   # --pairs / --comm-threads: who talks is part of the series
+    talk = (f", {2 * flows['pairs']} ranks × {max(flows['comm_threads'], 1)} thread(s) talk"
+            if flows else "")
+    return (", ".join(map(str, kernels)) or "kernel ?") + (" (nt stores)" if nt else "") + talk
+
+
+def degradation_table(runs):
+    """The summary of every pair (summary above) with study and series columns."""
+    table = summary(run_pairs(runs))
+    if table.empty:
+        return table
+    info = {r.name: (*study_of(r), series_of(r, study_of(r)[0])) for r in runs}
+    table["study"] = [info[n][0] + ("-quick" if info[n][1] else "") for n in table.run]
+    table["series"] = [info[n][2] for n in table.run]
+    # the node's computing threads and whether their arrays fit its caches (bounds.py)
+    node = {r.name: (bounds.node_threads(r), bounds.arrays_in_cache(r)) for r in runs}
+    table["node_threads"] = [node[n][0] for n in table.run]
+    table["in_cache"] = [node[n][1] for n in table.run]
+    return table

@@ -6,13 +6,13 @@ from __future__ import annotations
 import re
 
 from . import benchmarks
-from .units import quantity, size_label, where
-from . import lazy
+from ..units import quantity, size_label, where
+from .. import lazy
 pd = lazy.module("pandas")
 
 EXCLUDE_NOTE = " (^x: every component but x)"   # what "^x" means in a Run.mpi_transport
 # The values a reader looks for first in a run of each benchmark (Run.headline), each at its
-# best point: the smallest median where lower is better, else the largest (jostle.benchmarks).
+# best point: the smallest median where lower is better, else the largest (jostle.records.benchmarks).
 HEADLINES = {
     "pingpong": ("latency", "bandwidth"),
     "contention": ("compute_throughput", "bandwidth"),

@@ -16,7 +16,7 @@ import json
 import re
 
 from .results import Run
-from . import lazy
+from .. import lazy
 pd = lazy.module("pandas")
 
 _JOB = re.compile(r"^(?P<setting>.+)-r(?P<k>[1-9][0-9]*)$")

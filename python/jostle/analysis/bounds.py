@@ -22,8 +22,8 @@ access: small messages stay in cache, so one below it is said, not flagged.
 
 import json
 from pathlib import Path
-from . import launch
-from .errors import JostleError
+from ..run import bench_query
+from ..errors import JostleError
 
 FILE = "bounds.json"
 ERROR = "an error of the measurement, not a success"
@@ -32,7 +32,7 @@ ERROR = "an error of the measurement, not a success"
 def measure(bench, nbytes="64M") -> dict:
     """The local NUMA node's memory-latency floor (ns), one core's copy bandwidth and the
     node's triad on all cores (GB/s, STREAM counting)."""
-    m = launch._query(Path(bench), "--latency-matrix", "--bytes", nbytes)
+    m = bench_query._query(Path(bench), "--latency-matrix", "--bytes", nbytes)
     lat = [row[i] for i, row in enumerate(m.get("latency_ns") or [])]
     bw = [row[i] for i, row in enumerate(m.get("bandwidth_gbs") or [])]
     found = {"memory_latency_ns": min(lat) if lat else None,
@@ -40,7 +40,7 @@ def measure(bench, nbytes="64M") -> dict:
              "source": f"jostle-bench --latency-matrix --bytes {nbytes} (local node: pointer "
                        "chase, one-core copy)", "topology": m.get("topology")}
     try:   # a bench built before --stream: the triad is said unknown, the rest stands
-        t = launch._query(Path(bench), "--stream")
+        t = bench_query._query(Path(bench), "--stream")
         found.update(triad_GBps=t.get("GBps"), triad_threads=t.get("threads"),
                      triad_source=f"jostle-bench --stream: the triad on all {t.get('threads')} "
                                   f"cores at once, {t.get('bytes_per_thread', 0) >> 20} MiB of "

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from . import launch
-from .errors import JostleError, UsageError
+from ..errors import JostleError, UsageError
 
 MPI_CHOLESKY = Path("/usr/lib/x86_64-linux-gnu/starpu/mpi/mpi_cholesky")
 _GFLOPS = re.compile(r"Synthetic GFlops\s*:\s*([0-9.eE+-]+)")

@@ -15,15 +15,15 @@ from importlib import resources
 from pathlib import Path
 from typing import Optional
 
-from .errors import JostleError
+from ..errors import JostleError
 
 SCHEMA = 1
-COPY = "describe.json"
+COPY = "describe.json"   # python/jostle/describe.json: package data of jostle itself
 
 
 @functools.lru_cache(maxsize=None)
 def _copy() -> dict:
-    return _checked(json.loads(resources.files(__package__).joinpath(COPY).read_text()), COPY)
+    return _checked(json.loads(resources.files("jostle").joinpath(COPY).read_text()), COPY)
 
 
 def _checked(d: dict, where: str) -> dict:
