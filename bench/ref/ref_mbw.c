@@ -45,7 +45,7 @@
 #define _GNU_SOURCE /* madvise, MADV_HUGEPAGE */
 #include "comm/flows.h"
 #include "core/stats.h"
-#include "topo/place.h"
+#include "topo/nic_place.h"
 
 #include <mpi.h>
 #include <pthread.h>

@@ -18,7 +18,7 @@
 #include "core/series.h"
 #include "core/stats.h"
 #include "core/timer.h"
-#include "kernels/streams.h"
+#include "kernels/stream_loops.h"
 #include "kernels/workers.h"
 
 #include <stdatomic.h>

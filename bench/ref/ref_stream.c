@@ -13,7 +13,7 @@
 #include "harness/harness.h"
 #include "core/stats.h"
 #include "core/timer.h"
-#include "kernels/streams.h"
+#include "kernels/stream_loops.h"
 #include "kernels/workers.h"
 
 #include <omp.h>

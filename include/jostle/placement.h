@@ -1,7 +1,8 @@
 /*
  * jostle — placement of MPI ranks and of their progress threads on the cores of one host
  * (Taboada, COMPAS 2016).  Pure functions of (layout, number of ranks, policy): no binding,
- * no MPI, no global state; a program binds what they return.
+ * no MPI, no global state; a program binds what they return.  Implemented in
+ * src/topo/rank_place.c.
  *
  * A layout is the host as the seed's algorithms see it: NUMA nodes, each a run of
  * consecutive positions (its cores), numbered NUMA node by NUMA node.  Position p is the

@@ -22,7 +22,7 @@
 #include "runtime/chol_kernels.h"
 #include "runtime/chol_matrix.h"
 #include "runtime/chol_plan.h"
-#include "topo/place.h"
+#include "topo/nic_place.h"
 
 #include <float.h>
 #include <limits.h>

@@ -9,9 +9,9 @@
 #include "core/errors.h"
 #include "core/sizes.h"
 #include "core/timer.h"
-#include "kernels/streams.h"
+#include "kernels/stream_loops.h"
 #include "kernels/workers.h"
-#include "topo/place.h"
+#include "topo/nic_place.h"
 
 #include <limits.h>
 #include <stdio.h>

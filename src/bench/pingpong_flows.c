@@ -4,7 +4,7 @@
 #include "bench/pingpong_flows.h"
 
 #include "core/errors.h"
-#include "topo/place.h"
+#include "topo/nic_place.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
 #include "topo/describe.h"
 #include "jostle/placement.h"
 #include "kernels/latency.h"
-#include "kernels/stream.h"
+#include "kernels/stream_probe.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -210,7 +210,8 @@ int jt_query_latency(int argc, char **argv)
     return print(&j);
 }
 
-/* The node's STREAM triad on all cores (kernels/stream.h): the bound of compute throughput. */
+/* The node's STREAM triad on all cores (kernels/stream_probe.h): the bound of compute
+ * throughput. */
 int jt_query_stream(int argc, char **argv)
 {
     qopts q;

@@ -104,6 +104,111 @@ void jt_dbcast_cfg_default(jt_dbcast_cfg *cfg)
     jt_dbcast_model_default(&cfg->model);
 }
 
+/* A configuration refused by jt_dbcast_init (no context yet): said unless cfg->quiet. */
+#define REFUSE(...) jt_dbcast_complain(NULL, cfg->quiet, JT_DBCAST_EINVAL, fn, __VA_ARGS__)
+
+/* What a context may start with: MPI initialized, a communicator, a configuration within
+ * its bounds.  Returns JT_DBCAST_OK, or JT_DBCAST_EINVAL (said unless cfg->quiet). */
+static int check_cfg(MPI_Comm comm, const jt_dbcast_cfg *cfg, const char *fn)
+{
+    int inited = 0;
+    MPI_Initialized(&inited);
+    if (!inited)
+        return REFUSE("MPI is not initialized");
+    if (comm == MPI_COMM_NULL)
+        return REFUSE("communicator is MPI_COMM_NULL");
+    if ((int)cfg->routing < 0 || cfg->routing >= JT_ROUTE_COUNT_)
+        return REFUSE("unknown routing %d (expected auto, flat, binomial, chain, "
+                      "pipeline-chain, pipeline-tree, two-tree, knomial-4, knomial-8, "
+                      "knomial-16, scatter-allgather)", (int)cfg->routing);
+    if (cfg->segment_bytes > JT_DBCAST_MAX_SEGMENT)
+        return REFUSE("segment_bytes %zu exceeds the maximum %zu (1 GiB)", cfg->segment_bytes,
+                      JT_DBCAST_MAX_SEGMENT);
+    if (cfg->inline_bytes > MAX_INLINE)
+        return REFUSE("inline_bytes %zu exceeds the maximum %zu (1 MiB)", cfg->inline_bytes,
+                      MAX_INLINE);
+    const char *why = NULL;
+    const jt_dbcast_model *m = &cfg->model;
+    if (jt_dbcast_model_check(m, &why))
+        return REFUSE("cost model (latency %g s, overhead %g s, bandwidth %g B/s, "
+                      "forward delay %g s, duplex %g, %d pieces) is not allowed: %s "
+                      "(jt_dbcast_cfg_default fills it)", m->latency, m->overhead,
+                      m->bandwidth, m->forward_delay, m->duplex, m->npieces, why);
+    if (cfg->probe != 0 && cfg->probe != 1)
+        return REFUSE("probe %d is not 0 or 1", cfg->probe);
+    if ((int)cfg->wait < JT_WAIT_AUTO || cfg->wait > JT_WAIT_SPIN)
+        return REFUSE("unknown wait mode %d", (int)cfg->wait);
+    return JT_DBCAST_OK;
+}
+
+/* The progress mode of cfg at the thread level MPI granted: auto is the thread where threads
+ * may call MPI (MPI_THREAD_MULTIPLE, and not SimGrid), else polling.  A thread asked for where
+ * it cannot be is refused: JT_DBCAST_EINVAL (said unless cfg->quiet). */
+static int progress_mode(const jt_dbcast_cfg *cfg, int level, const char *fn,
+                         jt_dbcast_progress_mode *mode)
+{
+    *mode = cfg->progress;
+    switch (*mode) {
+    case JT_PROGRESS_AUTO:
+        *mode = (level == MPI_THREAD_MULTIPLE && !jt_dbcast_under_smpi()) ? JT_PROGRESS_THREAD
+                                                                           : JT_PROGRESS_POLL;
+        return JT_DBCAST_OK;
+    case JT_PROGRESS_THREAD:
+        if (jt_dbcast_under_smpi())
+            return REFUSE("progress thread requested, but SimGrid forbids MPI calls from "
+                          "extra threads: use JT_PROGRESS_POLL");
+        if (level != MPI_THREAD_MULTIPLE)
+            return REFUSE("progress thread requested, but MPI granted thread level %d, "
+                          "not MPI_THREAD_MULTIPLE (use MPI_Init_thread or "
+                          "JT_PROGRESS_POLL)", level);
+        return JT_DBCAST_OK;
+    case JT_PROGRESS_POLL:
+        return JT_DBCAST_OK;
+    default:
+        return REFUSE("unknown progress mode %d", (int)*mode);
+    }
+}
+#undef REFUSE
+
+/* Stream tags go from TAG_STREAM_MIN to the communicator's MPI_TAG_UB (at least the
+ * standard's 32767): how many there are. */
+static long long stream_span(MPI_Comm comm)
+{
+    void *attr = NULL;
+    int flag = 0;
+    MPI_Comm_get_attr(comm, MPI_TAG_UB, &attr, &flag);
+    int tag_ub = (flag && attr) ? *(int *)attr : 32767;
+    if (tag_ub < 32767)
+        tag_ub = 32767; /* the standard's minimum */
+    return (long long)tag_ub - TAG_STREAM_MIN + 1;
+}
+
+/* The context on its own duplicate of comm: the model fitted by the probe (collective), the
+ * header receive posted, the per-rank counters, and the progress thread if mode has one. */
+static void open_ctx(jt_dbcast_ctx *ctx, MPI_Comm comm)
+{
+    MPICHECK(ctx, MPI_Comm_dup(comm, &ctx->comm));
+    MPI_Comm_rank(ctx->comm, &ctx->rank);
+    MPI_Comm_size(ctx->comm, &ctx->size);
+    ctx->hdr_cap = jt_dbcast_hdr_max((uint32_t)ctx->size) + MAX_INLINE;
+    ctx->hdr_buf = jt_dbcast_xmalloc(ctx, ctx->hdr_cap);
+    ctx->model.fitted = 0;
+    if (ctx->cfg.probe)
+        jt_dbcast_probe_fit(ctx); /* before any header can arrive */
+    /* what the cost of small payloads depends on */
+    ctx->model.inline_bytes = ctx->cfg.inline_bytes;
+    jt_dbcast_header_recv_post(ctx);
+    ctx->stream_span = stream_span(ctx->comm);
+    ctx->send_seq = jt_dbcast_xcalloc(ctx, (size_t)ctx->size, sizeof *ctx->send_seq);
+    ctx->expect_seq = jt_dbcast_xcalloc(ctx, (size_t)ctx->size, sizeof *ctx->expect_seq);
+    ctx->stream_next = jt_dbcast_xcalloc(ctx, (size_t)ctx->size, sizeof *ctx->stream_next);
+    ctx->mark = jt_dbcast_xcalloc(ctx, (size_t)ctx->size, sizeof *ctx->mark);
+    pthread_mutex_init(&ctx->lock, NULL);
+    atomic_init(&ctx->stop, 0);
+    if (ctx->mode == JT_PROGRESS_THREAD)
+        jt_dbcast_thread_start(ctx);
+}
+
 jt_dbcast_ctx *jt_dbcast_init(MPI_Comm comm, const jt_dbcast_cfg *cfgp)
 {
     const char *fn = "jt_dbcast_init";
@@ -112,85 +217,13 @@ jt_dbcast_ctx *jt_dbcast_init(MPI_Comm comm, const jt_dbcast_cfg *cfgp)
         cfg = *cfgp;
     else
         jt_dbcast_cfg_default(&cfg);
-    int inited = 0;
-    MPI_Initialized(&inited);
-    if (!inited) {
-        jt_dbcast_complain(NULL, cfg.quiet, JT_DBCAST_EINVAL, fn, "MPI is not initialized");
+    if (check_cfg(comm, &cfg, fn) != JT_DBCAST_OK)
         return NULL;
-    }
-    if (comm == MPI_COMM_NULL) {
-        jt_dbcast_complain(NULL, cfg.quiet, JT_DBCAST_EINVAL, fn, "communicator is MPI_COMM_NULL");
-        return NULL;
-    }
-    if ((int)cfg.routing < 0 || cfg.routing >= JT_ROUTE_COUNT_) {
-        jt_dbcast_complain(NULL, cfg.quiet, JT_DBCAST_EINVAL, fn,
-                           "unknown routing %d (expected auto, flat, binomial, chain, "
-                           "pipeline-chain, pipeline-tree, two-tree, knomial-4, knomial-8, "
-                           "knomial-16, scatter-allgather)", (int)cfg.routing);
-        return NULL;
-    }
-    if (cfg.segment_bytes > JT_DBCAST_MAX_SEGMENT) {
-        jt_dbcast_complain(NULL, cfg.quiet, JT_DBCAST_EINVAL, fn,
-                           "segment_bytes %zu exceeds the maximum %zu (1 GiB)", cfg.segment_bytes,
-                           JT_DBCAST_MAX_SEGMENT);
-        return NULL;
-    }
-    if (cfg.inline_bytes > MAX_INLINE) {
-        jt_dbcast_complain(NULL, cfg.quiet, JT_DBCAST_EINVAL, fn,
-                           "inline_bytes %zu exceeds the maximum %zu (1 MiB)", cfg.inline_bytes,
-                           MAX_INLINE);
-        return NULL;
-    }
-    const char *why = NULL;
-    if (jt_dbcast_model_check(&cfg.model, &why)) {
-        jt_dbcast_complain(NULL, cfg.quiet, JT_DBCAST_EINVAL, fn,
-                           "cost model (latency %g s, overhead %g s, bandwidth %g B/s, "
-                           "forward delay %g s, duplex %g, %d pieces) is not allowed: %s "
-                           "(jt_dbcast_cfg_default fills it)", cfg.model.latency,
-                           cfg.model.overhead, cfg.model.bandwidth, cfg.model.forward_delay,
-                           cfg.model.duplex, cfg.model.npieces, why);
-        return NULL;
-    }
-    if (cfg.probe != 0 && cfg.probe != 1) {
-        jt_dbcast_complain(NULL, cfg.quiet, JT_DBCAST_EINVAL, fn, "probe %d is not 0 or 1",
-                           cfg.probe);
-        return NULL;
-    }
-    if ((int)cfg.wait < JT_WAIT_AUTO || cfg.wait > JT_WAIT_SPIN) {
-        jt_dbcast_complain(NULL, cfg.quiet, JT_DBCAST_EINVAL, fn, "unknown wait mode %d",
-                           (int)cfg.wait);
-        return NULL;
-    }
     int level = MPI_THREAD_SINGLE;
     MPI_Query_thread(&level);
-    jt_dbcast_progress_mode mode = cfg.progress;
-    switch (mode) {
-    case JT_PROGRESS_AUTO:
-        mode = (level == MPI_THREAD_MULTIPLE && !jt_dbcast_under_smpi()) ? JT_PROGRESS_THREAD
-                                                                          : JT_PROGRESS_POLL;
-        break;
-    case JT_PROGRESS_THREAD:
-        if (jt_dbcast_under_smpi()) {
-            jt_dbcast_complain(NULL, cfg.quiet, JT_DBCAST_EINVAL, fn,
-                               "progress thread requested, but SimGrid forbids MPI calls from "
-                               "extra threads: use JT_PROGRESS_POLL");
-            return NULL;
-        }
-        if (level != MPI_THREAD_MULTIPLE) {
-            jt_dbcast_complain(NULL, cfg.quiet, JT_DBCAST_EINVAL, fn,
-                               "progress thread requested, but MPI granted thread level %d, "
-                               "not MPI_THREAD_MULTIPLE (use MPI_Init_thread or "
-                               "JT_PROGRESS_POLL)", level);
-            return NULL;
-        }
-        break;
-    case JT_PROGRESS_POLL:
-        break;
-    default:
-        jt_dbcast_complain(NULL, cfg.quiet, JT_DBCAST_EINVAL, fn, "unknown progress mode %d",
-                           (int)mode);
+    jt_dbcast_progress_mode mode;
+    if (progress_mode(&cfg, level, fn, &mode) != JT_DBCAST_OK)
         return NULL;
-    }
 
     jt_dbcast_ctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx) { /* the machine's failure, not the caller's: fatal, as in jt_dbcast_fatal */
@@ -208,31 +241,7 @@ jt_dbcast_ctx *jt_dbcast_init(MPI_Comm comm, const jt_dbcast_cfg *cfgp)
                  (cfg.wait == JT_WAIT_BLOCK ||
                   (cfg.wait == JT_WAIT_AUTO &&
                    (level < MPI_THREAD_MULTIPLE || jt_dbcast_under_smpi())));
-    MPICHECK(ctx, MPI_Comm_dup(comm, &ctx->comm));
-    MPI_Comm_rank(ctx->comm, &ctx->rank);
-    MPI_Comm_size(ctx->comm, &ctx->size);
-    ctx->hdr_cap = jt_dbcast_hdr_max((uint32_t)ctx->size) + MAX_INLINE;
-    ctx->hdr_buf = jt_dbcast_xmalloc(ctx, ctx->hdr_cap);
-    ctx->model.fitted = 0;
-    if (cfg.probe)
-        jt_dbcast_probe_fit(ctx); /* before any header can arrive */
-    ctx->model.inline_bytes = cfg.inline_bytes; /* what the cost of small payloads depends on */
-    jt_dbcast_header_recv_post(ctx);
-    void *attr = NULL;
-    int flag = 0;
-    MPI_Comm_get_attr(ctx->comm, MPI_TAG_UB, &attr, &flag);
-    int tag_ub = (flag && attr) ? *(int *)attr : 32767;
-    if (tag_ub < 32767)
-        tag_ub = 32767; /* the standard's minimum */
-    ctx->stream_span = (long long)tag_ub - TAG_STREAM_MIN + 1;
-    ctx->send_seq = jt_dbcast_xcalloc(ctx, (size_t)ctx->size, sizeof *ctx->send_seq);
-    ctx->expect_seq = jt_dbcast_xcalloc(ctx, (size_t)ctx->size, sizeof *ctx->expect_seq);
-    ctx->stream_next = jt_dbcast_xcalloc(ctx, (size_t)ctx->size, sizeof *ctx->stream_next);
-    ctx->mark = jt_dbcast_xcalloc(ctx, (size_t)ctx->size, sizeof *ctx->mark);
-    pthread_mutex_init(&ctx->lock, NULL);
-    atomic_init(&ctx->stop, 0);
-    if (mode == JT_PROGRESS_THREAD)
-        jt_dbcast_thread_start(ctx);
+    open_ctx(ctx, comm);
     return ctx;
 }
 

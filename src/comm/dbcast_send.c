@@ -120,11 +120,11 @@ int jt_dbcast_send(jt_dbcast_ctx *ctx, const void *buf, size_t bytes, int tag,
     return jt_dbcast_send_routed(ctx, buf, bytes, tag, recipients, nrecipients, JT_ROUTE_AUTO, req);
 }
 
-int jt_dbcast_send_routed(jt_dbcast_ctx *ctx, const void *buf, size_t bytes, int tag,
-                          const int *recipients, int nrecipients, jt_dbcast_routing routing,
-                          jt_dbcast_req **reqp)
+/* What can be judged without the context's state: everything but the recipients' ranks. */
+static int check_args(jt_dbcast_ctx *ctx, const char *fn, const void *buf, size_t bytes, int tag,
+                      const int *recipients, int nrecipients, jt_dbcast_routing routing,
+                      jt_dbcast_req **reqp)
 {
-    const char *fn = "jt_dbcast_send";
     int rc = jt_dbcast_check_call(ctx, fn, buf, bytes, reqp);
     if (rc != JT_DBCAST_OK)
         return rc;
@@ -140,41 +140,157 @@ int jt_dbcast_send_routed(jt_dbcast_ctx *ctx, const void *buf, size_t bytes, int
         return BAD(ctx, fn, "unknown routing %d", (int)routing);
     if ((uint64_t)bytes > (uint64_t)INT64_MAX)
         return BAD(ctx, fn, "message of %zu bytes is too large", bytes);
+    return JT_DBCAST_OK;
+}
 
-    pthread_mutex_lock(&ctx->lock);
+/* Each recipient a rank of the communicator, not the root, listed once: ctx->mark[r] holds
+ * this call's generation once r is seen, so that no call clears the marks of all ranks (but
+ * once every 2^32 calls, when the generation wraps). */
+static int check_recipients(jt_dbcast_ctx *ctx, const char *fn, const int *recipients,
+                            int nrecipients)
+{
     if (++ctx->mark_gen == 0) {
         memset(ctx->mark, 0, (size_t)ctx->size * sizeof *ctx->mark);
         ctx->mark_gen = 1;
     }
     for (int i = 0; i < nrecipients; i++) {
         int r = recipients[i];
-        int rc = JT_DBCAST_OK;
         if (r < 0 || r >= ctx->size)
-            rc = BAD(ctx, fn, "recipient %d (index %d) is out of range [0,%d)", r, i, ctx->size);
-        else if (r == ctx->rank)
-            rc = BAD(ctx, fn, "recipient %d (index %d) is the root itself", r, i);
-        else if (ctx->mark[r] == ctx->mark_gen)
-            rc = BAD(ctx, fn, "recipient %d is listed twice (index %d)", r, i);
-        if (rc) {
-            pthread_mutex_unlock(&ctx->lock);
-            return rc;
-        }
+            return BAD(ctx, fn, "recipient %d (index %d) is out of range [0,%d)", r, i, ctx->size);
+        if (r == ctx->rank)
+            return BAD(ctx, fn, "recipient %d (index %d) is the root itself", r, i);
+        if (ctx->mark[r] == ctx->mark_gen)
+            return BAD(ctx, fn, "recipient %d is listed twice (index %d)", r, i);
         ctx->mark[r] = ctx->mark_gen;
     }
+    return JT_DBCAST_OK;
+}
 
+/* The routing and its segment size (*seg): the call's, else the context's, else the cost
+ * model's choice. */
+static jt_dbcast_routing choose_routing(jt_dbcast_ctx *ctx, jt_dbcast_routing routing,
+                                        size_t bytes, int n, size_t *seg)
+{
     if (routing == JT_ROUTE_AUTO)
         routing = ctx->cfg.routing;
-    size_t seg;
     if (routing == JT_ROUTE_AUTO)
-        routing = jt_dbcast_route_choose(bytes, nrecipients, ctx->cfg.segment_bytes, &ctx->model, &seg);
+        routing = jt_dbcast_route_choose(bytes, n, ctx->cfg.segment_bytes, &ctx->model, seg);
     else
-        seg = jt_dbcast_route_segment(routing, bytes, nrecipients, ctx->cfg.segment_bytes, &ctx->model);
+        *seg = jt_dbcast_route_segment(routing, bytes, n, ctx->cfg.segment_bytes, &ctx->model);
     /* scatter-allgather sends each range inline: up to what a header receive holds */
     if (routing == JT_ROUTE_SCATTER_ALLGATHER &&
-        jt_route_sag_largest(bytes, nrecipients + 1) > JT_DBCAST_SAG_MAX_MSG) {
+        jt_route_sag_largest(bytes, n + 1) > JT_DBCAST_SAG_MAX_MSG) {
         routing = JT_ROUTE_TWO_TREE;
-        seg = jt_dbcast_route_segment(routing, bytes, nrecipients, ctx->cfg.segment_bytes, &ctx->model);
+        *seg = jt_dbcast_route_segment(routing, bytes, n, ctx->cfg.segment_bytes, &ctx->model);
     }
+    return routing;
+}
+
+/* The hops of each of the ns streams, stream j's at [j * n, (j + 1) * n), each recipient
+ * with its next seq.  The caller's order is its urgency: the k-th recipient takes the k-th
+ * place the tree reaches (identity for flat and chains; binomial reaches its list's middle
+ * first); each stream has its own order (the two-tree's lists, route_twotree.c).  malloc'd. */
+static jt_dbcast_hop *root_hops(jt_dbcast_ctx *ctx, jt_dbcast_routing routing,
+                                const int *recipients, int n, int ns)
+{
+    size_t n1 = (size_t)(n > 0 ? n : 1);
+    int *pos = jt_dbcast_xmalloc(ctx, n1 * JT_DBCAST_MAX_STREAMS * sizeof *pos);
+    if (jt_dbcast_route_layout(routing, n, pos) != n)
+        for (int j = 0; j < (int)JT_DBCAST_MAX_STREAMS; j++)
+            for (int i = 0; i < n; i++)
+                pos[j * n + i] = i;
+    jt_dbcast_hop *hops = jt_dbcast_xmalloc(ctx, n1 * ns * sizeof *hops);
+    for (int i = 0; i < n; i++) {
+        uint32_t seq = ctx->send_seq[recipients[i]]++;
+        for (int j = 0; j < ns; j++)
+            hops[j * n + pos[j * n + i]] = (jt_dbcast_hop){recipients[i], seq};
+    }
+    free(pos);
+    return hops;
+}
+
+/* Stream j of r (of ns): its byte range of buf (the first (nseg + 1) / 2 segments, the rest;
+ * or all of it), its queue of sends to the root's children, and their headers. */
+static void start_stream(jt_dbcast_ctx *ctx, jt_dbcast_req *r, int j, int ns,
+                         const jt_dbcast_hdr *h, const void *buf, size_t bytes, size_t seg,
+                         const jt_dbcast_hop *hops, int n, const jt_dbcast_route_child *kids,
+                         int nk)
+{
+    int inl = (h->flags & JT_DBCAST_HDR_INLINE) != 0;
+    uint32_t nseg = h->nseg;
+    uint32_t first = (nseg + 1) / 2; /* segments of stream 0 when there are two */
+    jt_dbcast_out *o = &r->out[j];
+    o->req = r;
+    o->h = *h;
+    o->h.nseg = ns == 1 ? nseg : j == 0 ? first : nseg - first;
+    o->h.range_off = j == 0 ? 0 : (uint64_t)first * seg;
+    o->h.range_bytes = ns == 1 ? bytes : j == 0 ? (uint64_t)first * seg : bytes - o->h.range_off;
+    jt_dbcast_sendq_init(ctx, &o->q, &o->h, (const unsigned char *)buf + o->h.range_off, nk);
+    for (int c = 0; c < nk; c++) {
+        int dest = hops[j * n + kids[c].child].rank;
+        o->q.dest[c] = dest;
+        o->q.tag[c] = inl ? 0 : jt_dbcast_stream_tag(ctx, dest);
+        jt_dbcast_send_header(ctx, &o->h, hops + j * n, &kids[c], &o->q, c, buf);
+    }
+    /* segment sends, or the inline messages (one per child) */
+    r->pending += inl ? nk : (long)o->h.nseg * nk;
+}
+
+/* The root's broadcast by a tree routing (every one but scatter-allgather): the hops of each
+ * stream, the root's children, the header they share (its nseg: the whole message's; each
+ * stream's copy then says its own share), then the streams' first sends. */
+static void send_tree(jt_dbcast_ctx *ctx, jt_dbcast_req *r, jt_dbcast_routing routing,
+                      const void *buf, size_t bytes, int tag, const int *recipients, int n,
+                      size_t seg, int inl)
+{
+    uint32_t nseg = inl ? 0 : (uint32_t)((bytes + seg - 1) / seg);
+    /* Streams: two for the two-tree, each half the segments (one if there is one segment) */
+    int ns = nseg >= 2 ? jt_dbcast_route_streams(routing) : 1;
+    jt_dbcast_hop *hops = root_hops(ctx, routing, recipients, n, ns);
+    int nk = jt_dbcast_route_max_children(routing, n);
+    jt_dbcast_route_child *kids = jt_dbcast_xmalloc(ctx, (size_t)nk * sizeof *kids);
+    nk = jt_dbcast_route_root_children(routing, n, kids);
+
+    jt_dbcast_hdr h;
+    memset(&h, 0, sizeof h);
+    h.routing = (uint8_t)routing;
+    h.flags = inl ? JT_DBCAST_HDR_INLINE : 0;
+    h.origin = ctx->rank;
+    h.tag = tag;
+    h.bcast_id = ctx->next_id++;
+    h.total_bytes = bytes;
+    h.seg_bytes = inl ? 0 : seg;
+    h.streams = (uint32_t)ns;
+    h.nseg = nseg;
+    r->nout = ns;
+    for (int j = 0; j < ns; j++)
+        start_stream(ctx, r, j, ns, &h, buf, bytes, seg, hops, n, kids, nk);
+    for (int j = 0; j < ns; j++)
+        jt_dbcast_sendq_pump(ctx, &r->out[j].q, &r->out[j].h, r->out[j].h.nseg, OP_SEG_SEND_ROOT,
+                             &r->out[j]);
+    free(hops);
+    free(kids);
+    if (r->pending == 0)
+        r->done = 1; /* nothing to send */
+}
+
+int jt_dbcast_send_routed(jt_dbcast_ctx *ctx, const void *buf, size_t bytes, int tag,
+                          const int *recipients, int nrecipients, jt_dbcast_routing routing,
+                          jt_dbcast_req **reqp)
+{
+    const char *fn = "jt_dbcast_send";
+    int rc = check_args(ctx, fn, buf, bytes, tag, recipients, nrecipients, routing, reqp);
+    if (rc != JT_DBCAST_OK)
+        return rc;
+
+    pthread_mutex_lock(&ctx->lock);
+    rc = check_recipients(ctx, fn, recipients, nrecipients);
+    if (rc != JT_DBCAST_OK) {
+        pthread_mutex_unlock(&ctx->lock);
+        return rc;
+    }
+    size_t seg;
+    routing = choose_routing(ctx, routing, bytes, nrecipients, &seg);
     int inl = bytes <= ctx->cfg.inline_bytes;
     if (!inl && (bytes + seg - 1) / seg > UINT32_MAX) {
         pthread_mutex_unlock(&ctx->lock);
@@ -190,72 +306,10 @@ int jt_dbcast_send_routed(jt_dbcast_ctx *ctx, const void *buf, size_t bytes, int
     r->st.tag = tag;
     r->st.bytes = bytes;
     r->st.routing = routing;
-
-    int n = nrecipients;
-    if (routing == JT_ROUTE_SCATTER_ALLGATHER) { /* dbcast_sag.c */
-        jt_dbcast_sag_root(ctx, r, buf, bytes, tag, recipients, n);
-        *reqp = r;
-        pthread_mutex_unlock(&ctx->lock);
-        return JT_DBCAST_OK;
-    }
-    uint32_t nseg = inl ? 0 : (uint32_t)((bytes + seg - 1) / seg);
-    /* Streams: two for the two-tree, each half the segments (one if there is one segment) */
-    int ns = nseg >= 2 ? jt_dbcast_route_streams(routing) : 1;
-    /* The caller's order is its urgency: the k-th recipient takes the k-th place the tree
-     * reaches (identity for flat and chains; binomial reaches its list's middle first);
-     * each stream has its own order (the two-tree's lists, route_twotree.c). */
-    int *pos = jt_dbcast_xmalloc(ctx, (size_t)(n > 0 ? n : 1) * JT_DBCAST_MAX_STREAMS * sizeof *pos);
-    if (jt_dbcast_route_layout(routing, n, pos) != n)
-        for (int j = 0; j < (int)JT_DBCAST_MAX_STREAMS; j++)
-            for (int i = 0; i < n; i++)
-                pos[j * n + i] = i;
-    jt_dbcast_hop *hops = jt_dbcast_xmalloc(ctx, (size_t)(n > 0 ? n : 1) * ns * sizeof *hops);
-    for (int i = 0; i < n; i++) {
-        uint32_t seq = ctx->send_seq[recipients[i]]++;
-        for (int j = 0; j < ns; j++)
-            hops[j * n + pos[j * n + i]] = (jt_dbcast_hop){recipients[i], seq};
-    }
-    free(pos);
-    int nk = jt_dbcast_route_max_children(routing, n);
-    jt_dbcast_route_child *kids = jt_dbcast_xmalloc(ctx, (size_t)nk * sizeof *kids);
-    nk = jt_dbcast_route_root_children(routing, n, kids);
-
-    jt_dbcast_hdr h;
-    memset(&h, 0, sizeof h);
-    h.routing = (uint8_t)routing;
-    h.flags = inl ? JT_DBCAST_HDR_INLINE : 0;
-    h.origin = ctx->rank;
-    h.tag = tag;
-    h.bcast_id = ctx->next_id++;
-    h.total_bytes = bytes;
-    h.seg_bytes = inl ? 0 : seg;
-    h.streams = (uint32_t)ns;
-    uint32_t first = (nseg + 1) / 2; /* segments of stream 0 when there are two */
-    r->nout = ns;
-    for (int j = 0; j < ns; j++) {
-        jt_dbcast_out *o = &r->out[j];
-        o->req = r;
-        o->h = h;
-        o->h.nseg = ns == 1 ? nseg : j == 0 ? first : nseg - first;
-        o->h.range_off = j == 0 ? 0 : (uint64_t)first * seg;
-        o->h.range_bytes = ns == 1 ? bytes : j == 0 ? (uint64_t)first * seg : bytes - o->h.range_off;
-        jt_dbcast_sendq_init(ctx, &o->q, &o->h, (const unsigned char *)buf + o->h.range_off, nk);
-        for (int c = 0; c < nk; c++) {
-            int dest = hops[j * n + kids[c].child].rank;
-            o->q.dest[c] = dest;
-            o->q.tag[c] = inl ? 0 : jt_dbcast_stream_tag(ctx, dest);
-            jt_dbcast_send_header(ctx, &o->h, hops + j * n, &kids[c], &o->q, c, buf);
-        }
-        /* segment sends, or the inline messages (one per child) */
-        r->pending += inl ? nk : (long)o->h.nseg * nk;
-    }
-    for (int j = 0; j < ns; j++)
-        jt_dbcast_sendq_pump(ctx, &r->out[j].q, &r->out[j].h, r->out[j].h.nseg, OP_SEG_SEND_ROOT,
-                             &r->out[j]);
-    free(hops);
-    free(kids);
-    if (r->pending == 0)
-        r->done = 1; /* nothing to send */
+    if (routing == JT_ROUTE_SCATTER_ALLGATHER) /* dbcast_sag.c */
+        jt_dbcast_sag_root(ctx, r, buf, bytes, tag, recipients, nrecipients);
+    else
+        send_tree(ctx, r, routing, buf, bytes, tag, recipients, nrecipients, seg, inl);
     *reqp = r;
     pthread_mutex_unlock(&ctx->lock);
     return JT_DBCAST_OK;

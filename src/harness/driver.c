@@ -1,12 +1,13 @@
-/* jt_harness_main: options, MPI start-up, placement, the benchmark's setup, the metadata,
- * every point in turn, and a clean close of the run file. */
+/* jt_harness_main, in stages: options (the common ones, then the benchmark's) → thread level
+ * → MPI start-up and placement → the benchmark's setup → output (run file, meta line) → every
+ * point in turn → a clean close of the run file. */
 #include "harness/internal.h"
 
 #include "core/errors.h"
 #include "core/stats.h"
 #include "core/timer.h"
 #include "topo/bind.h"
-#include "topo/place.h"
+#include "topo/nic_place.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,24 +131,18 @@ static void usage(const jt_bench *b, FILE *f)
     }
 }
 
-int jt_harness_main(const jt_bench *b, int argc, char **argv)
+/* Stage 1, options.  Everything that can be judged from the command line alone is judged
+ * before MPI starts, identically on every rank.  Returns 1 when --help was asked (printed by
+ * the launcher's rank 0). */
+static int read_options(jt_ctx *ctx, const jt_bench *b, int argc, char **argv, osu_args *args)
 {
-    jt_ctx ctx_, *ctx = &ctx_;
-    memset(ctx, 0, sizeof *ctx);
-    ctx->bench = b;
-    ctx->argc = argc;
-    ctx->argv = argv;
     jt_opts_add(&ctx->opts, jt_common_options);
     jt_opts_add(&ctx->opts, b->options);
-    /* Everything that can be judged from the command line alone is judged before MPI starts,
-     * identically on every rank. */
-    osu_args args;
-    osu_flags(argc - 2, argv + 2, &args);
-    if (jt_opts_parse(&ctx->opts, argc - 2, args.argv)) {
+    osu_flags(argc - 2, argv + 2, args);
+    if (jt_opts_parse(&ctx->opts, argc - 2, args->argv)) {
         if (jt_launcher_rank() <= 0)
             usage(b, stdout);
-        osu_args_free(&args);
-        return 0;
+        return 1;
     }
     ctx->cfg.min_reps = jt_opt_long(&ctx->opts, "min-reps", 1, 1000000000L);
     ctx->cfg.max_reps = jt_opt_long(&ctx->opts, "max-reps", 1, 1000000000L);
@@ -183,22 +178,25 @@ int jt_harness_main(const jt_bench *b, int argc, char **argv)
     ctx->cfg.keep_samples = jt_opt_flag(&ctx->opts, "keep-samples");
     if (ctx->cfg.keep_samples && !jt_opt_str(&ctx->opts, "output"))
         jt_usage_error("--keep-samples writes beside the run file: it needs --output FILE");
-    {
-        char oerr[256];
-        if (jt_order_parse(jt_opt_str(&ctx->opts, "order"), &ctx->cfg.order, oerr, sizeof oerr))
-            jt_usage_error("%s", oerr);
-    }
+    char oerr[256], err[1024];
+    if (jt_order_parse(jt_opt_str(&ctx->opts, "order"), &ctx->cfg.order, oerr, sizeof oerr))
+        jt_usage_error("%s", oerr);
     ctx->progress = jt_opt_flag(&ctx->opts, "progress");
     ctx->quiet = jt_opt_flag(&ctx->opts, "quiet");
-    char err[1024];
     if (jt_topo_load(&ctx->topo, jt_opt_str(&ctx->opts, "topology"), err, sizeof err))
         jt_usage_error("%s", err);
+    return 0;
+}
 
-    int required = b->thread_level, wanted = required;
+/* Stage 2, the thread level to ask MPI for: the benchmark's need, or more for its options, or
+ * --thread-level.  A higher level than needed is a measurement in itself: Open MPI 4.1 costs
+ * tens of ns per message above single, so comparing benchmarks means comparing them at one
+ * level. */
+static int thread_level_wanted(const jt_ctx *ctx, const jt_bench *b)
+{
+    int wanted = b->thread_level;
     if (b->thread_level_for && b->thread_level_for(&ctx->opts) > wanted)
         wanted = b->thread_level_for(&ctx->opts);
-    /* A higher level than needed is a measurement in itself: Open MPI 4.1 costs tens of ns per
-     * message above single, so comparing benchmarks means comparing them at one level. */
     if (jt_opt_str(&ctx->opts, "thread-level")) {
         static const int levels[] = {MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED, MPI_THREAD_SERIALIZED,
                                      MPI_THREAD_MULTIPLE};
@@ -209,32 +207,46 @@ int jt_harness_main(const jt_bench *b, int argc, char **argv)
                            jt_thread_level_name(wanted));
         wanted = asked;
     }
-    /* The benchmark's own options, judged before MPI starts: a usage error is printed once,
-     * without an MPI abort around it.  --validate stops after the checks that need no ranks. */
+    return wanted;
+}
+
+/* The benchmark's own options, judged before MPI starts too: a usage error is printed once,
+ * without an MPI abort around it.  Returns its state, or NULL after --validate or
+ * --validate-options, which stop after the checks that need no ranks. */
+static void *read_bench_options(jt_ctx *ctx, const jt_bench *b)
+{
     void *st = calloc(1, b->state_size);
     if (!st)
         jt_fatal("out of memory");
     int elsewhere = jt_opt_flag(&ctx->opts, "validate-options");
     b->read(&ctx->opts, elsewhere ? NULL : &ctx->topo, st);
-    if (elsewhere || jt_opt_flag(&ctx->opts, "validate")) {
-        if (!elsewhere)
-            jt_validate_placement(&ctx->opts, &ctx->topo);
-        const char *out = jt_opt_str(&ctx->opts, "output");
-        if (out && jt_record_check_path(out, err, sizeof err))
-            jt_usage_error("--output: %s", err);
-        return 0; /* nothing was started: the process ends here */
-    }
+    if (!elsewhere && !jt_opt_flag(&ctx->opts, "validate"))
+        return st;
+    if (!elsewhere)
+        jt_validate_placement(&ctx->opts, &ctx->topo);
+    const char *out = jt_opt_str(&ctx->opts, "output");
+    char err[1024];
+    if (out && jt_record_check_path(out, err, sizeof err))
+        jt_usage_error("--output: %s", err);
+    free(st);
+    return NULL;
+}
+
+/* Stage 3, MPI: start-up at the level wanted, then what the job's shape allows (the level
+ * granted, the number of ranks) and where this rank is (host, rank among its host's). */
+static void start_mpi(jt_ctx *ctx, const jt_bench *b, int *argc, char ***argv, int wanted)
+{
     if (b->before_init)
         b->before_init(&ctx->opts);
     jt_transport_begin();
-    MPI_Init_thread(&argc, &argv, wanted, &ctx->thread_level);
+    MPI_Init_thread(argc, argv, wanted, &ctx->thread_level);
     ctx->comm = MPI_COMM_WORLD;
     MPI_Comm_rank(ctx->comm, &ctx->rank);
     MPI_Comm_size(ctx->comm, &ctx->size);
     jt_errors_mpi_ready(ctx->rank, ctx->size);
-    if (ctx->thread_level < required)
+    if (ctx->thread_level < b->thread_level)
         jt_fatal("%s needs MPI thread level %s, the library granted only %s", b->name,
-                 jt_thread_level_name(required), jt_thread_level_name(ctx->thread_level));
+                 jt_thread_level_name(b->thread_level), jt_thread_level_name(ctx->thread_level));
     if (ctx->size < b->min_ranks)
         jt_usage_error("%s needs at least %d MPI ranks, the job has %d: launch it with "
                        "mpirun -np %d (or jostle %s)", b->name, b->min_ranks, ctx->size,
@@ -246,6 +258,12 @@ int jt_harness_main(const jt_bench *b, int argc, char **argv)
     MPI_Comm_rank(local, &ctx->local_rank);
     MPI_Comm_size(local, &ctx->local_size);
     MPI_Comm_free(&local);
+}
+
+/* What needs the ranks: this rank's placement, the cost of a clock reading, and the seed of a
+ * shuffled order without one.  Collective. */
+static void settle_run(jt_ctx *ctx)
+{
     jt_resolve_placement(ctx);
     ctx->timer_overhead = jt_timer_overhead();
     if (ctx->cfg.order.kind == JT_ORDER_SHUFFLED && !ctx->cfg.order.seeded) {
@@ -255,7 +273,11 @@ int jt_harness_main(const jt_bench *b, int argc, char **argv)
         MPI_Bcast(&seed, 1, MPI_UNSIGNED_LONG_LONG, 0, ctx->comm);
         ctx->cfg.order.seed = seed % 1000000007ULL; /* short enough to retype */
     }
+}
 
+/* The benchmark's setup, with the ranks and the placement known; returns its points. */
+static size_t setup_bench(jt_ctx *ctx, const jt_bench *b, void *st)
+{
     jt_json_init(&ctx->bind_comm);
     jt_json_init(&ctx->bind_compute);
     jt_json_init(&ctx->bind_roles);
@@ -264,9 +286,16 @@ int jt_harness_main(const jt_bench *b, int argc, char **argv)
     if ((size_t)ctx->cfg.skip_points > np) /* the same on every rank: judged by all */
         jt_usage_error("--skip-points %ld is more than the %zu points of this sweep",
                        ctx->cfg.skip_points, np);
-    /* The run file opens once every input has been judged (the benchmark's own options in
-     * setup too): bad input never leaves a file behind. */
+    return np;
+}
+
+/* Stage 4, output.  The run file opens once every input has been judged (the benchmark's own
+ * options in setup too): bad input never leaves a file behind.  Then the meta line, gathered
+ * from every rank.  Collective. */
+static void open_output(jt_ctx *ctx, const jt_bench *b, void *st)
+{
     const char *out = jt_opt_str(&ctx->opts, "output");
+    char err[1024];
     ctx->writing = ctx->rank == 0 && out;
     ctx->rec.fd = -1;
     jt_check_all(ctx, ctx->writing && (jt_record_open(&ctx->rec, out, err, sizeof err) ||
@@ -280,7 +309,12 @@ int jt_harness_main(const jt_bench *b, int argc, char **argv)
     jt_gather_meta(ctx, b, st, cores);
     if (ctx->writing)
         jt_record_guard(&ctx->rec);
+}
 
+/* Stage 5, the points in the sweep's order (from --skip-points on): each measured, recorded
+ * and shown; the table's heading again whenever a point's columns change. */
+static void run_points(jt_ctx *ctx, const jt_bench *b, void *st, size_t np)
+{
     FILE *screen = ctx->rank == 0 && !ctx->quiet ? stdout : NULL;
     if (screen)
         jt_print_preamble(ctx, b, st, screen);
@@ -319,6 +353,11 @@ int jt_harness_main(const jt_bench *b, int argc, char **argv)
     for (int k = 0; k < b->nseries; k++)
         jt_series_free(&ser[k]);
     free(ser);
+}
+
+/* The benchmark's teardown, then the run file closed as complete once every rank is done. */
+static void close_run(jt_ctx *ctx, const jt_bench *b, void *st)
+{
     b->teardown(ctx, st);
     free(st);
     MPI_Barrier(ctx->comm);
@@ -329,6 +368,32 @@ int jt_harness_main(const jt_bench *b, int argc, char **argv)
     jt_json_free(&ctx->bind_roles);
     jt_topo_destroy(&ctx->topo);
     MPI_Finalize();
+}
+
+int jt_harness_main(const jt_bench *b, int argc, char **argv)
+{
+    jt_ctx ctx_, *ctx = &ctx_;
+    memset(ctx, 0, sizeof *ctx);
+    ctx->bench = b;
+    ctx->argc = argc;
+    ctx->argv = argv;
+    osu_args args; /* the option values point into it: freed when the run ends */
+    if (read_options(ctx, b, argc, argv, &args)) {
+        osu_args_free(&args);
+        return 0; /* --help */
+    }
+    int wanted = thread_level_wanted(ctx, b);
+    void *st = read_bench_options(ctx, b);
+    if (!st) {
+        osu_args_free(&args);
+        return 0; /* --validate: nothing was started, the process ends here */
+    }
+    start_mpi(ctx, b, &argc, &argv, wanted);
+    settle_run(ctx);
+    size_t np = setup_bench(ctx, b, st);
+    open_output(ctx, b, st);
+    run_points(ctx, b, st, np);
+    close_run(ctx, b, st);
     osu_args_free(&args);
     return 0;
 }

@@ -1,10 +1,11 @@
 /* Placement resolution: the per-rank values of --comm-core and --comm-mem, near/far/auto
- * read against the NIC's NUMA node (topo/place.h gives the advice; the harness applies it). */
+ * read against the NIC's NUMA node (topo/nic_place.h gives the advice; the harness applies
+ * it). */
 #include "harness/internal.h"
 
 #include "core/errors.h"
 #include "topo/bind.h"
-#include "topo/place.h"
+#include "topo/nic_place.h"
 
 #include <limits.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 #include "kernels/kernels.h"
 
 #include "core/errors.h"
-#include "kernels/streams.h"
+#include "kernels/stream_loops.h"
 
 #include <math.h>
 #include <string.h>

@@ -15,7 +15,7 @@ typedef struct jt_kws {
     size_t n;                 /* elements per array, or matrix order */
     int reps;                 /* triad: operations per element (arithmetic intensity) */
     int iter;                 /* cg: iterations since the last restart */
-    int stores;               /* copy, triad: JT_STORES_* (streams.h), set before init */
+    int stores;               /* copy, triad: JT_STORES_* (stream_loops.h), set before init */
     double sink;              /* keeps results alive */
     double bytes, bytes_wa, flops; /* per sweep; with nt stores bytes_wa = bytes */
 } jt_kws;

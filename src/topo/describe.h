@@ -3,7 +3,7 @@
 #ifndef JT_DESCRIBE_H
 #define JT_DESCRIBE_H
 
-#include "topo/place.h"
+#include "topo/nic_place.h"
 
 struct jt_json;
 

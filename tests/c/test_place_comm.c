@@ -4,7 +4,7 @@
 #include "check.h"
 
 #include "topo/bind.h"
-#include "topo/place.h"
+#include "topo/nic_place.h"
 #include "topo/xmlcheck.h"
 
 #include <stdio.h>

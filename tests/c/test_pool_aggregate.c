@@ -8,7 +8,7 @@
 #include "check.h"
 
 #include "core/series.h"
-#include "kernels/streams.h"
+#include "kernels/stream_loops.h"
 #include "kernels/workers.h"
 
 #include <sched.h>

@@ -9,7 +9,7 @@ existing benchmarks, then its figures and table:
              flow's and the writers' bandwidth, alone and together (table 2.3), with
              `jostle-bench contention --phases compute,comm,together --kernel copy`
 
-Near and far are jostle-bench's (--comm-core/--comm-mem near|far, src/topo/place.c).
+Near and far are jostle-bench's (--comm-core/--comm-mem near|far, src/topo/nic_place.c).
 """
 
 import argparse

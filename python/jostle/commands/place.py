@@ -1,6 +1,6 @@
 """`jostle place --comm`: where the communication threads and their buffers should go, from
 the NICs' NUMA nodes and the distances (Moreaud 2007, sec. 3.2 and 3.3.1), with the reasons
-and what could not be known.  The decision is jostle-bench's (src/topo/place.c), the one
+and what could not be known.  The decision is jostle-bench's (src/topo/nic_place.c), the one
 every benchmark applies with --comm-core auto --comm-mem auto.
 
 `jostle place --ranks N --policy numa --progress numa`: MPI ranks and their progress threads

@@ -3,8 +3,8 @@
  * own arrays first-touched on its own node (as STREAM with OMP_PROC_BIND), all sweeping the
  * triad at once; the aggregate counts STREAM bytes (24 per element, no write-allocate), as the
  * contention benchmark's compute_throughput does. */
-#ifndef JT_KERNELS_STREAM_H
-#define JT_KERNELS_STREAM_H
+#ifndef JT_KERNELS_STREAM_PROBE_H
+#define JT_KERNELS_STREAM_PROBE_H
 
 #include "topo/topo.h"
 

@@ -1,4 +1,7 @@
-#include "topo/place.h"
+/* Placement relative to the NIC: near and far, the communication threads' cores and nodes,
+ * the compute threads' share of the cores (topo/nic_place.h).  The placement of ranks and
+ * progress threads by policy is topo/rank_place.c. */
+#include "topo/nic_place.h"
 
 #include "topo/bind.h"
 

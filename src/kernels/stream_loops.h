@@ -2,8 +2,8 @@
  * at run time, so one binary serves every x86-64), with normal or non-temporal stores.
  * Non-temporal stores write whole lines to memory without reading them first (no
  * write-allocate) and end each sweep with a store fence, as likwid-bench's *_mem kernels do. */
-#ifndef JT_STREAMS_H
-#define JT_STREAMS_H
+#ifndef JT_KERNELS_STREAM_LOOPS_H
+#define JT_KERNELS_STREAM_LOOPS_H
 
 #include <stddef.h>
 

@@ -1,7 +1,7 @@
 /* Where threads and buffers go relative to the NIC (Moreaud 2007, NUIOA; Swartvagher 2021):
  * "near" is the NIC's NUMA node, "far" the node most distant from it by hwloc's distances. */
-#ifndef JT_PLACE_H
-#define JT_PLACE_H
+#ifndef JT_TOPO_NIC_PLACE_H
+#define JT_TOPO_NIC_PLACE_H
 
 #include "topo/topo.h"
 

@@ -1,6 +1,6 @@
 /* Rank and progress-thread placement (Taboada, COMPAS 2016, algorithms 1 and 2); see
  * include/jostle/placement.h.  The NIC-relative placement of communication threads is
- * topo/place.c. */
+ * topo/nic_place.c. */
 #include "jostle/placement.h"
 
 #include <stdio.h>

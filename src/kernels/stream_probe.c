@@ -1,7 +1,9 @@
-#include "kernels/stream.h"
+/* The node's STREAM triad on all cores at once: the triad kernel in a pool of bound workers
+ * (kernels/stream_probe.h).  The loops themselves are kernels/stream_loops.c. */
+#include "kernels/stream_probe.h"
 
 #include "kernels/kernels.h"
-#include "kernels/streams.h"
+#include "kernels/stream_loops.h"
 #include "kernels/workers.h"
 
 #include <stdio.h>

@@ -1,4 +1,6 @@
-#include "kernels/streams.h"
+/* The STREAM loops, copy and triad, per instruction set and kind of store
+ * (kernels/stream_loops.h): what the copy and triad kernels and the node's probe sweep. */
+#include "kernels/stream_loops.h"
 
 #include <stdint.h>
 
