@@ -16,11 +16,12 @@
  *     its one receive buffer, waits, and acknowledges from its send buffer;
  *   - bibw: both post 64 MPI_Irecv into their receive buffer then 64 MPI_Isend of their send
  *     buffer; rank 0 waits for its sends then its receives, rank 1 the other way round.
- * jostle: the same number of samples of jt_p2p_sample (--buffers osu) in an arena laid out as
- * jostle-bench lays it out (jt_buffer_alloc), its buffers set over the size (jt_p2p_touch) and
- * then the harness's 10 warm-up samples, each
- * sample less the clock's overhead as the harness subtracts it.  The two alternate per size,
- * and which goes first alternates per round.
+ * jostle: as many operations as OSU's iterations, through jt_p2p_sample (--buffers osu) in an
+ * arena laid out as jostle-bench lays it out (jt_buffer_alloc), its buffers set over the size
+ * (jt_p2p_touch), the harness's 10 warm-up samples, then samples of as many operations as the
+ * harness's --sample-reps auto chooses, each charged one clock reading per operation as the
+ * harness's default (--clock-overhead keep) charges it.  The two alternate per size, and which
+ * goes first alternates per round.
  *
  * Usage: ref_osu latency|bw|bibw ROUNDS SIZE...   "# timer_overhead_s X", then one line per
  *          round and size on rank 0:
@@ -114,19 +115,42 @@ static double reference(int kind, int rank, char *s, char *r, size_t size, doubl
     return total / iters * per;
 }
 
-/* jostle's samples for one size, as the harness takes them: median and mean on rank 0. */
-static void jostle(int kind, jt_p2p *p, size_t size, double *v, double *median, double *mean)
+/* The harness's --sample-reps auto (src/harness/measure.c): the power of two of operations
+ * per sample that makes a sample last 100 ticks (--min-sample-ticks), judged on rank 0's
+ * shortest warm-up sample, at most 4096; every rank follows rank 0. */
+static int sample_reps(const double *warm, int n, double tick)
+{
+    double d = warm[0];
+    for (int k = 1; k < n; k++)
+        d = fmin(d, warm[k]);
+    int r = 1;
+    while (r < 4096 && r * d < 100 * tick)
+        r *= 2;
+    MPI_Bcast(&r, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return r;
+}
+
+/* jostle's samples for one size, as the harness takes them by default (--sample-reps auto,
+ * --clock-overhead keep: a sample of r operations charged the r - 1 clock readings it did not
+ * make), as many operations as OSU's iterations: median and mean on rank 0. */
+static void jostle(int kind, jt_p2p *p, size_t size, double *v, double *median, double *mean,
+                   double tick, double overhead)
 {
     int iters, skip;
+    double warm[10];
     counts(kind, size, &iters, &skip);
     jt_p2p_touch(p, size); /* as jostle-bench's pingpong begins a size */
+    p->reps = 1;
     for (int k = 0; k < 10; k++) /* the harness's default --warmup */
-        jt_p2p_sample(p, size);
+        warm[k] = jt_p2p_sample(p, size);
+    p->reps = sample_reps(warm, 10, tick);
+    int n = (iters + p->reps - 1) / p->reps;
     double sum = 0.0;
-    for (int k = 0; k < iters; k++) {
-        v[k] = jt_p2p_sample(p, size); /* the clock reading kept, as the harness's default */
+    for (int k = 0; k < n; k++) {
+        v[k] = (jt_p2p_sample(p, size) + (p->reps - 1) * overhead) / p->reps;
         sum += v[k];
     }
+    iters = n;
     jt_stats st;
     jt_stats_compute(v, p->me == 0 ? (size_t)iters : 0, &st);
     double per = kind == LAT ? 0.5 : 1.0; /* latency: half a round trip */
@@ -193,9 +217,9 @@ int main(int argc, char **argv)
     /* jostle's samples are taken as the harness's default takes them (--clock-overhead keep,
      * as OSU); what --clock-overhead subtract would take off each one is printed for the
      * script's column. */
-    double overhead = jt_timer_overhead();
+    double overhead = jt_timer_overhead(), tick = jt_timer_resolution();
     if (rank == 0)
-        printf("# timer_overhead_s %.9e\n", overhead);
+        printf("# timer_overhead_s %.9e\n# timer_resolution_s %.9e\n", overhead, tick);
     double *v = calloc(10000, sizeof *v), *it = calloc(10000, sizeof *it);
     for (int round = 0; round < rounds; round++) {
         for (int i = 0; i < nsizes; i++) {
@@ -204,7 +228,7 @@ int main(int argc, char **argv)
                 if ((turn + round) % 2 == 0)
                     ref = reference(kind, rank, s, r, sizes[i], it, &refmed);
                 else
-                    jostle(kind, &p, sizes[i], v, &med, &mean);
+                    jostle(kind, &p, sizes[i], v, &med, &mean, tick, overhead);
             }
             if (rank == 0)
                 printf("%d %llu %.9e %.9e %.9e %.9e\n", round, (unsigned long long)sizes[i], ref,

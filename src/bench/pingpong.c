@@ -143,6 +143,9 @@ static void point(void *st, size_t i, jt_point *p)
     if (s->mode != JT_P2P_PINGPONG)
         jt_json_kint(p->params, "window", w);
     jt_json_kstr(p->params, "buffers", bufs);
+    /* Several operations per sample where the clock cannot resolve one (the harness decides
+     * how many); not with cold, whose every operation must find its buffers out of cache. */
+    p->repeatable = s->buffers != JT_P2P_COLD;
 }
 
 static void run(jt_ctx *ctx, void *st, size_t i, jt_series *ser, size_t n)
@@ -158,6 +161,7 @@ static void run(jt_ctx *ctx, void *st, size_t i, jt_series *ser, size_t n)
         jt_p2p_touch(&s->p2p, s->sizes[i]);
         s->touched = (long)i;
     }
+    s->p2p.reps = ctx->sample_reps > 0 ? ctx->sample_reps : 1; /* both sides: the same */
     for (size_t k = 0; k < n; k++) {
         double dt = rma ? jt_rma_sample(&s->rma, s->sizes[i]) : jt_p2p_sample(&s->p2p, s->sizes[i]);
         if (s->p2p.me == 0)

@@ -76,6 +76,7 @@ void jt_p2p_init(jt_p2p *p, MPI_Comm comm, int me, int peer, jt_p2p_mode mode,
                  size_t arena_bytes, size_t frames)
 {
     memset(p, 0, sizeof *p);
+    p->reps = 1;
     p->comm = comm;
     p->me = me;
     p->peer = peer;
@@ -163,8 +164,10 @@ static double pingpong(jt_p2p *p, size_t bytes)
         if (p->check)
             fill(p, s, 0, bytes);
         double t0 = jt_now();
-        MPI_Send(s, n, MPI_BYTE, p->peer, DATA_TAG, p->comm);
-        MPI_Recv(r, n, MPI_BYTE, p->peer, DATA_TAG, p->comm, MPI_STATUS_IGNORE);
+        for (int k = 0; k < p->reps; k++) {
+            MPI_Send(s, n, MPI_BYTE, p->peer, DATA_TAG, p->comm);
+            MPI_Recv(r, n, MPI_BYTE, p->peer, DATA_TAG, p->comm, MPI_STATUS_IGNORE);
+        }
         dt = jt_now() - t0;
         /* echo: side 0's own payload came back (both transfers checked); otherwise side 1's. */
         if (p->check)
@@ -172,8 +175,10 @@ static double pingpong(jt_p2p *p, size_t bytes)
     } else {
         if (p->check && !echo) /* before the receive: outside side 0's round trip */
             fill(p, s, 0, bytes);
-        MPI_Recv(r, n, MPI_BYTE, p->peer, DATA_TAG, p->comm, MPI_STATUS_IGNORE);
-        MPI_Send(echo ? r : s, n, MPI_BYTE, p->peer, DATA_TAG, p->comm);
+        for (int k = 0; k < p->reps; k++) {
+            MPI_Recv(r, n, MPI_BYTE, p->peer, DATA_TAG, p->comm, MPI_STATUS_IGNORE);
+            MPI_Send(echo ? r : s, n, MPI_BYTE, p->peer, DATA_TAG, p->comm);
+        }
         if (p->check && !echo)
             verify(p, r, 0, 0, bytes);
     }
@@ -189,20 +194,24 @@ static double stream(jt_p2p *p, size_t bytes)
             for (int k = 0; k < w; k++)
                 fill(p, jt_p2p_slot(p, 0, k, bytes), msg_id(p, k), bytes);
         double t0 = jt_now();
-        for (int k = 0; k < w; k++)
-            MPI_Isend(jt_p2p_slot(p, 0, k, bytes), n, MPI_BYTE, p->peer, DATA_TAG, p->comm,
-                      &p->req[k]);
-        MPI_Waitall(w, p->req, p->st);
-        MPI_Recv(jt_p2p_slot(p, 1, 0, ACK_BYTES), p->ack_bytes, MPI_BYTE, p->peer, ACK_TAG,
-                 p->comm, MPI_STATUS_IGNORE);
+        for (int r = 0; r < p->reps; r++) {
+            for (int k = 0; k < w; k++)
+                MPI_Isend(jt_p2p_slot(p, 0, k, bytes), n, MPI_BYTE, p->peer, DATA_TAG, p->comm,
+                          &p->req[k]);
+            MPI_Waitall(w, p->req, p->st);
+            MPI_Recv(jt_p2p_slot(p, 1, 0, ACK_BYTES), p->ack_bytes, MPI_BYTE, p->peer, ACK_TAG,
+                     p->comm, MPI_STATUS_IGNORE);
+        }
         dt = jt_now() - t0;
     } else {
-        for (int k = 0; k < w; k++)
-            MPI_Irecv(jt_p2p_slot(p, 1, k, bytes), n, MPI_BYTE, p->peer, DATA_TAG, p->comm,
-                      &p->req[k]);
-        MPI_Waitall(w, p->req, p->st);
-        MPI_Send(jt_p2p_slot(p, 0, 0, ACK_BYTES), p->ack_bytes, MPI_BYTE, p->peer, ACK_TAG,
-                 p->comm);
+        for (int r = 0; r < p->reps; r++) {
+            for (int k = 0; k < w; k++)
+                MPI_Irecv(jt_p2p_slot(p, 1, k, bytes), n, MPI_BYTE, p->peer, DATA_TAG, p->comm,
+                          &p->req[k]);
+            MPI_Waitall(w, p->req, p->st);
+            MPI_Send(jt_p2p_slot(p, 0, 0, ACK_BYTES), p->ack_bytes, MPI_BYTE, p->peer, ACK_TAG,
+                     p->comm);
+        }
         if (p->check) /* after the acknowledgement: outside side 0's timing */
             for (int k = 0; k < w; k++)
                 verify(p, jt_p2p_slot(p, 1, k, bytes), msg_id(p, k), 0, bytes);
@@ -217,15 +226,18 @@ static double bidir(jt_p2p *p, size_t bytes)
         for (int k = 0; k < w; k++)
             fill(p, jt_p2p_slot(p, 0, k, bytes), msg_id(p, k), bytes);
     double t0 = jt_now();
-    for (int k = 0; k < w; k++)
-        MPI_Irecv(jt_p2p_slot(p, 1, k, bytes), n, MPI_BYTE, p->peer, DATA_TAG, p->comm, &p->req[k]);
-    for (int k = 0; k < w; k++)
-        MPI_Isend(jt_p2p_slot(p, 0, k, bytes), n, MPI_BYTE, p->peer, DATA_TAG, p->comm,
-                  &p->req[w + k]);
-    /* As osu_bibw waits: rank 0 for its sends, then its receives; rank 1 the other way round. */
-    int first = p->me == 0 ? w : 0;
-    MPI_Waitall(w, p->req + first, p->st);
-    MPI_Waitall(w, p->req + (w - first), p->st);
+    for (int r = 0; r < p->reps; r++) {
+        for (int k = 0; k < w; k++)
+            MPI_Irecv(jt_p2p_slot(p, 1, k, bytes), n, MPI_BYTE, p->peer, DATA_TAG, p->comm,
+                      &p->req[k]);
+        for (int k = 0; k < w; k++)
+            MPI_Isend(jt_p2p_slot(p, 0, k, bytes), n, MPI_BYTE, p->peer, DATA_TAG, p->comm,
+                      &p->req[w + k]);
+        /* As osu_bibw waits: rank 0 for its sends, then its receives; rank 1 the other way. */
+        int first = p->me == 0 ? w : 0;
+        MPI_Waitall(w, p->req + first, p->st);
+        MPI_Waitall(w, p->req + (w - first), p->st);
+    }
     double dt = jt_now() - t0;
     if (p->check)
         for (int k = 0; k < w; k++)

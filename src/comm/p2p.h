@@ -35,6 +35,8 @@ typedef struct jt_p2p {
     int window;        /* messages in flight per sample (stream, bidir, put, get) */
     int check;         /* verify every payload */
     int ack_bytes;     /* stream's acknowledgement of a window: 4 (osu_bw's) unless set after init */
+    int reps;          /* operations timed together in one sample (1 after init; both sides
+                        * must agree): the sample is their total time */
     unsigned char *arena;
     size_t arena_bytes;
     size_t frame_bytes; /* one frame: sending slots, then receiving slots (page-aligned) */

@@ -30,18 +30,20 @@ double jt_rma_sample(jt_rma *r, size_t bytes)
         int n = (int)bytes, w = jt_p2p_window_for(p->mode, p->buffers, p->window, bytes);
         /* Both sides lay out their arenas alike: a slot's offset is the same on the peer. */
         double t0 = jt_now();
-        for (int k = 0; k < w; k++) {
-            if (p->mode == JT_P2P_PUT) {
-                unsigned char *src = jt_p2p_slot(p, 0, k, bytes);
-                MPI_Aint at = (MPI_Aint)(jt_p2p_slot(p, 1, k, bytes) - p->arena);
-                MPI_Put(src, n, MPI_BYTE, p->peer, at, n, MPI_BYTE, r->win);
-            } else {
-                unsigned char *dst = jt_p2p_slot(p, 1, k, bytes);
-                MPI_Aint at = (MPI_Aint)(jt_p2p_slot(p, 0, k, bytes) - p->arena);
-                MPI_Get(dst, n, MPI_BYTE, p->peer, at, n, MPI_BYTE, r->win);
+        for (int rep = 0; rep < p->reps; rep++) {
+            for (int k = 0; k < w; k++) {
+                if (p->mode == JT_P2P_PUT) {
+                    unsigned char *src = jt_p2p_slot(p, 0, k, bytes);
+                    MPI_Aint at = (MPI_Aint)(jt_p2p_slot(p, 1, k, bytes) - p->arena);
+                    MPI_Put(src, n, MPI_BYTE, p->peer, at, n, MPI_BYTE, r->win);
+                } else {
+                    unsigned char *dst = jt_p2p_slot(p, 1, k, bytes);
+                    MPI_Aint at = (MPI_Aint)(jt_p2p_slot(p, 0, k, bytes) - p->arena);
+                    MPI_Get(dst, n, MPI_BYTE, p->peer, at, n, MPI_BYTE, r->win);
+                }
             }
+            MPI_Win_flush(p->peer, r->win);
         }
-        MPI_Win_flush(p->peer, r->win);
         dt = jt_now() - t0;
     }
     jt_p2p_advance(p); /* the target counts too: cold's frames stay in step */

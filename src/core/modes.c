@@ -125,14 +125,35 @@ static double share(const cands *c, const kde *k, const double *y, size_t n, int
     return (double)(hi - lo) / (double)n;
 }
 
-/* Merges the weakest candidate until every valley is significant and every mode large
- * enough (and at most JT_MODES_MAX remain). */
-static void merge(cands *c, const kde *k, const double *y, size_t n)
+/* A grid point's location in the samples' unit. */
+static double at_x(const kde *k, double j, int logs)
+{
+    double v = k->a + k->d * j;
+    return logs ? exp(v) : v;
+}
+
+/* Of the neighbours closer than JT_MODES_TICKS ticks, the lowest peak; -1 when none. */
+static int too_close(const cands *c, const kde *k, int logs, double tick)
+{
+    int worst = -1;
+    for (int i = 0; tick > 0 && i + 1 < c->np; i++) {
+        if (at_x(k, c->pk[i + 1], logs) - at_x(k, c->pk[i], logs) >= JT_MODES_TICKS * tick)
+            continue;
+        int lo = k->f[c->pk[i]] < k->f[c->pk[i + 1]] ? i : i + 1;
+        if (worst < 0 || k->f[c->pk[lo]] < k->f[c->pk[worst]])
+            worst = lo;
+    }
+    return worst;
+}
+
+/* Merges the weakest candidate until no two are closer than the tick allows, every valley is
+ * significant and every mode large enough (and at most JT_MODES_MAX remain). */
+static void merge(cands *c, const kde *k, const double *y, size_t n, int logs, double tick)
 {
     while (c->np > 1) {
-        int worst = -1;
+        int worst = too_close(c, k, logs, tick);
         double worst_z = INFINITY;
-        for (int i = 0; i + 1 < c->np; i++) {
+        for (int i = 0; worst < 0 && i + 1 < c->np; i++) {
             int lo = k->f[c->pk[i]] < k->f[c->pk[i + 1]] ? c->pk[i] : c->pk[i + 1];
             double pv = k->f[lo], vv = k->f[c->vl[i]];
             double z = (pv - vv) / sqrt(se2(k, lo) + se2(k, c->vl[i]));
@@ -158,9 +179,10 @@ static void merge(cands *c, const kde *k, const double *y, size_t n)
     }
 }
 
-void jt_modes_find(const double *x, size_t n, jt_modes *out)
+void jt_modes_find(const double *x, size_t n, double tick, jt_modes *out)
 {
     memset(out, 0, sizeof *out);
+    out->tick = tick > 0 ? tick : 0.0;
     out->n = 1;
     out->m[0].at = n ? jt_quantile_sorted(x, n, 0.5) : NAN;
     out->m[0].share = 1.0;
@@ -179,6 +201,11 @@ void jt_modes_find(const double *x, size_t n, jt_modes *out)
     double iqr = jt_quantile_sorted(y, n, 0.75) - jt_quantile_sorted(y, n, 0.25);
     double s = iqr > 0 ? fmin(sd, iqr / 1.34) : sd;
     double h = fmax(0.9 * s * pow((double)n, -0.2), quantum(y, n));
+    /* The tick on the density's scale: on the log scale, as wide as it is near the bottom of
+     * the bulk (a tick is wider in log there than at the median). */
+    double x10 = jt_quantile_sorted(x, n, 0.1);
+    if (out->tick > 0)
+        h = fmax(h, logs ? log1p(out->tick / x10) : out->tick);
     kde k = {0};
     if (!(h > 0) || kde_build(&k, y, n, h) != 0) {
         free(y);
@@ -197,18 +224,28 @@ void jt_modes_find(const double *x, size_t n, jt_modes *out)
         c.pk[c.np++] = j;
     }
     if (c.np > 0) {
-        merge(&c, &k, y, n);
+        merge(&c, &k, y, n, logs, out->tick);
         out->tested = 1;
-        out->n = c.np;
         out->bandwidth = h;
         out->log_scale = logs;
+        double top = 0.0; /* the density at the last mode kept */
+        out->n = 0;
         for (int p = 0; p < c.np; p++) {
             int j = c.pk[p];
             /* the parabola through the peak and its neighbours: a location finer than the grid */
             double fl = k.f[j - 1], f0 = k.f[j], fr = k.f[j + 1], den = fl - 2 * f0 + fr;
-            double at = k.a + k.d * (j + (den < 0 ? 0.5 * (fl - fr) / den : 0.0));
-            out->m[p].at = logs ? exp(at) : at;
-            out->m[p].share = share(&c, &k, y, n, p);
+            double at = at_x(&k, j + (den < 0 ? 0.5 * (fl - fr) / den : 0.0), logs);
+            double sh = share(&c, &k, y, n, p);
+            /* refined apart from the grid, two may come closer than the tick allows: one */
+            if (out->n > 0 && at - out->m[out->n - 1].at < JT_MODES_TICKS * out->tick) {
+                out->m[out->n - 1].share += sh;
+                if (f0 > top)
+                    out->m[out->n - 1].at = at, top = f0;
+                continue;
+            }
+            out->m[out->n].at = at;
+            out->m[out->n++].share = sh;
+            top = f0;
         }
     }
     free(c.pk);

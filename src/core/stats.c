@@ -1,5 +1,7 @@
 #include "core/stats.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,9 +42,68 @@ void jt_median_ci95_sorted(const double *x, size_t n, double *lo, double *hi)
     *hi = x[k - 1];
 }
 
+size_t jt_quantile_ci95_min_n(double q)
+{
+    double m = q > 0.5 ? q : 1.0 - q;
+    if (!(m < 1.0))
+        return (size_t)-1;
+    return (size_t)ceil(log(0.025) / log(m) - 1e-9);
+}
+
+/* log P(B = k), B ~ binomial(n, q) */
+static double log_pmf(size_t n, double q, size_t k)
+{
+    return lgamma((double)n + 1) - lgamma((double)k + 1) - lgamma((double)(n - k) + 1) +
+           (double)k * log(q) + (double)(n - k) * log1p(-q);
+}
+
+int jt_quantile_ci95_sorted(const double *x, size_t n, double q, double *lo, double *hi)
+{
+    *lo = *hi = NAN;
+    if (n == 0 || !(q > 0 && q < 1) || n < jt_quantile_ci95_min_n(q))
+        return -1;
+    /* The binomial's mass lies within 12 standard deviations of its mean (and a few counts
+     * where it is tiny): summed there, exactly, from the lower end. */
+    double mu = (double)n * q, w = 12.0 * sqrt(mu * (1.0 - q)) + 12.0;
+    size_t a = mu - w > 0 ? (size_t)(mu - w) : 0;
+    size_t b = mu + w < (double)n ? (size_t)(mu + w) : n;
+    double cdf = 0.0;
+    size_t j = 0, k = 0; /* 1-based order statistics; 0: not found yet */
+    for (size_t c = a; c <= b; c++) {
+        cdf += exp(log_pmf(n, q, c)); /* P(B <= c) */
+        if (cdf <= 0.025)
+            j = c + 1; /* P(B < c + 1) <= 2.5%: x(c+1) is below the quantile with >= 97.5% */
+        if (cdf >= 0.975) {
+            k = c + 1; /* P(B >= c + 1) <= 2.5% */
+            break;
+        }
+    }
+    if (j < 1)
+        j = 1;
+    if (k < 1 || k > n) /* rounding at the edge: min_n said it exists */
+        k = n;
+    *lo = x[j - 1];
+    *hi = x[k - 1];
+    return 0;
+}
+
+void jt_widen_to_tick(double v, double tick, double *lo, double *hi)
+{
+    if (!(tick > 0) || isnan(v))
+        return;
+    if (!isnan(*lo))
+        *lo = fmin(*lo, v - 0.5 * tick);
+    if (!isnan(*hi))
+        *hi = fmax(*hi, v + 0.5 * tick);
+}
+
 void jt_stats_compute(double *x, size_t n, jt_stats *s)
 {
     s->n = n;
+    s->lag1 = NAN;
+    s->ci_batches = 0;
+    s->tick = 0.0;
+    s->p99_lo = s->p99_hi = NAN;
     if (n == 0) {
         s->min = s->p25 = s->median = s->p75 = s->p99 = s->max = NAN;
         s->mean = s->stddev = s->ci_lo = s->ci_hi = NAN;
@@ -65,6 +126,7 @@ void jt_stats_compute(double *x, size_t n, jt_stats *s)
     s->mean = mean;
     s->stddev = n > 1 ? sqrt(m2 / (double)(n - 1)) : 0.0;
     jt_median_ci95_sorted(x, n, &s->ci_lo, &s->ci_hi);
+    jt_quantile_ci95_sorted(x, n, 0.99, &s->p99_lo, &s->p99_hi);
 }
 
 double jt_stats_rel_halfwidth(const jt_stats *s)
@@ -93,6 +155,19 @@ void jt_stats_json(const jt_stats *st, jt_json *j)
     jt_json_num(j, st->ci_lo);
     jt_json_num(j, st->ci_hi);
     jt_json_end(j);
+    jt_json_kstr(j, "ci95_method", st->ci_batches ? "batch medians" : "order statistics");
+    if (!isnan(st->lag1))
+        jt_json_knum(j, "lag1", st->lag1);
+    jt_json_key(j, "p99_ci95");
+    if (isnan(st->p99_lo)) {
+        jt_json_null(j);
+        jt_json_kint(j, "p99_ci95_needs_n", (long long)jt_quantile_ci95_min_n(0.99));
+    } else {
+        jt_json_array(j);
+        jt_json_num(j, st->p99_lo);
+        jt_json_num(j, st->p99_hi);
+        jt_json_end(j);
+    }
 }
 
 int jt_percentiles_parse(const char *spec, double *p, char *err, size_t errlen)
@@ -112,4 +187,41 @@ int jt_percentiles_parse(const char *spec, double *p, char *err, size_t errlen)
         if (!*c)
             return n;
     }
+}
+
+int jt_target_parse(const char *spec, double *pct, char *err, size_t errlen)
+{
+    char *end = NULL;
+    double v = 0.0;
+    if (strcmp(spec, "median") == 0) {
+        *pct = 0.0;
+        return 0;
+    }
+    if (spec[0] == 'p' && spec[1] && !isspace((unsigned char)spec[1]))
+        v = strtod(spec + 1, &end);
+    if (!end || *end || !(v > 0 && v < 100)) {
+        snprintf(err, errlen, "--target '%s' is not allowed: expected median or pNN, a "
+                 "percentile strictly between 0 and 100 (e.g. p99, p99.9)", spec);
+        return -1;
+    }
+    *pct = v;
+    return 0;
+}
+
+int jt_sample_reps_parse(const char *spec, long max, long *reps, char *err, size_t errlen)
+{
+    char *end;
+    if (strcmp(spec, "auto") == 0) {
+        *reps = 0;
+        return 0;
+    }
+    errno = 0;
+    long v = strtol(spec, &end, 10);
+    if (errno || end == spec || *end || v < 1 || v > max || !isdigit((unsigned char)spec[0])) {
+        snprintf(err, errlen, "--sample-reps '%s' is not allowed: expected auto or an integer "
+                 "from 1 to %ld (operations timed together in one sample)", spec, max);
+        return -1;
+    }
+    *reps = v;
+    return 0;
 }

@@ -23,12 +23,24 @@ const jt_opt_spec jt_common_options[] = {
     {"sizes", "SPEC", NULL, "message sizes: list 4,64,1K; powers of two lo:hi; linear lo:hi:step", NULL},
     {"min-reps", "N", "100", "samples per point at least", NULL},
     {"max-reps", "N", "1000000", "samples per point at most", NULL},
-    {"precision", "F", "0.01", "stop once the 95% CI half-width of the median is under F x median", NULL},
+    {"precision", "F", "0.01", "stop once the 95% CI half-width of the median (of --target) is "
+                               "under F x its value, or the clock's tick keeps it wider", NULL},
+    {"target", "STAT", "median", "what the stopping rule aims at: median, or a percentile pNN "
+                                 "(p99: its 95% interval within --precision, the tail a "
+                                 "bulk-synchronous code waits for)", NULL},
     {"max-time", "S", "2", "seconds per point after --min-reps (the interval may not be reached)", NULL},
     {"warmup", "N", "10", "untimed samples before each point", NULL},
-    {"clock-overhead", "HOW", "keep", "keep: every sample includes one clock reading, as OSU's and "
-                                      "IMB's do; subtract: the cost of a reading, measured at "
-                                      "start-up, is taken off every sample", clock_names},
+    {"sample-reps", "N", "auto", "operations timed together in one sample, divided out: auto "
+                                 "(where one lasts under --min-sample-ticks ticks of the clock, "
+                                 "the power of two that makes a sample last that long, chosen "
+                                 "from the warm-up), or N; 1: one operation a sample", NULL},
+    {"min-sample-ticks", "N", "100", "--sample-reps auto: a sample lasts at least N ticks of the "
+                                     "clock", NULL},
+    {"clock-overhead", "HOW", "keep", "keep: every operation includes one clock reading, as each "
+                                      "of OSU's iterations does (a sample of several operations "
+                                      "is charged the readings it did not make); subtract: the "
+                                      "cost of a reading, measured at start-up, is taken off "
+                                      "every sample", clock_names},
     {"iterations", "N", NULL, "exactly N samples per point (OSU's -i): --min-reps and --max-reps N", NULL},
     {"output", "FILE", NULL, "JSON Lines run file (written as FILE.partial until complete)", NULL},
     {"skip-points", "N", "0", "measure from point N of the sweep on (jostle resumes an "
@@ -153,6 +165,12 @@ static int read_options(jt_ctx *ctx, const jt_bench *b, int argc, char **argv, o
     ctx->cfg.max_time = jt_opt_double(&ctx->opts, "max-time", 0.0, 1e6);
     ctx->cfg.warmup = jt_opt_long(&ctx->opts, "warmup", 0, 1000000000L);
     ctx->cfg.skip_points = jt_opt_long(&ctx->opts, "skip-points", 0, 1000000000L);
+    ctx->cfg.min_sample_ticks = (double)jt_opt_long(&ctx->opts, "min-sample-ticks", 1, 1000000L);
+    char serr[256];
+    if (jt_sample_reps_parse(jt_opt_str(&ctx->opts, "sample-reps"), 1000000L,
+                             &ctx->cfg.sample_reps, serr, sizeof serr) ||
+        jt_target_parse(jt_opt_str(&ctx->opts, "target"), &ctx->cfg.target, serr, sizeof serr))
+        jt_usage_error("%s", serr);
     if (jt_opt_str(&ctx->opts, "iterations")) {
         if (jt_opt_given(&ctx->opts, "min-reps") || jt_opt_given(&ctx->opts, "max-reps"))
             jt_usage_error("--iterations (-i) fixes the samples per point: it is not allowed "
@@ -260,12 +278,13 @@ static void start_mpi(jt_ctx *ctx, const jt_bench *b, int *argc, char ***argv, i
     MPI_Comm_free(&local);
 }
 
-/* What needs the ranks: this rank's placement, the cost of a clock reading, and the seed of a
- * shuffled order without one.  Collective. */
+/* What needs the ranks: this rank's placement, the cost and the tick of a clock reading, and
+ * the seed of a shuffled order without one.  Collective. */
 static void settle_run(jt_ctx *ctx)
 {
     jt_resolve_placement(ctx);
     ctx->timer_overhead = jt_timer_overhead();
+    ctx->timer_tick = jt_timer_resolution(); /* the same value in the meta line and the points */
     if (ctx->cfg.order.kind == JT_ORDER_SHUFFLED && !ctx->cfg.order.seeded) {
         /* every rank must follow the same order: rank 0's seed, recorded in the meta line */
         unsigned long long seed = (unsigned long long)time(NULL) * 2654435761ULL ^

@@ -70,6 +70,10 @@ typedef struct jt_point {
      * (one flow of several: "\"pair\":1,\"thread\":0"); such a metric is in the records and
      * the CSV, not in the table. */
     const char *const *params_extra;
+    /* Its run can time several operations per sample: each sample then times
+     * ctx->sample_reps operations back to back, and the harness divides it by that many (it
+     * chooses how many: --sample-reps, --min-sample-ticks). */
+    int repeatable;
 } jt_point;
 
 #define JT_WARN_MAX 32
@@ -97,14 +101,21 @@ typedef struct jt_ctx {
         int pages;             /* --pages: a jt_pages (topo/bind.h) */
         jt_order order;        /* --order, with the seed drawn when shuffled had none */
         long skip_points;      /* --skip-points: the first points are not measured */
+        long sample_reps;      /* --sample-reps: operations per sample, 0 auto */
+        double min_sample_ticks; /* --min-sample-ticks: auto times at least this many ticks */
+        double target;         /* --target: 0 the median, else the percentile (99) */
     } cfg;
     double timer_overhead;     /* of one clock reading (jt_timer_overhead), seconds */
+    double timer_tick;         /* the clock's tick (jt_timer_resolution), seconds; 0: not yet
+                                * measured (jt_ctx_timer_tick measures it once) */
+    int sample_reps;           /* operations per sample of the point being measured (run reads
+                                * it where the point is repeatable; 1 otherwise) */
     int comm_core;             /* resolved for this rank by --comm-core */
     int comm_mem;              /* resolved for this rank by --comm-mem (node or JT_MEM_*) */
     int nic_numa;              /* NUMA node of the NIC near/far refer to, -1 unknown */
     int far_numa;              /* the node farthest from it */
     int auto_core, auto_numa;  /* jt_place_comm's advice for this rank (auto) */
-    int favor;                 /* --favor, a jt_favor (topo/place.h) */
+    int favor;                 /* --favor, a jt_favor (topo/nic_place.h) */
     jt_json bind_comm;         /* this rank's bindings, registered by the benchmark's setup */
     jt_json bind_compute;
     jt_json bind_roles;        /* other threads by role ("progress"), keys of the binding */

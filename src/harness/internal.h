@@ -4,6 +4,8 @@
 
 #include "harness/harness.h"
 
+#include "core/stats.h"
+
 #include <stdio.h>
 
 /* One string per rank gathered on rank 0 (out[r] malloc'ed there, NULL elsewhere). */
@@ -32,9 +34,29 @@ void jt_transport_json(jt_json *j);
 void jt_environment_json(jt_json *j);
 
 typedef struct jt_point_result {
-    size_t reps;
+    size_t reps;      /* samples */
     double elapsed;
+    int sample_reps;  /* operations per sample */
 } jt_point_result;
+
+#define JT_SAMPLE_REPS_MAX 4096 /* --sample-reps auto chooses at most this many */
+#define JT_SAMPLE_PROBE 5       /* auto with --warmup 0: samples taken to choose, then dropped */
+
+/* The clock's tick in seconds, measured once (the meta line records the same value). */
+double jt_ctx_timer_tick(jt_ctx *ctx);
+
+/* The tick of metric mt of point p in its own unit: the clock's tick over the operations per
+ * sample, through the metric's derivation at the median of the raw samples raw[0..n-1] (half
+ * for a half round trip; a rate's at its median); 0 for a series of ratios. */
+double jt_metric_tick(jt_ctx *ctx, const jt_bench *b, const jt_point *p, const jt_metric *mt,
+                      const double *raw, size_t n, int sample_reps);
+
+/* The interval the stopping rule aims at (--target) for metric samples summarised in s
+ * (jt_summary; sorted its sorted samples): returns its relative half-width, NAN when it does
+ * not exist yet, and sets *floor (half a tick over the value) and *need (the samples it
+ * needs). */
+double jt_target_halfwidth(const jt_ctx *ctx, const jt_stats *s, const double *sorted,
+                           double *floor, size_t *need);
 
 /* Warm-up, then samples until the point's stopping rule says enough (measure.c).  Collective. */
 jt_point_result jt_measure_point(jt_ctx *ctx, const jt_bench *b, void *st, size_t i,

@@ -114,17 +114,32 @@ static void harness_json(jt_ctx *ctx, jt_json *j)
     jt_json_knum(j, "max_time_s", ctx->cfg.max_time);
     jt_json_kint(j, "warmup", ctx->cfg.warmup);
     jt_json_kint(j, "skip_points", ctx->cfg.skip_points);
-    jt_json_knum(j, "timer_resolution_s", jt_timer_resolution());
+    jt_json_knum(j, "timer_resolution_s", jt_ctx_timer_tick(ctx));
     jt_json_knum(j, "timer_overhead_s", ctx->timer_overhead);
     jt_json_kstr(j, "clock_overhead", ctx->cfg.clock_subtract ? "subtract" : "keep");
     jt_json_kstr(j, "pages", jt_pages_names[ctx->cfg.pages]);
     jt_json_kstr(j, "timer", ctx->cfg.clock_subtract
                                  ? "clock_gettime(CLOCK_MONOTONIC), overhead subtracted per sample"
                                  : "clock_gettime(CLOCK_MONOTONIC), one reading per sample kept");
-    jt_json_kstr(j, "ci", "median, distribution-free order statistics, 95%");
-    jt_json_kstr(j, "modes", "Gaussian kernel density of log samples, Silverman's bandwidth; "
-                             "a mode when its valley is 4 standard errors and 20% below it and "
-                             "it holds 5% of the samples (docs/statistics.md)");
+    jt_json_kstr(j, "ci", "median, distribution-free order statistics, 95%; batch medians "
+                          "where the samples' lag-1 autocorrelation is significant; never "
+                          "narrower than half a tick each side");
+    jt_json_kstr(j, "modes", "Gaussian kernel density of log samples, Silverman's bandwidth, "
+                             "at least the tick; a mode when its valley is 4 standard errors "
+                             "and 20% below it, it holds 5% of the samples and is 3 ticks from "
+                             "the next (docs/statistics.md)");
+    if (ctx->cfg.sample_reps > 0)
+        jt_json_kint(j, "sample_reps", ctx->cfg.sample_reps);
+    else
+        jt_json_kstr(j, "sample_reps", "auto");
+    jt_json_knum(j, "min_sample_ticks", ctx->cfg.min_sample_ticks);
+    if (ctx->cfg.target > 0) {
+        char t[32];
+        snprintf(t, sizeof t, "p%g", ctx->cfg.target);
+        jt_json_kstr(j, "target", t);
+    } else {
+        jt_json_kstr(j, "target", "median");
+    }
     jt_json_key(j, "order");
     jt_json_object(j);
     jt_json_kstr(j, "kind", jt_order_names[ctx->cfg.order.kind]);

@@ -6,6 +6,8 @@
 #include "core/errors.h"
 #include "core/modes.h"
 #include "core/stats.h"
+#include "core/summary.h"
+#include "harness/stopping.h"
 #include "jostle_buildinfo.h"
 
 #include <ctype.h>
@@ -105,17 +107,25 @@ static void report_values(jt_ctx *ctx, const jt_point *p, const jt_stats *all, j
     }
 }
 
-/* What a point's metric adds to its line beside the distribution: the modes when there are
- * several, the percentiles asked for, where its samples are kept. */
+/* What a point's metric adds to its line beside the distribution: the operations per
+ * sample, the tick, the modes when there are several, the percentiles asked for with their
+ * intervals, where its samples are kept; and what the stopping rule's target reached. */
 typedef struct metric_extra {
     jt_modes modes;
+    int reps;                          /* operations per sample */
+    double tick;                       /* the clock's, in the metric's unit (0: none) */
+    double hw, floor;                  /* the target's relative half-width, the clock's */
     double pct[JT_PERCENTILES_MAX];
+    double pct_lo[JT_PERCENTILES_MAX], pct_hi[JT_PERCENTILES_MAX]; /* NAN: too few samples */
     long long samples_at; /* -1: not kept */
     size_t count;
 } metric_extra;
 
 static void extra_json(const jt_ctx *ctx, const metric_extra *x, jt_json *j)
 {
+    jt_json_kint(j, "reps_per_sample", x->reps);
+    if (x->tick > 0)
+        jt_json_knum(j, "tick", x->tick);
     if (x->modes.n > 1) {
         jt_json_key(j, "modes");
         jt_json_array(j);
@@ -128,14 +138,41 @@ static void extra_json(const jt_ctx *ctx, const metric_extra *x, jt_json *j)
         jt_json_end(j);
     }
     if (ctx->cfg.npct > 0) {
+        char key[32];
+        int missing = 0;
         jt_json_key(j, "percentiles");
         jt_json_object(j);
         for (int k = 0; k < ctx->cfg.npct; k++) {
-            char key[32];
             snprintf(key, sizeof key, "%g", ctx->cfg.pct[k]);
             jt_json_knum(j, key, x->pct[k]);
         }
         jt_json_end(j);
+        jt_json_key(j, "percentiles_ci95");
+        jt_json_object(j);
+        for (int k = 0; k < ctx->cfg.npct; k++) {
+            snprintf(key, sizeof key, "%g", ctx->cfg.pct[k]);
+            jt_json_key(j, key);
+            missing += isnan(x->pct_lo[k]);
+            if (isnan(x->pct_lo[k])) {
+                jt_json_null(j);
+                continue;
+            }
+            jt_json_array(j);
+            jt_json_num(j, x->pct_lo[k]);
+            jt_json_num(j, x->pct_hi[k]);
+            jt_json_end(j);
+        }
+        jt_json_end(j);
+        if (missing) {
+            jt_json_key(j, "percentiles_ci95_needs_n");
+            jt_json_object(j);
+            for (int k = 0; k < ctx->cfg.npct; k++) {
+                snprintf(key, sizeof key, "%g", ctx->cfg.pct[k]);
+                if (isnan(x->pct_lo[k]))
+                    jt_json_kint(j, key, (long long)jt_quantile_ci95_min_n(ctx->cfg.pct[k] / 100));
+            }
+            jt_json_end(j);
+        }
     }
     if (x->samples_at >= 0) {
         jt_json_key(j, "samples");
@@ -146,23 +183,35 @@ static void extra_json(const jt_ctx *ctx, const metric_extra *x, jt_json *j)
     }
 }
 
-/* The metric's samples, kept (in the order measured) when asked, then sorted into st, x. */
+/* The metric's samples, kept (in the order measured) when asked, then summarised into st, x. */
 static void analyse(jt_ctx *ctx, const jt_metric *mt, const jt_point *p, const jt_series *s,
-                    jt_stats *st, metric_extra *x, double *sum)
+                    jt_point_result pr, jt_stats *st, metric_extra *x, double *sum)
 {
-    double *v = malloc((s->n ? s->n : 1) * sizeof *v);
+    size_t cap = s->n ? s->n : 1;
+    double *v = malloc(cap * sizeof *v), *sorted = malloc(cap * sizeof *sorted);
+    if (!v || !sorted)
+        jt_fatal("out of memory summarising a point");
     *sum = 0.0;
     for (size_t k = 0; k < s->n; k++) {
         v[k] = mt->derive(s->v[k], p);
         *sum += s->v[k];
     }
     x->count = s->n;
+    x->reps = pr.sample_reps > 0 ? pr.sample_reps : 1;
     x->samples_at = ctx->cfg.keep_samples && ctx->writing
                         ? jt_record_samples(&ctx->rec, v, s->n) : -1;
-    jt_stats_compute(v, s->n, st);
-    jt_modes_find(v, s->n, &x->modes);
-    for (int k = 0; k < ctx->cfg.npct; k++)
-        x->pct[k] = jt_quantile_sorted(v, s->n, ctx->cfg.pct[k] / 100.0);
+    x->tick = jt_metric_tick(ctx, ctx->bench, p, mt, s->v, s->n, x->reps);
+    jt_summary(v, s->n, x->tick, sorted, st);
+    jt_modes_find(sorted, s->n, x->tick, &x->modes);
+    size_t need;
+    x->hw = jt_target_halfwidth(ctx, st, sorted, &x->floor, &need);
+    for (int k = 0; k < ctx->cfg.npct; k++) {
+        double q = ctx->cfg.pct[k] / 100.0;
+        x->pct[k] = jt_quantile_sorted(sorted, s->n, q);
+        jt_quantile_ci95_sorted(sorted, s->n, q, &x->pct_lo[k], &x->pct_hi[k]);
+        jt_widen_to_tick(x->pct[k], x->tick, &x->pct_lo[k], &x->pct_hi[k]);
+    }
+    free(sorted);
     free(v);
 }
 
@@ -186,7 +235,7 @@ void jt_report_point(jt_ctx *ctx, const jt_point *p, jt_series *ser, jt_point_re
         jt_stats st;
         metric_extra x;
         double sum;
-        analyse(ctx, mt, p, s, &st, &x, &sum);
+        analyse(ctx, mt, p, s, pr, &st, &x, &sum);
         /* OSU's mean: the metric of the mean sample (a bandwidth is bytes over the mean time,
          * not the mean of the bandwidths), as osu_bw prints it. */
         double shown = ctx->print_mean && s->n ? mt->derive(sum / (double)s->n, p) : st.median;
@@ -201,14 +250,17 @@ void jt_report_point(jt_ctx *ctx, const jt_point *p, jt_series *ser, jt_point_re
             osu_shown[m] = shown;
         if (st.n == 0)
             continue;
-        /* The median of a point with several modes describes none of them: never precise. */
-        int converged = jt_stats_rel_halfwidth(&st) <= ctx->cfg.precision && x.modes.n <= 1;
+        /* A statement about the interval (the target's: the median's unless --target), the
+         * modes are said on their own; an interval the clock keeps wide is said apart. */
+        int converged = x.hw <= ctx->cfg.precision;
+        int limited = !converged && jt_resolution_limited(ctx->cfg.precision, x.floor);
         if (out && ctx->format == JT_FMT_CSV)
             csv_row(out, p, mt->name, mt->unit, &st, converged, x.modes.n);
         jt_json j;
         point_head(&j, p, mt->name, mt->unit, (long long)st.n, extra);
         jt_stats_json(&st, &j);
         jt_json_kbool(&j, "converged", converged);
+        jt_json_kbool(&j, "resolution_limited", limited);
         extra_json(ctx, &x, &j);
         jt_json_knum(&j, "elapsed_s", pr.elapsed);
         emit(ctx, &j, out);

@@ -66,7 +66,7 @@ int main(int argc, char **argv)
     pingpong(rank, 1, rtt);
     if (rank == 0) {
         jt_stats_compute(rtt, N, &st);
-        jt_modes_find(rtt, N, &m);
+        jt_modes_find(rtt, N, jt_timer_resolution() * 1e6, &m); /* the tick, in us */
         printf("slow partner every other sample: %d mode(s)", m.n);
         for (int k = 0; k < m.n; k++)
             printf(" %.2f us (%.0f%%)", m.m[k].at, 100 * m.m[k].share);

@@ -80,8 +80,8 @@ pages_type = choices_type("pages", "a kind of pages")
 
 # jostle-bench's stopping rule (its defaults and help from its descriptor), with our checks.
 REPETITIONS = {"min-reps": c.positive_int, "max-reps": c.positive_int,
-               "precision": c.precision_type, "max-time": c.positive_float,
-               "warmup": c.nonneg_int}
+               "precision": c.precision_type, "target": str, "max-time": c.positive_float,
+               "warmup": c.nonneg_int, "sample-reps": str, "min-sample-ticks": c.positive_int}
 
 
 def register(sub):

@@ -42,7 +42,7 @@ PARTIAL_SUFFIX = ".partial"
 # Columns of the points frame that are not params; a param of the same name gets 'param_'.
 _RESERVED = {"metric", "unit", "n", "ci95_lo", "ci95_hi", "converged", "elapsed_s",
              "run", "benchmark", "modes", "modes_at", "modes_share", "samples_offset",
-             "samples_count", *STATS}
+             "samples_count", "resolution_limited", "tick", "reps_per_sample", *STATS}
 SAMPLES_DTYPE = "<f8"   # --keep-samples: little-endian binary64 (docs/records.md, "Samples")
 
 
@@ -261,6 +261,19 @@ def _point_row(path, lineno, rec):
     if conv is not None and not isinstance(conv, bool):
         _fail(path, lineno, f"point.converged should be true or false, got {_short(conv)}")
     row["converged"] = conv
+    lim = rec.get("resolution_limited")   # absent before it existed: not said
+    if lim is not None and not isinstance(lim, bool):
+        _fail(path, lineno, f"point.resolution_limited should be true or false, got {_short(lim)}")
+    row["resolution_limited"] = lim
+    tick = rec.get("tick")
+    if tick is not None and not (_is_num(tick) and tick >= 0):
+        _fail(path, lineno, f"point.tick should be a number ≥ 0, got {_short(tick)}")
+    row["tick"] = _number(tick)
+    reps = rec.get("reps_per_sample", 1)   # absent before it existed: one operation a sample
+    if not (isinstance(reps, int) and not isinstance(reps, bool) and reps >= 1):
+        _fail(path, lineno, f"point.reps_per_sample should be a whole number ≥ 1, got "
+                            f"{_short(reps)}")
+    row["reps_per_sample"] = reps
     el = rec.get("elapsed_s")
     if el is not None and not (_is_num(el) and el >= 0):
         _fail(path, lineno, f"point.elapsed_s should be a number ≥ 0, got {_short(el)}")
