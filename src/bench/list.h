@@ -3,7 +3,7 @@
  * declarations), registry.c (the table, --list, --describe) and CMakeLists.txt (the files the
  * SimGrid build leaves out): keep one entry per line, in the order of --list.  Left out of
  * SimGrid: contention and overlap put compute threads beside MPI calls, which SMPI cannot
- * simulate; tile-kernels and memlat run their kernels for real. */
+ * simulate; tile-kernels, memlat and c2c run their kernels (and c2c its threads) for real. */
 JT_BENCH(pingpong, 1)
 JT_BENCH(contention, 0)
 JT_BENCH(overlap, 0)
@@ -12,3 +12,4 @@ JT_BENCH(cholesky, 1)
 JT_BENCH(tile_kernels, 0)
 JT_BENCH(shift, 1)
 JT_BENCH(memlat, 0)
+JT_BENCH(c2c, 0)

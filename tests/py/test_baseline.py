@@ -5,6 +5,9 @@ import json
 
 from jostle import cli
 from test_compare import make_campaign
+import pytest
+
+pytestmark = pytest.mark.unit
 
 
 def jostle(capsys, *argv):
@@ -14,7 +17,7 @@ def jostle(capsys, *argv):
 
 
 def test_save_list_check(tmp_path, data, capsys):
-    ref = make_campaign(tmp_path / "ref", data, 3, seed=1)
+    ref = make_campaign(tmp_path / "ref", data, 3, seed=1, job_sd=0.005)
     bl = tmp_path / "baselines"
     rc, out, err = jostle(capsys, "baseline", "save", ref, "--name", "pp", "--baselines", bl)
     assert rc == 0 and (bl / "pp.json").is_file()
@@ -28,10 +31,10 @@ def test_save_list_check(tmp_path, data, capsys):
     rc, out, _ = jostle(capsys, "baseline", "list", "--baselines", bl)
     assert rc == 0 and out.startswith("pp\t") and "Fake CPU" in out
 
-    same = make_campaign(tmp_path / "same", data, 3, seed=2)
+    same = make_campaign(tmp_path / "same", data, 3, seed=2, job_sd=0.005)
     rc, out, _ = jostle(capsys, "baseline", "check", same, "--name", "pp", "--baselines", bl)
     assert rc == 0 and "no regression" in out
-    slow = make_campaign(tmp_path / "slow", data, 3, factor=1.3, seed=3)
+    slow = make_campaign(tmp_path / "slow", data, 3, factor=1.3, seed=3, job_sd=0.005)
     rc, out, _ = jostle(capsys, "baseline", "check", slow, "--name", "pp", "--baselines", bl,
                         "--format", "json")
     got = json.loads(out)

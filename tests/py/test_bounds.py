@@ -5,15 +5,15 @@ a number above its bound called an error of the measurement, on the page too."""
 import json
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 
-from jostle import advise, bounds, report
+from jostle.analysis import advise, bounds
+from jostle import report
 from jostle.figures import close, contention as contention_figures
-from jostle.results import load_run
+from jostle.records.results import load_run
 
-BENCH = Path(__file__).resolve().parents[2] / "build" / "openmpi" / "jostle-bench"
+pytestmark = pytest.mark.unit
 
 
 def headline(tmp_path, data, name, found=None):
@@ -24,16 +24,36 @@ def headline(tmp_path, data, name, found=None):
     return " | ".join(h["text"] for h in advise.pingpong_headline([run]))
 
 
+C2C = {"0:1": {"median": 90.0, "ci95": [88.0, 92.0], "n": 100}}
+
+
 def test_intra_node_bandwidth_against_one_cores_copy(tmp_path, data):
     text = headline(tmp_path, data, "pingpong_intra.jsonl",
-                    {"memory_latency_ns": 90.0, "copy_GBps": 1000.0})
+                    {"c2c_ns": C2C, "copy_GBps": 1000.0, "memory_latency_ns": 300.0})
     assert "% of one core's copy, 1e+03 GB/s" in text
-    assert "× the memory-latency floor 90 ns" in text
+    assert "× the core-to-core latency of cores 0:1, 90 ns, 95% 88..92" in text
+    assert "memory" not in text.split("latency:")[1].split("|")[0]   # no floor it goes below
+
+
+def test_a_latency_below_the_core_to_core_latency_is_an_error(tmp_path, data):
+    """The run's ranks on cores 0 and 1 (its binding): 0.3 µs one way cannot beat a cache
+    line that takes 400 ns between them."""
+    slow = {"0:1": {"median": 400.0, "ci95": [390.0, 410.0], "n": 100}}
+    text = headline(tmp_path, data, "pingpong_intra.jsonl", {"c2c_ns": slow})
+    assert "BELOW its bound, the core-to-core latency of cores 0:1, 400 ns" in text
+    assert bounds.ERROR in text
+    shutil.copy(data / "pingpong_intra.jsonl", tmp_path / "p.jsonl")
+    items = advise.pingpong_headline([load_run(tmp_path / "p.jsonl")])
+    assert next(h for h in items if h["topic"] == "latency")["error"]
+    # another pair measured only: the lowest of them stands, said so
+    other = {"0:5": {"median": 40.0, "ci95": [39.0, 41.0], "n": 100}}
+    assert "the run's pair 0:1 was not" in bounds.latency_text(0.3, {"c2c_ns": other}, "0:1")
+    assert "no bound" in bounds.latency_text(2.0, {"c2c_ns": C2C}, "0:1", inter=True)
 
 
 def test_a_bandwidth_above_its_bound_is_an_error(tmp_path, data):
     text = headline(tmp_path, data, "pingpong_intra.jsonl",
-                    {"memory_latency_ns": 90.0, "copy_GBps": 0.001})
+                    {"c2c_ns": C2C, "copy_GBps": 0.001})
     assert "from memory" in text and "only while the message stays in cache" in text
     shutil.copy(data / "pingpong_inter.jsonl", tmp_path / "i.jsonl")
     run = load_run(tmp_path / "i.jsonl")
@@ -44,7 +64,8 @@ def test_a_bandwidth_above_its_bound_is_an_error(tmp_path, data):
 
 def test_unknown_bounds_are_said(tmp_path, data):
     text = headline(tmp_path, data, "pingpong_intra.jsonl")
-    assert "one core's copy not measured here" in text and "floor not measured" in text
+    assert "one core's copy not measured here" in text
+    assert "core-to-core latency not measured here" in text
 
 
 def test_inter_node_bandwidth_against_the_link(tmp_path, data):
@@ -58,7 +79,7 @@ def test_an_intra_node_bandwidth_from_memory_above_one_cores_copy_is_an_error(tm
     """The fastest message (16 MiB) is larger than the last-level cache: it comes from memory,
     and above one core's copy it is an error, flagged for the page."""
     shutil.copy(data / "pingpong_intra.jsonl", tmp_path / "p.jsonl")
-    bounds.save(tmp_path, {"memory_latency_ns": 90.0, "copy_GBps": 0.001})
+    bounds.save(tmp_path, {"c2c_ns": C2C, "copy_GBps": 0.001})
     run = load_run(tmp_path / "p.jsonl")
     run.meta["machine"]["llc_bytes"] = 1 << 20
     items = advise.pingpong_headline([run])
@@ -108,7 +129,8 @@ def contention_record(folder, rank_gbps, together_gbps, array_bytes=64 << 20, ll
     return folder
 
 
-LIMITS = {"memory_latency_ns": 90.0, "copy_GBps": 20.0, "triad_GBps": 100.0, "triad_threads": 8}
+LIMITS = {"c2c_ns": {"6:7": {"median": 90.0, "ci95": [88.0, 92.0], "n": 100}},
+          "copy_GBps": 20.0, "triad_GBps": 100.0, "triad_threads": 8}
 
 
 def contention_items(folder, limits):
@@ -125,7 +147,7 @@ def test_the_nodes_compute_throughput_against_its_triad_on_all_cores(tmp_path):
     comm = next(h for h in items if h["topic"] == "communication under contention")
     assert "25% of one core's copy, 20 GB/s" in comm["text"]
     lat = next(h for h in items if h["topic"] == "latency under contention")
-    assert "the memory-latency floor 90 ns" in lat["text"]
+    assert "the core-to-core latency of cores 6:7, 90 ns" in lat["text"]
     assert not any(h["error"] for h in items)
 
 
@@ -158,7 +180,9 @@ def test_the_contention_figure_draws_the_triad_and_marks_what_is_above_it(tmp_pa
         labels = [line.get_label() for ax in fig.fig.axes for line in ax.get_lines()]
         assert any(x.startswith("bound: node's triad 5 GB/s") for x in labels)
         assert any(x.startswith("bound: one core's copy, 20 GB/s") for x in labels)
-        assert any(x.startswith("memory-latency floor, 90 ns") for x in labels)
+        assert any(x.startswith("bound: the core-to-core latency of cores 6:7, 90 ns")
+                   for x in labels)
+        assert "dotted on the latency: the core-to-core latency of cores 6:7" in fig.caption
     finally:
         close(figs)
 
@@ -171,14 +195,14 @@ def test_the_page_shows_a_number_above_its_bound_as_an_error(tmp_path):
     assert '<li class="bad">fig1, triad on 2 core(s) per rank' in html
 
 
-@pytest.mark.skipif(not BENCH.exists(), reason="build/openmpi not built")
-def test_stream_measures_the_triad_on_every_core_and_refuses_bad_values():
-    out = subprocess.run([str(BENCH), "--stream", "--rounds", "2", "--seconds", "0.05",
+def test_stream_measures_the_triad_on_every_core_and_refuses_bad_values(built):
+    """jostle-bench's STREAM query (no MPI)."""
+    out = subprocess.run([built(), "--stream", "--rounds", "2", "--seconds", "0.05",
                           "--bytes", "8M"], capture_output=True, text=True, check=True)
     got = json.loads(out.stdout)
     assert got["threads"] >= 1 and got["GBps"] >= got["GBps_median"] >= got["GBps_worst"] > 0
     for bad in (["--seconds", "0"], ["--bytes", "1"], ["--rounds", "x"], ["--nope"]):
-        r = subprocess.run([str(BENCH), "--stream", *bad], capture_output=True, text=True)
+        r = subprocess.run([built(), "--stream", *bad], capture_output=True, text=True)
         assert r.returncode == 2 and bad[-1] in r.stderr
 
 
@@ -196,3 +220,19 @@ def test_the_heat_map_gives_each_cell_as_a_share_of_the_triad(tmp_path):
         assert "share of the node's STREAM triad on all cores (100 GB/s)" in heat.caption
     finally:
         close(figs)
+
+
+@pytest.mark.mpi
+def test_c2c_measures_each_pair_and_refuses_bad_values(built, tmp_path):
+    """jostle-bench c2c alone (an MPI singleton), as the bounds step runs it: one point per
+    pair, one way and round trip from the same samples; a pair of one core, or of a core
+    this host lacks, is refused naming the value."""
+    bench = built()
+    got = bounds.c2c(bench, pairs="0:1,1:0", max_time=0.1)
+    assert set(got["c2c_ns"]) == {"0:1", "1:0"}
+    for v in got["c2c_ns"].values():
+        assert 1.0 < v["median"] < 100_000 and v["ci95"][0] <= v["median"] <= v["ci95"][1]
+    for bad in ("0:0", "0:4096", "x"):
+        r = subprocess.run([str(bench), "c2c", "--pairs", bad], capture_output=True, text=True,
+                           timeout=60)
+        assert r.returncode == 2 and f"'{bad}'" in r.stderr and "Traceback" not in r.stderr

@@ -6,7 +6,9 @@ import pytest
 
 from jostle import figures
 from jostle.figures import pingpong
-from jostle.results import load, load_run
+from jostle.records.results import load, load_run
+
+pytestmark = pytest.mark.unit
 
 
 def test_three_ranges_from_the_fixtures(data):
@@ -87,7 +89,7 @@ def test_benchmark_without_figure_module_gives_no_figure(data):
 
 def test_short_mpi_names_and_people_numbers():
     import pandas as pd
-    from jostle.results import Run
+    from jostle.records.results import Run
     from jostle.units import number
     lib = lambda s: Run(Path("x.jsonl"), {"mpi": {"library": s}}, pd.DataFrame(), None)
     assert lib("MPICH Version:\t4.0.2").short_mpi == "MPICH 4.0.2"

@@ -5,10 +5,15 @@ between jobs; a bad K is refused before anything is planned."""
 import json
 import re
 
+import numpy as np
 import pytest
 
-from jostle import cli, figures, repeats, results
+from jostle import cli, figures
+from jostle.analysis import contention
+from jostle.records import repeats, results
 from jostle.figures import contention as contention_figures, pingpong as pingpong_figures
+
+pytestmark = pytest.mark.unit
 
 # each study with the arguments that keep its dry run small and on the fake bench
 STUDIES = {
@@ -88,6 +93,12 @@ def _jobs(src, folder, name, factors):
         (folder / f"{name}-r{k}.jsonl").write_text("\n".join(lines) + "\n")
 
 
+# the 95% interval over the jobs of the factors 1, 1.3 and 0.8: exp(mean ± t(2) sd / sqrt(3))
+# of their logs (t(2) = 4.302653)
+_LOGS = np.log([1.0, 1.3, 0.8])
+JOBS_CI = tuple(np.exp(_LOGS.mean() + s * 4.302653 * _LOGS.std(ddof=1) / np.sqrt(3)) for s in (-1, 1))
+
+
 def _bars(ax):
     """[(height, lowest, highest of its error bar)] of the bar chart on AX."""
     from matplotlib.container import BarContainer, ErrorbarContainer
@@ -116,11 +127,14 @@ def test_nuioa_draws_one_bar_per_setting_spanning_its_jobs(tmp_path):
         latency = fig.fig.axes[0]
         assert sorted(t.get_text() for t in latency.get_xticklabels()) == [
             "thread far, mem near", "thread near, mem near"]   # 2 settings, not 6 jobs
+        geo = 10.0 * (1.0 * 1.3 * 0.8) ** (1 / 3)
         for height, lo, hi in _bars(latency):
-            assert height == pytest.approx(10.0)               # the median of 10, 13 and 8
-            assert lo <= 8.0 * 1.0 and hi >= 13.0              # spans every job's median
-            assert hi - lo < 6.0                               # and no wider than the jobs'
-        assert "pools its 3 MPI jobs" in fig.caption and "variation between jobs" in fig.caption
+            assert height == pytest.approx(geo, rel=1e-6)      # the jobs' geometric mean
+            assert lo == pytest.approx(JOBS_CI[0] * 10, rel=1e-4)   # its 95% CI over the jobs
+            assert hi == pytest.approx(JOBS_CI[1] * 10, rel=1e-4)
+        ticks = [ln for ln in latency.get_lines() if ln.get_label() == "range of the jobs' medians"]
+        assert len(ticks) == 1 and sorted(set(ticks[0].get_ydata())) == pytest.approx([8.0, 13.0])
+        assert "pools its 3 MPI jobs" in fig.caption and "confidence interval" in fig.caption
     finally:
         figures.close(figs)
 
@@ -136,10 +150,15 @@ def test_pingpong_draws_one_curve_per_setting_and_keeps_campaigns_apart(tmp_path
     (job1, job2), (p,) = runs[:2], pooled[:1]
     assert len(p.points) == len(one.points)                 # one row per point, not per job
     med = p.points["median"].to_numpy()
-    assert med == pytest.approx(1.25 * one.points["median"].to_numpy())   # median of 1 and 1.5
-    assert (p.points["ci95_lo"] <= job1.points["median"]).all()
+    positive = one.points["median"].to_numpy() > 0
+    assert med[positive] == pytest.approx(1.5 ** 0.5 * one.points["median"].to_numpy()[positive])
+    assert (p.points["ci95_lo"] <= job1.points["median"]).all()   # 2 jobs: t(1) = 12.7
     assert (p.points["ci95_hi"] >= job2.points["median"]).all()
-    assert (p.points["p25"] == job1.points["p25"]).all() and (p.points["p75"] == job2.points["p75"]).all()
+    assert (p.points["jobs_lo"] == job1.points["median"]).all()
+    assert (p.points["jobs_hi"] == job2.points["median"]).all()
+    assert (p.points["n"] == 2).all() and (p.points["samples"] == 2 * one.points["n"]).all()
+    # a typical job's quartiles, not the lowest job's p25 and the highest job's p75
+    assert p.points["p25"].to_numpy() == pytest.approx(1.25 * one.points["p25"].to_numpy())
     figs = pingpong_figures.build(runs[:2])
     try:
         for f in figs:
@@ -155,12 +174,40 @@ def test_contention_pools_the_jobs_into_one_row_per_point(tmp_path, data):
     src = data / "contention_pairs.jsonl"
     _jobs(src, tmp_path / "c", "fig1-triad", (1.0, 2.0, 3.0))
     runs = results.load([tmp_path / "c"])
-    single = contention_figures.degradation_table([results.load_run(src)])
-    table = contention_figures.degradation_table(repeats.pool(runs))
+    single = contention.degradation_table([results.load_run(src)])
+    table = contention.degradation_table(repeats.pool(runs))
     assert len(table) == len(single) and set(table.run) == {"fig1-triad"}
-    assert table["alone"].to_numpy() == pytest.approx(2.0 * single["alone"].to_numpy())
+    assert table["alone"].to_numpy() == pytest.approx(6 ** (1 / 3) * single["alone"].to_numpy())
     assert (table["alone_lo"] <= single["alone"]).all()
     assert (table["alone_hi"] >= 3.0 * single["alone"]).all()
     (t,) = contention_figures.tables(runs)
     assert len(t["rows"]) == len(contention_figures.tables([results.load_run(src)])[0]["rows"])
     assert "pools its 3 MPI jobs" in t["caption"]
+
+
+def test_a_pooled_points_interval_is_the_jobs_confidence_interval(tmp_path, data):
+    """Five jobs, the job as the unit: the 95% interval of the geometric mean over the jobs
+    (Student's t, 4 degrees of freedom, on the log scale), narrower than their range, and
+    never below a job's own interval."""
+    src = data / "pingpong_intra.jsonl"
+    factors = (1.0, 1.1, 0.95, 1.2, 0.9)
+    _jobs(src, tmp_path / "c", "pp", factors)
+    (p,) = repeats.pool(results.load([tmp_path / "c"]))
+    one = results.load_run(src).points
+    logs = np.log(factors)
+    half = 2.776445 * logs.std(ddof=1) / np.sqrt(5)
+    row = (one["metric"] == "latency") & (one["size"] == 1024)
+    (i,) = np.flatnonzero(row.to_numpy())
+    base = one.loc[row, "median"].iloc[0]
+    got = p.points.iloc[i]
+    assert got["median"] == pytest.approx(base * np.exp(logs.mean()))
+    assert got["ci95_lo"] == pytest.approx(base * np.exp(logs.mean() - half))
+    assert got["ci95_hi"] == pytest.approx(base * np.exp(logs.mean() + half))
+    assert got["jobs_lo"] == pytest.approx(0.9 * base) and got["jobs_hi"] == pytest.approx(1.2 * base)
+    assert got["n"] == 5
+    # jobs that agree exactly: the interval is the jobs' own, not a point
+    _jobs(src, tmp_path / "d", "pp", (1.0, 1.0, 1.0))
+    (q,) = repeats.pool(results.load([tmp_path / "d"]))
+    lat = one[row].iloc[0]
+    assert q.points.iloc[i]["ci95_lo"] < lat["median"] < q.points.iloc[i]["ci95_hi"]
+    assert q.points.iloc[i]["ci95_hi"] / lat["median"] < lat["ci95_hi"] / lat["median"] + 0.01

@@ -32,9 +32,18 @@ def _first_drop(p, size, top, side) -> object:
     return None
 
 
+def _oversubscribed(doc) -> str:
+    """Why the campaign's contention runs cannot answer how many cores to keep, or ''."""
+    for limit in doc.get("not_identifiable") or []:
+        if "oversubscribed" in limit.get("reason", ""):
+            return limit["reason"]
+    return ""
+
+
 def cores_advice(doc) -> list:
     out = []
     top = int(doc["machine"].get("cores") or 1)
+    crowded = _oversubscribed(doc)
     for cfg in doc["configurations"]:
         if "raw" not in cfg or (cfg["comm_mem"], cfg["compute_mem"]) != ("near", "near"):
             continue
@@ -59,13 +68,31 @@ def cores_advice(doc) -> list:
             side_n = "comm" if side else "compute"
             loss = at[side_n]["loss"]
             rng = f"{lo}..{hi if hi is not None and hi <= top else f'never (≤ {top})'}"
-            text = (f"{what}: {name} loses more than {DROP:.0%} from {k} compute "
-                    f"core(s) per rank on, so keep at most {k - 1} (at {k}: −{loss:.0%}; 95% "
-                    f"range of the threshold {rng} cores)" if k else
-                    f"{what}: {name} stays within {DROP:.0%} up to all {top} cores (at {top}: "
-                    f"−{loss:.0%})")
+            # two ranks, each a communicating thread and k computing ones, one core each
+            if crowded and (k is None or 2 * (k + 1) > top):
+                text = (f"{what}: this machine cannot answer how many compute cores to keep: "
+                        f"the runs that would tell were oversubscribed (its {top} core(s) are "
+                        "fewer than the threads bound), so a loss of the "
+                        f"{name} there measures threads sharing cores as much as memory "
+                        "contention. A run that would answer: `jostle contention fig1 "
+                        "--max-cores N` on a node with at least 2 × (N + 1) cores, one for "
+                        "each rank's communicating thread and each of its N computing ones")
+            elif k == 1:
+                text = (f"{what}: {name} loses more than {DROP:.0%} already with 1 compute "
+                        f"core per rank (at 1: −{loss:.0%}; 95% range of the threshold {rng} "
+                        "cores): every computing core beside a communicating rank costs it; "
+                        "keep the computation off the communicating ranks' node, or accept "
+                        "the loss")
+            elif k:
+                text = (f"{what}: {name} loses more than {DROP:.0%} from {k} compute "
+                        f"core(s) per rank on, so keep at most {k - 1} (at {k}: −{loss:.0%}; "
+                        f"95% range of the threshold {rng} cores)")
+            else:
+                text = (f"{what}: {name} stays within {DROP:.0%} up to all {top} cores (at "
+                        f"{top}: −{loss:.0%})")
             out.append({"topic": "compute cores", "text": text,
                         "numbers": {"side": side_n, "threshold_cores": k,
+                                    "answerable": "cannot answer" not in text,
                                     "threshold_ci95": [lo, hi], "at": at}})
     return out
 
@@ -75,8 +102,11 @@ def placement_advice(doc, runs) -> list:
     nic = (f"NIC {nics[0]['name']} is on NUMA node {nics[0]['numa']}" if nics
            else "no NIC of known locality")
     if doc["machine"]["numa_nodes"] <= 1:
-        return [{"topic": "comm placement", "text": f"{nic}; comm-mem far and its gain over near: "
-                 f"{model.ONE_NODE}", "numbers": {"identifiable": False, "reason": model.ONE_NODE}}]
+        return [{"topic": "comm placement", "text": f"{nic}; this machine cannot answer where "
+                 f"to place the communication: {model.ONE_NODE}, so near and far are the same "
+                 "memory. A run that would answer: `jostle nuioa` on a node with two or more "
+                 "NUMA nodes (and its NIC on one of them)",
+                 "numbers": {"identifiable": False, "reason": model.ONE_NODE}}]
     try:
         near = model.configuration(doc, None, "near", "near")
         far = model.configuration(doc, None, "far", "near")
@@ -165,7 +195,7 @@ def headline(obs, doc, limits=None) -> list:
             lat = s / (v * 1e9) * 1e6     # bandwidth = size / one-way time (records.md)
             out.append({"topic": "latency", "text": f"{int(s)} B one-way latency alone: "
                         f"{lat:.3g} µs (median of {len(d)} runs)"
-                        + bounds.latency_text(lat, limits), "numbers": {"size": int(s),
+                        + bounds.latency_text(lat, limits, inter=inter), "numbers": {"size": int(s),
                         "latency_us": lat, "runs": int(len(d))}})
         else:
             ci = [float(d.lo.min()), float(d.hi.max())]
@@ -216,7 +246,10 @@ def pingpong_headline(runs, limits=None) -> list:
             x = lat.iloc[0]
             out.append({"topic": "latency", "text": f"{int(x['size'])} B one-way latency: "
                         f"{x['median']:.3g} µs (95% CI {x['ci95_lo']:.3g}..{x['ci95_hi']:.3g}"
-                        f"{state}){bounds.latency_text(float(x['median']), limits)}", "numbers": {"size": int(x["size"]), "latency_us":
+                        f"{state})"
+                        + bounds.latency_text(float(x["median"]), limits, bounds.run_pair(r),
+                                              len(set(r.hosts)) > 1),
+                        "numbers": {"size": int(x["size"]), "latency_us":
                         float(x["median"]), "ci95": [float(x["ci95_lo"]), float(x["ci95_hi"])]}})
         bw = p[p.metric == "bandwidth"]
         if not bw.empty:
@@ -242,7 +275,7 @@ def contention_headline(runs, limits=None) -> list:
     """Of each contention study, its run with the most computing cores at its largest size: the
     compute throughput of the node alone and together against the node's STREAM triad on all
     cores, the communication beside one core's copy or the link, and the latency of its
-    smallest size beside the memory-latency floor (bounds.py)."""
+    smallest size beside the core-to-core latency of its cores (bounds.py)."""
     limits = bounds.of(runs) if limits is None else limits
     con = [r for r in runs if r.benchmark == "contention" and not r.points.empty]
     table = contention.degradation_table(con)
@@ -290,7 +323,8 @@ def contention_headline(runs, limits=None) -> list:
             out.append({"topic": "latency under contention", "text":
                         f"{study}, {int(t['size'])} B one-way latency beside {cores} computing "
                         f"core(s) per rank: {t['alone']:.3g} µs alone, {t['together']:.3g} µs "
-                        f"together{bounds.latency_text(float(t['together']), limits)}",
+                        "together" + bounds.latency_text(float(t["together"]), limits,
+                                                         bounds.run_pair(run), inter),
                         "numbers": {"study": study, "run": run.name,
                                     "latency_us": {"alone": float(t["alone"]),
                                                    "together": float(t["together"])}}})

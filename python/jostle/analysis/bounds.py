@@ -1,10 +1,11 @@
 """Every headline number beside its physical bound (Hoefler and Belli, SC15, rule 11).
 
 The bounds are measured or read on the machine of the runs:
-- one core's copy bandwidth and the memory-latency floor: `jostle-bench --latency-matrix`
-  (a one-core copy and a cache-bypassing pointer chase on the local NUMA node), and the node's
-  STREAM triad on all cores at once: `jostle-bench --stream`; both saved by `jostle run`'s
-  bounds step as CAMPAIGN/bounds.json;
+- one core's copy bandwidth: `jostle-bench --latency-matrix` (a one-core copy on the local
+  NUMA node), and the node's STREAM triad on all cores at once: `jostle-bench --stream`;
+- the core-to-core latency of the pairs of cores the ping-pong binds its ranks to:
+  `jostle-bench c2c` (one cache line bounced between a thread on each core);
+  all saved by `jostle run`'s bounds step as CAMPAIGN/bounds.json;
 - a NIC's link speed: the records' machine.nics[].link_gbps (hwloc and sysfs, GB/s).
 
 An intra-node ping-pong bandwidth is bounded by one core's copy from memory (a message is
@@ -16,11 +17,16 @@ and the text says so; one from memory (larger than the last-level cache, or cold
 above it is an error of the measurement, said as such. An inter-node bandwidth is
 bounded by the link. A contention run's compute throughput, summed over the node's computing
 threads, is bounded by the node's triad on all cores (the same STREAM counting), unless its
-arrays fit the caches. A latency is set against the memory-latency floor of an uncached
-access: small messages stay in cache, so one below it is said, not flagged.
+arrays fit the caches. An intra-node latency is bounded by the core-to-core latency of its
+two cores (its flag or its data must cross between their caches at least once): one below the
+bound's 95% interval is an error of the measurement. The memory latency (a pointer chase) is
+kept in bounds.json as a fact of the machine, never drawn as a bound: a message that stays in
+cache goes below it.
 """
 
 import json
+import subprocess
+import tempfile
 from pathlib import Path
 from ..run import bench_query
 from ..errors import JostleError
@@ -47,8 +53,36 @@ def measure(bench, nbytes="64M") -> dict:
                                   f"arrays each, best of {t.get('rounds')} rounds")
     except JostleError as e:
         found.update(triad_GBps=None, triad_source=f"not measured: {e}")
+    try:   # a bench built before c2c: the latency's bound is said unknown
+        found.update(c2c(bench))
+    except JostleError as e:
+        found.update(c2c_ns={}, c2c_source=f"not measured: {e}")
     return found
 
+
+def c2c(bench, pairs="auto", max_time=0.5) -> dict:
+    """{"c2c_ns": {"A:B": {"median", "ci95"}}, "c2c_source"}: the core-to-core latency (one way,
+    ns) of PAIRS of cores by `jostle-bench c2c`, run alone (an MPI singleton)."""
+    from ..records.results import load_run
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "c2c.jsonl"
+        argv = [str(bench), "c2c", "--pairs", pairs, "--max-time", str(max_time), "--quiet",
+                "--output", str(out)]
+        try:
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            raise JostleError(f"'{' '.join(argv)}' failed: {e}") from None
+        if done.returncode != 0 or not out.exists():
+            raise JostleError(f"'{' '.join(argv)}' exited {done.returncode}: "
+                              f"{done.stderr.strip()[-300:]}")
+        run = load_run(out)
+    lat = run.points[run.points["metric"] == "latency"]
+    got = {f"{int(r['core_a'])}:{int(r['core_b'])}":
+           {"median": float(r["median"]), "ci95": [float(r["ci95_lo"]), float(r["ci95_hi"])],
+            "n": int(r["n"])} for r in lat.to_dict("records")}
+    return {"c2c_ns": got, "c2c_source": "jostle-bench c2c: one cache line bounced between a "
+            "thread on each core, ns one way (half a round trip), median of the samples of "
+            f"{int(lat['bounces'].iloc[0]) if len(lat) else '?'} round trips"}
 
 def save(directory, found: dict):
     Path(directory, FILE).write_text(json.dumps(found, indent=1) + "\n")
@@ -134,9 +168,41 @@ def compute_text(node_gbps, bounds, in_cache=False) -> str:
     return f" ({frac:.0%} of {what}, {triad:.3g} GB/s)"
 
 
-def latency_text(us, bounds) -> str:
-    floor = bounds.get("memory_latency_ns")
-    if not floor:
-        return " (memory-latency floor not measured here)"
-    return (f" ({us * 1e3 / floor:.2g}× the memory-latency floor {floor:.3g} ns, an uncached "
-            "access; small messages stay in cache, so they may go below it)")
+def run_pair(run) -> str:
+    """'0:1': the cores rank 0's and rank 1's communicating threads were bound to (the
+    record's binding), or '' when it does not say."""
+    binding = run.meta.get("binding") or {}
+    cores = [((binding.get(r) or {}).get("comm") or {}).get("core") for r in ("0", "1")]
+    return f"{cores[0]}:{cores[1]}" if all(isinstance(c, int) and c >= 0 for c in cores) else ""
+
+
+def c2c_bound(bounds, pair) -> tuple:
+    """(the bound {"median", "ci95"}, what it is) for PAIR ('0:1'), either order; the lowest
+    pair measured when PAIR was not; (None, why) when none was."""
+    got = bounds.get("c2c_ns") or {}
+    a, _, b = (pair or "").partition(":")
+    for key in (pair, f"{b}:{a}"):
+        if key and key in got:
+            return got[key], f"the core-to-core latency of cores {key}"
+    if got:
+        key = min(got, key=lambda k: got[k]["median"])
+        return got[key], (f"the lowest core-to-core latency measured (cores {key}; the run's "
+                          f"pair {pair or 'unknown'} was not)")
+    return None, ("core-to-core latency not measured here: `jostle run` measures it (bounds "
+                  "step, jostle-bench c2c)")
+
+
+def latency_text(us, bounds, pair="", inter=False) -> str:
+    """An intra-node one-way latency (µs) against the core-to-core latency of its cores: below
+    the bound's 95% interval it is an error of the measurement."""
+    if inter:
+        return " (inter-node: no bound measured for a latency across the network)"
+    bound, what = c2c_bound(bounds, pair)
+    if bound is None:
+        return f" (bound: {what})"
+    ns, (lo, hi) = us * 1e3, bound["ci95"]
+    if ns < lo:
+        return (f" — BELOW its bound, {what}, {bound['median']:.3g} ns (95% {lo:.3g}..{hi:.3g}; "
+                f"{ns / bound['median']:.2g}×): {ERROR}")
+    return (f" ({ns / bound['median']:.2g}× {what}, {bound['median']:.3g} ns, 95% "
+            f"{lo:.3g}..{hi:.3g}: the least a message between them can take)")

@@ -1,12 +1,14 @@
 """Two sets of runs compared point by point: what `jostle compare` and `jostle baseline check`
 compute, and the report's comparison section draws (docs/statistics.md).
 
-A point is matched by benchmark, parameters, ranks, nodes and metric; the runs of one side
-with the same point are repetitions (separate MPI jobs). Per point, the log of the chosen
-statistic of each run; the difference of the two sides' means is a log slowdown, oriented by
-the metric (jostle.records.benchmarks.metric: a latency that grows, a bandwidth that shrinks, is
-slower). Its interval uses the variance between runs (moderated over the sweep, stats.py),
-its verdict comes from a Benjamini-Hochberg selection over every compared point.
+A point is matched by MPI library, benchmark, parameters, ranks, nodes and metric: a campaign
+that holds two libraries (the main job measures Open MPI and MPICH) is judged library by
+library, each against its own. The runs of one side with the same point are repetitions
+(separate MPI jobs). Per point, the log of the chosen statistic of each run; the difference of
+the two sides' means is a log slowdown, oriented by the metric (jostle.benchmarks.metric: a
+latency that grows, a bandwidth that shrinks, is slower). Its interval uses the variance
+between runs (pooled over both sides and moderated over the sweep, stats.moderate_sweep); the
+verdicts come from verdicts.py.
 """
 
 from __future__ import annotations
@@ -17,30 +19,36 @@ import math
 from dataclasses import dataclass, field
 
 from ..records import benchmarks
-from . import stats
+from . import stats, verdicts
 from ..errors import UsageError
 from ..records.results import STATS
+from ..records.run_meta import short_mpi_name
 from ..sizes import human
 from .. import lazy
 np = lazy.module("numpy")
 pd = lazy.module("pandas")
 
 STATISTICS = ("median", "mean", "min", "p25", "p75", "p99", "max")
-VERDICTS = ("slower", "undecided", "faster", "same")   # the table's order: the worst first
-METHOD = ("Benjamini-Hochberg at q = {q} over {m} points (false discovery rate); intervals of "
-          "the log ratio by Student's t with the variance between runs moderated over the sweep "
-          "(Smyth 2004); selected points' intervals at the false-coverage level {sel:.4f} "
-          "(Benjamini-Yekutieli 2005)")
+VERDICTS = verdicts.VERDICTS
+METHOD = ("Benjamini-Hochberg at q = {qp:g} over {m} points (one test per point: metrics "
+          "derived from the same samples once) and at q = {qs:g} over {s} sweeps (--fdr {q:g} "
+          "shared by the two families); intervals of the log ratio by "
+          "Student's t, the variance between runs pooled over both sides and moderated over "
+          "the sweep (a robust trend over the size, points beyond it on their own, the prior "
+          "never weighing more than a quarter of the point's runs); selected points' intervals at the "
+          "false-coverage level {sel:.4f} (Benjamini-Yekutieli 2005); sweeps: the shift common "
+          "to every size, the job as the unit")
 # What a point carries besides its parameters (results.py's columns and ours).
 _NOT_PARAMS = {"metric", "unit", "n", "ci95_lo", "ci95_hi", "converged", "elapsed_s", "run",
-               "benchmark", "digest", "rep", *STATS}
-
-
+               "benchmark", "digest", "rep", "mpi", *STATS}
 _STAT_COLUMNS = {"metric", "unit", "n", "ci95_lo", "ci95_hi", *STATS}
+MACHINE = ("cpu", "cores", "numa_nodes", "nics")   # what a comparison refuses to mix
+SWEEP_SHARE = 0.2   # of --fdr, for the sweeps' family; the points' family has the rest
 
 
 def machine_facts(meta: dict) -> dict:
-    """What names the kind of machine a run was made on (a baseline's key)."""
+    """What names the kind of machine a run was made on, and its MPI library (a baseline
+    entry's key: one per library)."""
     m = meta.get("machine") or {}
     mpi = (meta.get("mpi") or {}).get("library") or ""
     return {"cpu": m.get("cpu"), "cores": m.get("cores"), "numa_nodes": m.get("numa_nodes"),
@@ -54,19 +62,34 @@ def machine_key(facts: dict) -> str:
             f"{facts.get('mpi')} | {nics}")
 
 
+def machine_text(facts: dict) -> str:
+    """The machine without its MPI library: 'CPU | 24 cores | 1 NUMA | mlx5_0@15.75'."""
+    nics = ",".join(facts.get("nics") or []) or "no NIC"
+    return f"{facts.get('cpu')} | {facts.get('cores')} cores | {facts.get('numa_nodes')} NUMA | {nics}"
+
+
 def machine_differences(a: dict, b: dict) -> list:
-    return [f"{k}: {a.get(k)} vs {b.get(k)}" for k in ("cpu", "cores", "numa_nodes", "mpi", "nics")
-            if a.get(k) != b.get(k)]
+    """What differs between two machines (CPU, cores, NUMA nodes, NICs); the MPI library is
+    not the machine: runs are matched by it."""
+    return [f"{k}: {a.get(k)} vs {b.get(k)}" for k in MACHINE if a.get(k) != b.get(k)]
 
 
 @dataclass
 class Points:
-    """One side: every run's points (a row per run, point and metric) and its machine."""
+    """One side: every run's points (a row per run, point and metric, its library in column
+    `mpi`), its machine and its libraries ({short name: the library as machine_facts says})."""
     label: str
     frame: pd.DataFrame
     machine: dict
     runs: int
     missing: list = field(default_factory=list)   # planned runs never completed
+    libraries: dict = field(default_factory=dict)
+
+    def of_library(self, lib) -> "Points":
+        f = self.frame[self.frame["mpi"] == lib] if not self.frame.empty else self.frame
+        return Points(self.label, f.reset_index(drop=True), self.machine,
+                      f["run"].nunique() if not f.empty else 0, self.missing,
+                      {lib: self.libraries.get(lib)})
 
 
 def _digest(run) -> str:
@@ -75,8 +98,9 @@ def _digest(run) -> str:
 
 
 def points_of(runs, label, missing=()) -> Points:
-    """RUNS (results.Run) as one side; its machine is the first run's (mixed machines refused)."""
-    parts = []
+    """RUNS (results.Run) as one side; its machine is the first run's (runs of different
+    machines refused; different MPI libraries are kept apart, in column `mpi`)."""
+    parts, libs = [], {}
     facts = None
     for r in runs:
         f = machine_facts(r.meta)
@@ -85,6 +109,8 @@ def points_of(runs, label, missing=()) -> Points:
         elif machine_differences(facts, f):
             raise UsageError(f"{label}: its runs were made on different machines "
                              f"({'; '.join(machine_differences(facts, f))}); compare one machine at a time")
+        lib = short_mpi_name(f["mpi"])
+        libs.setdefault(lib, f["mpi"])
         if r.points.empty:
             continue
         mpi = r.meta.get("mpi") or {}
@@ -94,9 +120,10 @@ def points_of(runs, label, missing=()) -> Points:
                 if col in r.param_names or col in _STAT_COLUMNS]
         parts.append(r.points[keep].assign(benchmark=r.benchmark, run=str(r.path),
                                            digest=_digest(r), ranks=mpi.get("ranks"),
-                                           nodes=len(set(r.hosts)) or None))
+                                           nodes=len(set(r.hosts)) or None, mpi=lib))
     frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
-    return Points(label, frame, facts or {}, len(runs), list(missing))
+    machine = {k: v for k, v in (facts or {}).items() if k != "mpi"}
+    return Points(label, frame, machine, len(runs), list(missing), libs)
 
 
 def param_columns(frame) -> list:
@@ -115,11 +142,11 @@ def conditions(a: pd.DataFrame, b: pd.DataFrame) -> dict:
 
 
 def _keyed(frame, params) -> pd.DataFrame:
-    def key(row):
-        return json.dumps({p: row[p] for p in params if p in row and _present(row[p])},
-                          sort_keys=True, default=str)
+    cols = [p for p in params if p in frame.columns]
+    values = zip(*(frame[c].tolist() for c in cols)) if cols else ((),) * len(frame)
     out = frame.copy()
-    out["point"] = [key(r) for r in out.to_dict("records")]
+    out["point"] = [json.dumps({c: v for c, v in zip(cols, row) if _present(v)},
+                               sort_keys=True, default=str) for row in values]
     return out
 
 
@@ -144,47 +171,86 @@ def _within_se2(rows, statistic) -> np.ndarray:
     return se * se
 
 
-def _sides(frame, statistic):
-    """{(benchmark, metric, point): (Side, the sorted digests of its runs, a row)}. Repeats
-    inside one run (a contention run's `rep`) are one job's draws: their median is the run's."""
+@dataclass
+class _Side:
+    side: stats.Side
+    runs: tuple          # the run of each log value, in order
+    digests: tuple
+    row: dict
+
+
+def _sides(frame, statistic) -> dict:
+    """{(library, benchmark, metric, point): _Side or None}. Repeats inside one run (a
+    contention run's `rep`) are one job's draws: their median is the run's."""
+    f = frame.reset_index(drop=True)
+    within_all = _within_se2(f, statistic)
+    vals_all = f[statistic].to_numpy(float)
+    runs_all, digests_all = f["run"].to_numpy(object), f["digest"].to_numpy(object)
+    units = f["unit"].to_numpy(object)
     out = {}
-    for (bench, metric, point), rows in frame.groupby(["benchmark", "metric", "point"], sort=False):
-        first = rows.iloc[0]
-        if rows["run"].duplicated().any():
-            se2 = pd.Series(_within_se2(rows, statistic), index=rows.index)
-            rows = rows.assign(_se2=se2).groupby("run", sort=False).agg(
-                {statistic: "median", "_se2": "median", "digest": "first"})
-            within = rows["_se2"].to_numpy(float)
-        else:
-            within = _within_se2(rows, statistic)
-        vals = rows[statistic].to_numpy(float)
+    for key, idx in f.groupby(["mpi", "benchmark", "metric", "point"], sort=False).indices.items():
+        runs, vals, within = runs_all[idx], vals_all[idx], within_all[idx]
+        digests = digests_all[idx]
+        if len(set(runs)) < len(runs):
+            order = list(dict.fromkeys(runs))
+            pick = [runs == r for r in order]
+            vals = np.array([np.median(vals[m]) for m in pick])
+            within = np.array([np.median(within[m]) for m in pick])
+            digests = np.array([digests[m][0] for m in pick], dtype=object)
+            runs = np.array(order, dtype=object)
         if not np.all(np.isfinite(vals) & (vals > 0)):
-            out[(bench, metric, point)] = None      # a zero or missing value has no ratio
+            out[key] = None      # a zero or missing value has no ratio
             continue
-        out[(bench, metric, point)] = (stats.Side(np.log(vals), within),
-                                       tuple(sorted(rows["digest"])), first)
+        out[key] = _Side(stats.Side(np.log(vals), within), tuple(runs),
+                         tuple(sorted(digests)), {"unit": units[idx[0]]})
     return out
 
 
-def _priors(sides) -> dict:
-    """Per (benchmark, metric): Smyth's prior of the variances between runs over the sweep."""
+def _order(bench) -> list:
+    try:
+        return [m["name"] for m in benchmarks.benchmark(bench)["metrics"]]
+    except KeyError:
+        return []
+
+
+def _sign(bench, metric) -> int:
+    try:
+        return 1 if benchmarks.metric(bench, metric)["better"] == "lower" else -1
+    except KeyError:
+        return 1
+
+
+def _log_size(k):
+    size = json.loads(k[3]).get("size")
+    return math.log2(size + 1) if isinstance(size, (int, float)) and size >= 0 else None
+
+
+def _moderated(keys, sa, sb) -> dict:
+    """{key: (variance of one run's log value, its degrees of freedom)}: each point's variance
+    between runs pooled over both sides, moderated over the points of its library, benchmark
+    and metric (stats.moderate_sweep, a trend over the log size where every point has one)."""
     groups = {}
-    for (bench, metric, _), s in sides.items():
-        if s and s[0].runs >= 2:
-            groups.setdefault((bench, metric), []).append((s[0].sample_variance(), s[0].runs - 1))
-    return {g: stats.variance_prior([v for v, _ in vd], [d for _, d in vd])
-            for g, vd in groups.items()}
-
-
-def _moderated(side, prior):
-    if side.runs < 2:
-        return (math.nan, 0.0)
-    return stats.moderate(side.sample_variance(), side.runs - 1, prior)
+    for k in keys:
+        groups.setdefault(k[:3], []).append(k)
+    out = {}
+    for ks in groups.values():
+        s2, df = [], []
+        for k in ks:
+            ss = [s.side for s in (sa[k], sb[k]) if s.side.runs > 1]
+            d = sum(s.runs - 1 for s in ss)
+            same = sa[k].digests == sb[k].digests
+            s2.append(sum((s.runs - 1) * s.sample_variance() for s in ss) / d
+                      if d and not same else math.nan)
+            df.append(d if not same else 0)
+        x = [_log_size(k) for k in ks]
+        post, pdf, _ = stats.moderate_sweep(s2, df, None if None in x else x)
+        out.update({k: (float(v), float(d)) for k, v, d in zip(ks, post, pdf)})
+    return out
 
 
 @dataclass
 class Comparison:
-    rows: pd.DataFrame        # one per compared point (see compare())
+    rows: pd.DataFrame        # one per compared point and metric (see compare())
     only_a: list              # points one side lacks: "benchmark metric {params}"
     only_b: list
     not_compared: list        # matched points with a zero or missing value
@@ -194,18 +260,64 @@ class Comparison:
     statistic: str
     machines: tuple
     jobs_note: str
+    sweeps: pd.DataFrame = field(default_factory=pd.DataFrame)
+    libraries: list = field(default_factory=list)        # the libraries compared
+    only_libraries: dict = field(default_factory=dict)   # {"A": [...], "B": [...]}
+    notes: list = field(default_factory=list)
 
-    def counts(self) -> dict:
-        return {v: int((self.rows["verdict"] == v).sum()) for v in VERDICTS}
+    @property
+    def tests(self) -> pd.DataFrame:
+        """The rows that are their point's test (one per point)."""
+        return self.rows[self.rows["test"]] if len(self.rows) else self.rows
+
+    def counts(self, lib=None) -> dict:
+        t = self.tests if lib is None else self.tests[self.tests["mpi"] == lib]
+        return {v: int((t["verdict"] == v).sum()) for v in VERDICTS}
+
+    def sweeps_of(self, lib=None) -> pd.DataFrame:
+        s = self.sweeps
+        return s if lib is None or s.empty else s[s["mpi"] == lib]
+
+    def verdict(self, lib=None) -> str:
+        """'slower', 'inconclusive' or 'no regression' (of LIB, or of the whole)."""
+        t = self.tests if lib is None else self.tests[self.tests["mpi"] == lib]
+        return verdicts.whole(t, self.sweeps_of(lib), self.tolerance)
+
+    def why(self, lib=None) -> str:
+        t = self.tests if lib is None else self.tests[self.tests["mpi"] == lib]
+        return verdicts.why_inconclusive(t, self.sweeps_of(lib), self.tolerance)
+
+    def exit_status(self, undecided_ok=False) -> int:
+        v = self.verdict()
+        return 0 if v == verdicts.INCONCLUSIVE and undecided_ok else verdicts.EXIT[v]
 
     @property
     def slower(self) -> bool:
-        return bool((self.rows["verdict"] == "slower").any())
+        return self.verdict() == verdicts.SLOWER
+
+
+def _libraries(a, b, fa, fb, pair):
+    """(the libraries compared, B's frame with its library renamed when paired, the pairing
+    or None, the libraries only one side has)."""
+    la, lb = sorted(set(fa["mpi"])), sorted(set(fb["mpi"]))
+    shared = [x for x in la if x in lb]
+    if not shared:
+        if pair and len(la) == 1 and len(lb) == 1:
+            return la, fb.assign(mpi=la[0]), (la[0], lb[0]), {}
+        raise UsageError(f"{a.label} holds {', '.join(la)} and {b.label} holds {', '.join(lb)}: "
+                         "they share no MPI library, and each library is compared with its own"
+                         + ("; with one library a side, --allow-different-machines compares them"
+                            if len(la) == 1 and len(lb) == 1 and not pair else ""))
+    only = {s: [x for x in mine if x not in shared] for s, mine in (("A", la), ("B", lb))}
+    return shared, fb, None, {s: v for s, v in only.items() if v}
 
 
 def compare(a: Points, b: Points, statistic="median", tolerance=0.05, q=0.05, level=0.95,
-            metrics=None, job_sd=stats.JOB_SD_DEFAULT) -> Comparison:
-    """Every point both sides have, with its slowdown of B against A, interval and verdict."""
+            metrics=None, job_sd=None, pair_libraries=False) -> Comparison:
+    """Every point both sides have, with its slowdown of B against A, interval and verdict,
+    and every sweep's. JOB_SD: the variation between jobs assumed where each side has one run
+    (None: no verdict there). PAIR_LIBRARIES: one library a side, different, compared with
+    each other (the library is then a condition)."""
     if statistic not in STATISTICS:
         raise UsageError(f"--statistic '{statistic}' is not allowed; allowed: {', '.join(STATISTICS)}")
     for side in (a, b):
@@ -216,93 +328,79 @@ def compare(a: Points, b: Points, statistic="median", tolerance=0.05, q=0.05, le
         if m not in known:
             raise UsageError(f"--metric '{m}' is not a metric of these runs; allowed: {', '.join(known)}")
     fa, fb = (s.frame[s.frame["metric"].isin(metrics)] if metrics else s.frame for s in (a, b))
+    libs, fb, paired, only_libs = _libraries(a, b, fa, fb, pair_libraries)
+    fa, fb = fa[fa["mpi"].isin(libs)], fb[fb["mpi"].isin(libs)]
     cond = conditions(fa, fb)
     params = [p for p in sorted(set(param_columns(fa)) | set(param_columns(fb))) if p not in cond]
+    if paired:
+        cond["mpi"] = paired
     sa, sb = _sides(_keyed(fa, params), statistic), _sides(_keyed(fb, params), statistic)
     shared = [k for k in sa if k in sb]
     if not shared:
-        raise UsageError(f"{a.label} and {b.label} share no point (benchmark, parameters, "
-                         f"ranks, nodes and metric); nothing to compare")
-    pa, pb = _priors(sa), _priors(sb)
-    band = math.log1p(tolerance)
-    recs, not_compared = [], []
-    for k in shared:
-        if sa[k] is None or sb[k] is None:
-            not_compared.append(_name(k))
-            continue
-        (ya, da, row), (yb, db, _) = sa[k], sb[k]
-        diff = stats.log_difference(ya, yb, _moderated(ya, pa.get(k[:2])),
-                                    _moderated(yb, pb.get(k[:2])), job_sd=job_sd, exact=da == db)
-        better = benchmarks.metric(k[0], k[1])["better"] if _known_metric(k) else "lower"
-        sign = 1 if better == "lower" else -1
-        recs.append({"benchmark": k[0], "metric": k[1], "unit": row["unit"], "better": better,
-                     "params": json.loads(k[2]), "size": json.loads(k[2]).get("size"),
-                     "a": math.exp(float(np.mean(ya.logs))), "b": math.exp(float(np.mean(yb.logs))),
-                     "runs_a": ya.runs, "runs_b": yb.runs, "jobs": diff.jobs, "_diff": diff,
-                     "_sign": sign})
-    if not recs:
+        raise UsageError(f"{a.label} and {b.label} share no point (MPI library, benchmark, "
+                         f"parameters, ranks, nodes and metric); nothing to compare")
+    keys = [k for k in shared if sa[k] is not None and sb[k] is not None]
+    if not keys:
         raise UsageError(f"{a.label} and {b.label}: every shared point has a zero or missing "
                          f"{statistic}; nothing to compare")
-    rows = _verdicts(recs, band, q, level)
-    only_a = sorted(_name(k) for k in sa if k not in sb)
-    only_b = sorted(_name(k) for k in sb if k not in sa)
-    sel = stats.fcr_level(q, int(rows["selected"].sum()), len(rows), level)
-    jobs = set(rows["jobs"])
-    note = ("the same runs on both sides: the comparison is exact" if jobs == {"exact"} else
-            "job-to-job variation measured from the runs of both sides" if jobs == {"measured"} else
-            "job-to-job variation measured on one side only (its runs), assumed the same on the other"
-            if "one side" in jobs and "default" not in jobs else
-            f"one run per side: job-to-job variation NOT measured; a default of "
-            f"{job_sd:.0%} (standard deviation between jobs) is assumed (docs/statistics.md)")
+    var = _moderated(keys, sa, sb)
+    sign = {k: _sign(k[1], k[2]) for k in keys}
+    test_of = verdicts.one_test_per_point(
+        keys, {k: ((sa[k].runs, sa[k].side.logs), (sb[k].runs, sb[k].side.logs), sign[k])
+               for k in keys}, _order)
+    recs = []
+    for k in keys:
+        ya, yb = sa[k].side, sb[k].side
+        exact = sa[k].digests == sb[k].digests
+        diff = stats.log_difference(ya, yb, var[k], job_sd=job_sd, exact=exact)
+        params_k = json.loads(k[3])
+        recs.append({"mpi": k[0], "benchmark": k[1], "metric": k[2], "unit": sa[k].row["unit"],
+                     "better": "lower" if sign[k] > 0 else "higher", "params": params_k,
+                     "size": params_k.get("size"),
+                     "a": math.exp(float(np.mean(ya.logs))), "b": math.exp(float(np.mean(yb.logs))),
+                     "runs_a": ya.runs, "runs_b": yb.runs, "jobs": diff.jobs, "_diff": diff,
+                     "_sign": sign[k], "_key": k, "_test_key": test_of[k],
+                     "_test": test_of[k] == k})
+    band = math.log1p(tolerance)
+    logs_of = {k: (dict(zip(sa[k].runs, sa[k].side.logs)), dict(zip(sb[k].runs, sb[k].side.logs)),
+                   sign[k], sa[k].digests == sb[k].digests) for k in keys if test_of[k] == k}
+    # the points and the sweeps share --fdr (Bonferroni between the two families, a fifth for
+    # the sweeps): when nothing changed, any false verdict has a probability of at most q
+    sweeps = verdicts.sweep_rows(list(logs_of), logs_of, {k: var[k][0] for k in logs_of},
+                                 q * SWEEP_SHARE, band, level)
+    qp = q * (1 - SWEEP_SHARE) if len(sweeps) else q
+    rows = verdicts.point_verdicts(recs, band, qp, level)
+    ks = set(keys)
+    not_compared = [_name(k) for k in shared if k not in ks]
+    only_a = sorted(_name(k) for k in sa if k not in sb and k[0] in libs)
+    only_b = sorted(_name(k) for k in sb if k not in sa and k[0] in libs)
+    tests = rows[rows["test"]]
+    sel = stats.fcr_level(qp, int(tests["selected"].sum()), len(tests), level)
     return Comparison(rows, only_a, only_b, sorted(not_compared), cond,
-                      METHOD.format(q=q, m=len(rows), sel=sel), tolerance, statistic,
-                      (a.machine, b.machine), note)
+                      METHOD.format(q=q, qp=qp, qs=q * SWEEP_SHARE, m=len(tests), s=len(sweeps),
+                                    sel=sel),
+                      tolerance,
+                      statistic, (a.machine, b.machine), _jobs_note(set(rows["jobs"]), job_sd),
+                      sweeps, libs, only_libs)
 
 
-def _known_metric(k) -> bool:
-    try:
-        benchmarks.metric(k[0], k[1])
-        return True
-    except KeyError:
-        return False
+def _jobs_note(jobs, job_sd) -> str:
+    if jobs == {"exact"}:
+        return "the same runs on both sides: the comparison is exact"
+    if jobs <= {"measured", "exact"}:
+        return "job-to-job variation measured from the runs of both sides"
+    if "not measured" in jobs:
+        return ("one run per side: job-to-job variation NOT measured, so no interval and no "
+                "verdict there (measure several runs, --runs 3, or give --job-sd S)")
+    if "default" in jobs:
+        return (f"one run per side: job-to-job variation NOT measured; --job-sd {job_sd:g} "
+                "(standard deviation between jobs) is assumed")
+    return "job-to-job variation measured on one side only (its runs), assumed the same on the other"
 
 
 def _name(k) -> str:
-    params = json.loads(k[2])
-    return f"{k[0]} {k[1]} " + " ".join(f"{p}={v}" for p, v in params.items())
-
-
-def _more_runs(diff, band, r):
-    n = stats.runs_needed(diff, band)
-    return None if n is None else max(n, r["runs_a"] + 1, r["runs_b"] + 1)
-
-
-def _verdicts(recs, band, q, level) -> pd.DataFrame:
-    diffs = [r["_diff"] for r in recs]
-    p = [d.p_outside(band) for d in diffs]
-    selected, padj, n_sel = stats.bh(p, q)
-    sel_level = stats.fcr_level(q, n_sel, len(recs), level)
-    out = []
-    for r, d, pi, pa, s in zip(recs, diffs, p, padj, selected):
-        sign = r.pop("_sign")
-        r.pop("_diff")
-        lo, hi = d.interval(level)
-        slo, shi = d.interval(sel_level)
-        # oriented: > 1 means B is worse (slower); the ratio B/A is the raw one
-        lo, hi, slo, shi = ((lo, hi, slo, shi) if sign > 0 else (-hi, -lo, -shi, -slo))
-        dd = sign * d.d
-        if s:
-            verdict = "slower" if dd > 0 else "faster"
-        elif -band <= lo and hi <= band:
-            verdict = "same"
-        else:
-            verdict = "undecided"
-        r.update(ratio=r["b"] / r["a"], slowdown=math.exp(dd), lo=math.exp(lo), hi=math.exp(hi),
-                 sel_lo=math.exp(slo), sel_hi=math.exp(shi), p=pi, p_adj=float(pa),
-                 selected=bool(s), df=d.df, verdict=verdict,
-                 runs_needed=_more_runs(d, band, r) if verdict == "undecided" else None)
-        out.append(r)
-    return pd.DataFrame(out)
+    params = json.loads(k[3])
+    return f"{k[1]} {k[2]} " + " ".join(f"{p}={v}" for p, v in params.items()) + f" ({k[0]})"
 
 
 def load_side(path, label, allow_incomplete=False) -> Points:
@@ -360,55 +458,25 @@ def common_params(rows) -> dict:
     return {k: v for k, v in first.items() if k != "size" and all(p.get(k) == v for p in params)}
 
 
-def point_text(r, skip=()) -> str:
-    text = (f"{r['benchmark']} {r['metric']} {where(r['params'], skip)}: ×{r['slowdown']:.3f} "
-            f"[{r['lo']:.3f}, {r['hi']:.3f}]")
+def point_text(r, skip=(), also=()) -> str:
+    """'pingpong latency 4 B: ×1.100 [1.05, 1.15]' and, where undecided, how many runs would
+    decide; ALSO: the rows of the metrics derived from the same samples, shown beside it."""
+    ci = (f"[{r['lo']:.3f}, {r['hi']:.3f}]" if math.isfinite(r["lo"]) else
+          "(no interval: one run per side)")
+    text = f"{r['benchmark']} {r['metric']} {where(r['params'], skip)}: ×{r['slowdown']:.3f} {ci}"
+    if also:
+        text += " (" + ", ".join(f"{x['metric']} ×{x['slowdown']:.3f}" for x in also) + ")"
     if r["verdict"] == "undecided":
         n = r["runs_needed"]
-        text += (f" (about {int(n)} runs per side would decide)" if n is not None and n == n
-                 else " (more than 100 runs per side would be needed)")
+        text += (f" (about {int(n)} runs per side would decide at 80% power)"
+                 if n is not None and n == n else " (more than 100 runs per side would be needed)")
     return text
 
 
-# -- Baselines: one side kept as a file (docs/records.md, "Baselines") ---------------------
-
-_KEPT = ("n", "min", "p25", "median", "p75", "p99", "max", "mean", "stddev")
-
-
-def _plain(v):
-    """A number as JSON keeps it readably: 6 significant digits; NaN as null."""
-    if isinstance(v, (float, np.floating)):
-        return None if not math.isfinite(v) else float(f"{float(v):.6g}")
-    return v.item() if isinstance(v, np.generic) else v
-
-
-def to_records(points: Points) -> dict:
-    """POINTS as a baseline's machine entry: its machine, runs and points."""
-    f = points.frame
-    runs = list(dict.fromkeys(f["run"]))
-    params = param_columns(f)
-    rows = []
-    for r in f.to_dict("records"):
-        row = {"run": runs.index(r["run"]), "benchmark": r["benchmark"], "metric": r["metric"],
-               "unit": r["unit"],
-               "params": {p: _plain(r[p]) for p in params if p in r and _present(r[p])}}
-        row.update({s: _plain(r[s]) for s in _KEPT if s in r})
-        row["ci95"] = [_plain(r["ci95_lo"]), _plain(r["ci95_hi"])]
-        rows.append(row)
-    digests = dict(zip(f["run"], f["digest"]))
-    return {"key": machine_key(points.machine), "machine": points.machine,
-            "runs": [{"file": str(r), "digest": digests[r]} for r in runs], "points": rows}
-
-
-def from_records(entry: dict, label: str) -> Points:
-    runs = entry["runs"]
-    rows = []
-    for p in entry["points"]:
-        row = dict(p["params"])
-        row.update(benchmark=p["benchmark"], metric=p["metric"], unit=p["unit"],
-                   run=runs[p["run"]]["file"], digest=runs[p["run"]]["digest"])
-        row.update({s: math.nan if p.get(s) is None else p[s] for s in _KEPT})
-        lo, hi = p.get("ci95") or (None, None)
-        row.update(ci95_lo=math.nan if lo is None else lo, ci95_hi=math.nan if hi is None else hi)
-        rows.append(row)
-    return Points(label, pd.DataFrame(rows), entry["machine"], len(runs))
+def sweep_text(r, skip=()) -> str:
+    """'pingpong latency mode=pingpong, 23 sizes, 3 against 3 jobs: ×1.10 [1.07, 1.13]'; the
+    parameters SKIP (said once for every point) left out."""
+    where_ = " ".join(f"{k}={v}" for k, v in r["params"].items() if k not in skip)
+    return (f"{r['benchmark']} {r['metric']}{' ' + where_ if where_ else ''}, {r['sizes']} sizes, "
+            f"{r['jobs_a']} against {r['jobs_b']} jobs: ×{r['slowdown']:.3f} "
+            f"[{r['lo']:.3f}, {r['hi']:.3f}]")

@@ -5,7 +5,6 @@ and which they cannot here, one line each. The report shows them; docs/statistic
 """
 
 from . import bounds
-from .. import units
 from ..records.run_meta import multimodal_points, one_row_per_point as _points
 
 # The twelve rules, abridged from the paper (its wording in docs/statistics.md).
@@ -25,18 +24,6 @@ RULES = (
 )
 
 
-def multimodal(run) -> str:
-    """'3 point(s) have two or more modes (0.150 and 0.380 us at 4 B): ...', or ''."""
-    multi = multimodal_points(run)
-    if multi.empty:
-        return ""
-    first = multi.iloc[0]
-    at = " and ".join(units.number(a) for a in first["modes_at"] or [])
-    return (f"{len(multi)} point(s) have two or more modes ({at} {first['unit']}"
-            f"{units.where(first)}): the median lies between them and is not reported as "
-            "precise; the modes are in the record")
-
-
 def flat_environment(run) -> dict:
     """The meta line's environment as {setting: value}: variables by name, the kernel's
     settings, each NIC's link."""
@@ -54,21 +41,49 @@ def flat_environment(run) -> dict:
     return out
 
 
+# Variables a launcher sets in every job by itself, from its own options and defaults, not the
+# user's environment (docs/statistics.md, "The environment"): Open MPI's mpirun (--bind-to,
+# --oversubscribe, its PSM2 device list, its own bookkeeping), MPICH's Hydra (the host name of
+# the interface it chose, PMI's bookkeeping). A name ending in "*" is a prefix.
+LAUNCHER_SET = (
+    ("mpirun (Open MPI)", ("OMPI_MCA_hwloc_base_binding_policy", "OMPI_MCA_mpi_oversubscribe",
+                           "OMPI_MCA_rmaps_base_oversubscribe", "OMPI_MCA_rmaps_base_mapping_policy",
+                           "OMPI_MCA_rmaps_base_ranking_policy", "OMPI_MCA_orte_*",
+                           "OMPI_MCA_ess*", "OMPI_MCA_initial_wdir", "PSM2_DEVICES")),
+    ("mpiexec (MPICH Hydra)", ("MPIR_CVAR_CH3_INTERFACE_HOSTNAME", "PMI_*")),
+)
+
+
+def set_by_launcher(name) -> str:
+    """The launcher that sets variable NAME by itself, or ''."""
+    for launcher, names in LAUNCHER_SET:
+        if any(name == n or (n.endswith("*") and name.startswith(n[:-1])) for n in names):
+            return launcher
+    return ""
+
+
 def environments(runs) -> dict:
-    """{'common': [(setting, value)], 'differs': [(setting, value, runs)]} over RUNS that
-    recorded an environment: what every run shared, and what differs and in which runs."""
+    """{'common': [(setting, value)], 'differs': [(setting, value, runs)], 'launcher':
+    [(setting, value, launcher, runs)]} over RUNS that recorded an environment: what every run
+    shared, what differs and in which runs, and apart from both what the launchers set by
+    themselves (set_by_launcher): a run of another launcher lacks it without any difference
+    of the environment."""
     have = [(r.name, flat_environment(r)) for r in runs if "environment" in r.meta]
     keys = sorted({k for _, e in have for k in e})
-    common, differs = [], []
+    common, differs, launcher = [], [], []
     for k in keys:
         values = {}
         for name, e in have:
             values.setdefault(e.get(k, "(unset)"), []).append(name)
-        if len(values) == 1:
+        by = set_by_launcher(k)
+        if by:
+            launcher += [(k, v, by, ", ".join(names)) for v, names in values.items()
+                         if v != "(unset)"]
+        elif len(values) == 1:
             common.append((k, next(iter(values))))
         else:
             differs += [(k, v, ", ".join(names)) for v, names in values.items()]
-    return {"runs": len(have), "common": common, "differs": differs}
+    return {"runs": len(have), "common": common, "differs": differs, "launcher": launcher}
 
 
 def _study_lines(runs) -> list:
@@ -123,7 +138,7 @@ def _study_lines(runs) -> list:
 def _bounds_line(runs) -> tuple:
     """Rule 11 from what bounds.py knows of the runs' machine (campaign's bounds.json, the
     NICs' link speed, the contention triad)."""
-    names = {"copy_GBps": "one core's copy", "memory_latency_ns": "the memory-latency floor",
+    names = {"copy_GBps": "one core's copy", "c2c_ns": "the core-to-core latency",
              "link_GBps": "the NIC's link", "triad_GBps": "the triad on all cores"}
     known = [text for key, text in names.items() if bounds.of(runs).get(key)]
     if known:

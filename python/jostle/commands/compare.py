@@ -13,10 +13,14 @@ from ..errors import UsageError
 from ..figures import compare as compare_figures
 
 ORDER = 45
-EXIT = "exit status: 0 no point slower beyond the tolerance, 1 some point slower, 2 bad input."
+EXIT = ("exit status: 0 no regression (no point or sweep slower, none undecided that could be), "
+        "1 a point or a sweep slower beyond the tolerance, 2 bad input, 3 inconclusive (none "
+        "slower, but some that could be are undecided, or one run per side without --job-sd; "
+        "--undecided-ok makes it 0).")
 EXAMPLES = f"""examples:
   jostle compare results/before results/after          the table, worst points first
   jostle pingpong --sizes 1:4M --runs 3 --campaign before   (each side: K jobs, --runs K)
+  jostle compare results/run-A results/run-B           two `jostle run` campaigns: per MPI library
   jostle compare A B --format junit > compare.xml      one test case per point, for CI
   jostle compare A B --format json --tolerance 0.02 --metric latency
   jostle compare A B -o results/after/compare          JSON, JUnit XML and the figure, kept
@@ -46,14 +50,18 @@ def add_comparison_options(p):
                         "interval inside it (default 0.05)")
     g.add_argument("--fdr", type=tolerance_type, default=0.05, metavar="Q",
                    help="Benjamini-Hochberg's false discovery rate over the points (default 0.05)")
-    g.add_argument("--job-sd", type=tolerance_type, default=stats.JOB_SD_DEFAULT, metavar="S",
-                   help="with one run per side: the assumed variation between MPI jobs, as a "
-                        f"standard deviation of the log (default {stats.JOB_SD_DEFAULT}, measured: "
+    g.add_argument("--job-sd", type=tolerance_type, default=None, metavar="S",
+                   help="with one run per side: the variation between MPI jobs to assume, as a "
+                        "standard deviation of the log (without it: ratios, no verdict; "
+                        f"{stats.JOB_SD_DEFAULT} was measured on a busy 2-core VM, "
                         "docs/statistics.md)")
+    g.add_argument("--undecided-ok", action="store_true",
+                   help="exit 0, not 3, when the verdict is inconclusive (still printed so)")
     g.add_argument("--allow-incomplete", action="store_true",
                    help="compare what an incomplete campaign holds")
     g.add_argument("--allow-different-machines", action="store_true",
-                   help="compare runs of two kinds of machine (the differences are printed)")
+                   help="compare runs of two kinds of machine (the differences are printed), "
+                        "or two MPI libraries when each side holds one")
     o = p.add_argument_group("output")
     o.add_argument("--format", choices=("table", "json", "junit"), default="table",
                    help="on stdout: a table (one line per verdict, worst first), JSON, or JUnit "
@@ -87,7 +95,7 @@ def run_comparison(args, a, b) -> comparison.Comparison:
         raise UsageError(f"{a.label} and {b.label} were made on different machines ("
                          f"{'; '.join(diff)}); pass --allow-different-machines to compare them")
     return comparison.compare(a, b, args.statistic, args.tolerance, args.fdr, metrics=args.metric,
-                              job_sd=args.job_sd)
+                              job_sd=args.job_sd, pair_libraries=args.allow_different_machines)
 
 
 def emit(args, cmp, a, b) -> int:
@@ -107,7 +115,7 @@ def emit(args, cmp, a, b) -> int:
         print(f"jostle: comparison in {out}: comparison.json, comparison.xml, "
               f"{len(paths)} figure file(s)", file=sys.stderr)
     print(text)
-    return 1 if cmp.slower else 0
+    return cmp.exit_status(args.undecided_ok)
 
 
 def main(args):
@@ -121,7 +129,10 @@ def main(args):
 
 def _header(cmp, a, b) -> list:
     lines = [f"{a.label}: {a.runs} run(s); {b.label}: {b.runs} run(s)",
-             f"machine: {comparison.machine_key(a.machine)}"]
+             f"machine: {comparison.machine_text(a.machine)}",
+             f"MPI libraries compared (each against its own): {', '.join(cmp.libraries)}"]
+    for side, libs in cmp.only_libraries.items():
+        lines.append(f"only in {side}, not compared: {', '.join(libs)}")
     diff = comparison.machine_differences(*cmp.machines)
     if diff:
         lines.append(f"machines differ (--allow-different-machines): {'; '.join(diff)}")
@@ -133,23 +144,54 @@ def _header(cmp, a, b) -> list:
     lines += [f"slowdown: B's {cmp.statistic} over A's, oriented (> 1: B worse: a latency up, a "
               f"bandwidth down); 95% interval; tolerance ±{cmp.tolerance:.0%}",
               f"method: {cmp.method}", f"jobs: {cmp.jobs_note}"]
-    return lines
+    return lines + [f"note: {n}" for n in cmp.notes]
+
+
+def _also(cmp) -> dict:
+    """{(library, benchmark, params, test metric): the rows shown beside that test}."""
+    out = {}
+    for r in cmp.rows[~cmp.rows["test"]].to_dict("records"):
+        key = (r["mpi"], r["benchmark"], json.dumps(r["params"], sort_keys=True), r["same_test_as"])
+        out.setdefault(key, []).append(r)
+    return out
+
+
+def _also_of(also, r) -> list:
+    return also.get((r["mpi"], r["benchmark"], json.dumps(r["params"], sort_keys=True),
+                     r["metric"]), [])
+
+
+def _verdict_line(cmp, lib=None) -> str:
+    v = cmp.verdict(lib)
+    c = cmp.counts(lib)
+    text = {"slower": "SLOWER", "inconclusive": "INCONCLUSIVE", "no regression": "no regression"}[v]
+    if v == "inconclusive":
+        text += f": {cmp.why(lib)}"
+    return f"{text} ({', '.join(f'{n} {k}' for k, n in c.items())} point(s))"
 
 
 def table(cmp, a, b, every=False) -> str:
     lines = _header(cmp, a, b)
     skip = comparison.common_params(cmp.rows)
-    rows = cmp.rows.assign(worst=(cmp.rows["slowdown"].apply(math.log)).abs())
-    for v in comparison.VERDICTS:
-        group = rows[rows["verdict"] == v].sort_values("worst", ascending=False)
-        if group.empty:
-            lines.append(f"{v:10s} 0 points")
-            continue
-        shown = group if every else group.head(3)
-        lines.append(f"{v:10s} {len(group)} point(s); "
-                     + ("every one" if every else "worst") + ": "
-                     + "; ".join(comparison.point_text(r, skip) for r in shown.to_dict("records"))
-                     + ("" if every or len(group) <= 3 else f"; … {len(group) - 3} more (--all)"))
+    also = _also(cmp)
+    tests = cmp.tests.assign(worst=cmp.tests["slowdown"].apply(math.log).abs())
+    for lib in cmp.libraries:
+        lines.append(f"== {lib}")
+        mine = tests[tests["mpi"] == lib]
+        for v in comparison.VERDICTS:
+            group = mine[mine["verdict"] == v].sort_values("worst", ascending=False)
+            if group.empty:
+                lines.append(f"{v:10s} 0 points")
+                continue
+            shown = group if every else group.head(3)
+            lines.append(f"{v:10s} {len(group)} point(s); "
+                         + ("every one" if every else "worst") + ": "
+                         + "; ".join(comparison.point_text(r, skip, _also_of(also, r))
+                                     for r in shown.to_dict("records"))
+                         + ("" if every or len(group) <= 3 else f"; … {len(group) - 3} more (--all)"))
+        for r in cmp.sweeps_of(lib).to_dict("records"):
+            lines.append(f"sweep      {r['verdict']}: {comparison.sweep_text(r, skip)}")
+        lines.append(f"verdict of {lib}: {_verdict_line(cmp, lib)}")
     for side, pts in (("A", cmp.only_a), ("B", cmp.only_b)):
         if pts:
             lines.append(f"only in {side}: {len(pts)} point(s), not compared: "
@@ -157,42 +199,62 @@ def table(cmp, a, b, every=False) -> str:
     if cmp.not_compared:
         lines.append(f"not compared: {len(cmp.not_compared)} point(s) with a zero or missing "
                      f"{cmp.statistic} (e.g. {cmp.not_compared[0]})")
-    c = cmp.counts()
-    lines.append(f"verdict: {'SLOWER' if c['slower'] else 'no regression'} "
-                 f"({', '.join(f'{n} {v}' for v, n in c.items())})")
+    lines.append(f"verdict: {_verdict_line(cmp)}")
     return "\n".join(lines)
 
 
+def _clean(r) -> dict:
+    return {k: (None if isinstance(v, float) and not math.isfinite(v) else v)
+            for k, v in r.items() if k not in ("worst",)}
+
+
 def as_json(cmp, a, b) -> dict:
-    pts = []
-    for r in cmp.rows.to_dict("records"):
-        pts.append({k: (None if isinstance(v, float) and not math.isfinite(v) else v)
-                    for k, v in r.items() if k not in ("worst",)})
-    return {"schema": 1, "tool": "jostle compare",
-            "a": {"label": a.label, "runs": a.runs, "machine": a.machine},
-            "b": {"label": b.label, "runs": b.runs, "machine": b.machine},
+    return {"schema": 2, "tool": "jostle compare",
+            "a": {"label": a.label, "runs": a.runs, "machine": a.machine,
+                  "libraries": list(a.libraries)},
+            "b": {"label": b.label, "runs": b.runs, "machine": b.machine,
+                  "libraries": list(b.libraries)},
             "statistic": cmp.statistic, "tolerance": cmp.tolerance, "method": cmp.method,
             "jobs": cmp.jobs_note, "conditions": {k: list(v) for k, v in cmp.conditions.items()},
-            "counts": cmp.counts(), "exit_status": 1 if cmp.slower else 0, "points": pts,
+            "verdict": cmp.verdict(), "counts": cmp.counts(), "exit_status": cmp.exit_status(),
+            "libraries": {lib: {"verdict": cmp.verdict(lib), "counts": cmp.counts(lib)}
+                          for lib in cmp.libraries},
+            "only_libraries": cmp.only_libraries, "notes": cmp.notes,
+            "points": [_clean(r) for r in cmp.rows.to_dict("records")],
+            "sweeps": [_clean(r) for r in cmp.sweeps.to_dict("records")],
             "only_a": cmp.only_a, "only_b": cmp.only_b, "not_compared": cmp.not_compared}
 
 
 def junit(cmp, a, b) -> str:
-    """JUnit XML: one test case per point (class: benchmark.metric), a failure when slower."""
-    c = cmp.counts()
+    """JUnit XML: a test suite per MPI library, one test case per point (class
+    benchmark.metric, its test metric; the metrics derived from the same samples in its text)
+    and per sweep; a failure when slower, skipped when undecided."""
     suites = ET.Element("testsuites", name="jostle compare")
-    suite = ET.SubElement(suites, "testsuite", name=f"{b.label} vs {a.label}",
-                          tests=str(len(cmp.rows)), failures=str(c["slower"]), errors="0",
-                          skipped="0")
-    props = ET.SubElement(suite, "properties")
-    for k, v in (("method", cmp.method), ("jobs", cmp.jobs_note),
-                 ("tolerance", str(cmp.tolerance)), ("statistic", cmp.statistic)):
-        ET.SubElement(props, "property", name=k, value=v)
-    for r in cmp.rows.to_dict("records"):
-        case = ET.SubElement(suite, "testcase", classname=f"{r['benchmark']}.{r['metric']}",
-                             name=comparison.where(r["params"]) or r["metric"], time="0")
-        if r["verdict"] == "slower":
-            ET.SubElement(case, "failure", message=f"slower: {comparison.point_text(r)}",
-                          type="slower").text = comparison.point_text(r)
-        ET.SubElement(case, "system-out").text = f"{r['verdict']}: {comparison.point_text(r)}"
+    also = _also(cmp)
+    for lib in cmp.libraries:
+        tests = cmp.tests[cmp.tests["mpi"] == lib]
+        sweeps = cmp.sweeps_of(lib)
+        rows = [(r, comparison.point_text(r, also=_also_of(also, r)),
+                 f"{r['benchmark']}.{r['metric']}", comparison.where(r["params"]) or r["metric"])
+                for r in tests.to_dict("records")]
+        rows += [(r, comparison.sweep_text(r), f"{r['benchmark']}.{r['metric']}.sweep",
+                  " ".join(f"{k}={v}" for k, v in r["params"].items()) or "sweep")
+                 for r in sweeps.to_dict("records")]
+        suite = ET.SubElement(suites, "testsuite", name=f"{b.label} vs {a.label}: {lib}",
+                              tests=str(len(rows)),
+                              failures=str(sum(r["verdict"] == "slower" for r, *_ in rows)),
+                              errors="0",
+                              skipped=str(sum(r["verdict"] == "undecided" for r, *_ in rows)))
+        props = ET.SubElement(suite, "properties")
+        for k, v in (("method", cmp.method), ("jobs", cmp.jobs_note), ("mpi", lib),
+                     ("tolerance", str(cmp.tolerance)), ("statistic", cmp.statistic),
+                     ("verdict", cmp.verdict(lib))):
+            ET.SubElement(props, "property", name=k, value=v)
+        for r, text, cls, name in rows:
+            case = ET.SubElement(suite, "testcase", classname=cls, name=name, time="0")
+            if r["verdict"] == "slower":
+                ET.SubElement(case, "failure", message=f"slower: {text}", type="slower").text = text
+            elif r["verdict"] == "undecided":
+                ET.SubElement(case, "skipped", message=f"undecided: {text}")
+            ET.SubElement(case, "system-out").text = f"{r['verdict']}: {text}"
     return ET.tostring(suites, encoding="unicode", xml_declaration=True)

@@ -266,15 +266,18 @@ def step_bounds(ctx):
     ctx.dir.mkdir(parents=True, exist_ok=True)
     bounds.save(ctx.dir, found)
     lat, copy, triad = found["memory_latency_ns"], found["copy_GBps"], found.get("triad_GBps")
+    c2c = "; ".join(f"{pair} {v['median']:.3g} ns" for pair, v in (found.get("c2c_ns") or {}).items())
     print(f"jostle: bounds: memory latency {f'{lat:.3g} ns' if lat else 'unknown'}, one core's "
           f"copy {f'{copy:.3g} GB/s' if copy else 'unknown'}, the triad on all cores "
-          f"{f'{triad:.3g} GB/s' if triad else 'unknown'}", file=sys.stderr)
+          f"{f'{triad:.3g} GB/s' if triad else 'unknown'}, core-to-core latency (cores A:B, one "
+          f"way) {c2c or 'unknown'}", file=sys.stderr)
 
 
 RUN_STEPS = [
     Step("topo", "the machine as hwloc sees it and the comm placement advice (for the report)",
          step_topo, order=10),
-    Step("bounds", "measure what the report's headline numbers are set against: the memory "
-                   "latency, one core's copy bandwidth and the triad on all cores", step_bounds,
+    Step("bounds", "measure what the report's headline numbers are set against: the "
+                   "core-to-core latency, one core's copy bandwidth and the triad on all cores",
+         step_bounds,
          order=15),
 ]

@@ -112,10 +112,12 @@ def jobs_note(runs) -> str:
     if not ks:
         return ""
     k = str(ks[0]) if len(ks) == 1 else f"{ks[0]}-{ks[-1]}"
-    return (f"Each setting pools its {k} MPI jobs (--runs): a value is the median over the jobs "
-            "of each job's value, and a band or error bar runs from the lowest job's lower "
-            "bound to the highest job's upper bound (p25 to p75, the 95% intervals of the "
-            "median), so it spans the variation between jobs.")
+    return (f"Each setting pools its {k} MPI jobs (--runs), the job as the unit: a median is "
+            "the geometric mean of the jobs' medians and its error bar the 95% confidence "
+            "interval of it over the jobs (Student's t on the log scale, as `jostle compare`); "
+            "the range of the jobs' medians (lowest to highest job) is drawn apart where the "
+            "figure draws it (grey ticks); other statistics (p25-p75 band, p99) are a typical "
+            "job's, the median over the jobs.")
 
 
 def save(figures, outdir, formats=FORMATS) -> list:

@@ -1,9 +1,11 @@
-"""The figure of a comparison (comparison.Comparison): per benchmark, one panel per metric,
-the slowdown of B against A per size with its 95% interval, the tolerance band, and each
-point coloured by its verdict."""
+"""The figure of a comparison (comparison.Comparison): per benchmark and MPI library, one panel
+per metric that is its point's test (a metric derived from the same samples shows the same),
+the slowdown of B against A per size with its 95% interval, the tolerance band, each point
+coloured by its verdict, and the sweep's common shift with its interval."""
 
 import json
 import math
+import re
 
 from ..sizes import human
 from . import Figure, plt
@@ -22,26 +24,38 @@ def _series(rows):
 
 def build(cmp) -> list:
     figs = []
-    rows = cmp.rows
-    for bench in dict.fromkeys(rows["benchmark"]):
-        part = rows[rows["benchmark"] == bench]
+    rows = cmp.tests
+    several = len(cmp.libraries) > 1
+    for bench, lib in dict.fromkeys(zip(rows["benchmark"], rows["mpi"])):
+        part = rows[(rows["benchmark"] == bench) & (rows["mpi"] == lib)]
+        sweeps = cmp.sweeps_of(lib)
+        sweeps = sweeps[sweeps["benchmark"] == bench] if not sweeps.empty else sweeps
         metrics = list(dict.fromkeys(part["metric"]))
         fig, axes = plt.subplots(len(metrics), 1, figsize=(8, 2.6 * len(metrics) + 0.6),
                                  sharex=True, squeeze=False)
         for ax, metric in zip(axes[:, 0], metrics):
             _panel(ax, part[part["metric"] == metric], cmp.tolerance, metric)
+            for sw in (sweeps[sweeps["metric"] == metric].to_dict("records")
+                       if not sweeps.empty else []):
+                ax.axhspan(sw["lo"], sw["hi"], color=COLOURS[sw["verdict"]], alpha=0.12, lw=0)
+                ax.axhline(sw["slowdown"], color=COLOURS[sw["verdict"]], ls="--", lw=1,
+                           label=f"sweep ×{sw['slowdown']:.3f} [{sw['lo']:.3f}, {sw['hi']:.3f}]: "
+                                 f"{sw['verdict']}")
         axes[-1, 0].set_xlabel("message size" if part["size"].notna().any() else "point")
         handles = [plt.Line2D([], [], marker="o", ls="", color=c, label=v)
                    for v, c in COLOURS.items() if (part["verdict"] == v).any()]
-        axes[0, 0].legend(handles=handles, loc="upper left", fontsize=8, ncol=4)
+        sweep_lines = [ln for ln in axes[0, 0].get_lines() if ln.get_label().startswith("sweep")]
+        axes[0, 0].legend(handles=handles + sweep_lines, loc="upper left", fontsize=8, ncol=4)
         cond = "; ".join(f"{k}: {a} → {b}" for k, (a, b) in cmp.conditions.items())
-        title = f"{bench}: B against A{' (' + cond + ')' if cond else ''}"
+        title = f"{bench}, {lib}: B against A{' (' + cond + ')' if cond else ''}"
         fig.suptitle(title, fontsize=10)
         fig.tight_layout()
-        figs.append(Figure(f"compare-{bench}", title,
+        slug = re.sub(r"[^a-z0-9]+", "-", lib.lower()).strip("-")
+        figs.append(Figure(f"compare-{bench}" + (f"-{slug}" if several else ""), title,
                            f"Slowdown of B against A (> 1: B worse), {cmp.statistic} of each run, "
-                           f"95% interval, ±{cmp.tolerance:.0%} band; {cmp.method}. "
-                           f"{cmp.jobs_note}.", fig))
+                           f"95% interval, ±{cmp.tolerance:.0%} band; dashed: the sweep's common "
+                           f"shift with the job as the unit, its 95% interval shaded; "
+                           f"{cmp.method}. {cmp.jobs_note}.", fig))
     return figs
 
 
@@ -54,7 +68,9 @@ def _panel(ax, rows, tolerance, metric):
         if sized and len(_series(rows)) > 1:   # side by side, not on top of each other
             xs = [x * (1.08 ** k) for x in xs]
         for x, p in zip(xs, pts):
-            ax.errorbar([x], [p["slowdown"]], yerr=[[p["slowdown"] - p["lo"]], [p["hi"] - p["slowdown"]]],
+            err = ([[p["slowdown"] - p["lo"]], [p["hi"] - p["slowdown"]]]
+                   if math.isfinite(p["lo"]) else None)   # one run per side: no interval
+            ax.errorbar([x], [p["slowdown"]], yerr=err,
                         fmt="o", ms=4, color=COLOURS[p["verdict"]], ecolor=COLOURS[p["verdict"]],
                         elinewidth=1, capsize=2)
     if sized:

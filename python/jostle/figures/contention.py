@@ -13,7 +13,7 @@ Every figure draws the bounds (bounds.py, Hoefler and Belli's rule 11): on the c
 node's STREAM triad on all cores shared by the node's computing threads, so that a point above
 it puts the node above its triad (an error of the measurement, marked); on the communication
 panel one core's copy (intra-node) or the NIC's link (inter-node) under the bandwidth, and the
-memory-latency floor beside the latency. The heat map gives each cell's computation together as
+core-to-core latency of the ranks' cores (jostle-bench c2c) beside an intra-node latency. The heat map gives each cell's computation together as
 a share of the triad.
 """
 
@@ -157,23 +157,24 @@ def _compute_bound(ax, k, triad, first) -> int:
     return over
 
 
-def _comm_bound(ax, comm, limits, inter) -> None:
-    """One core's copy or the link (bandwidth, GB/s), or the memory-latency floor (µs), with
-    the panel's legend."""
+def _comm_bound(ax, comm, limits, inter, pair="") -> None:
+    """One core's copy or the link (bandwidth, GB/s), or the core-to-core latency of PAIR's
+    cores (an intra-node latency, µs), with the panel's legend."""
     if comm == "bandwidth":
         v, what = ((limits.get("link_GBps"), "the NIC's link") if inter else
                    (limits.get("copy_GBps"), "one core's copy"))
         if v:
             ax.axhline(v, color="black", ls="-.", lw=0.9, label=f"bound: {what}, {v:.3g} GB/s")
             ax.legend(fontsize=7, loc="best")
-    elif comm == "latency" and limits.get("memory_latency_ns"):
-        v = limits["memory_latency_ns"] / 1e3
-        ax.axhline(v, color="grey", ls=":", lw=0.9,
-                   label=f"memory-latency floor, {v * 1e3:.3g} ns (in-cache messages go below)")
-        ax.legend(fontsize=7, loc="best")
+    elif comm == "latency" and not inter:
+        bound, what = bounds.c2c_bound(limits, pair)
+        if bound is not None:
+            v = bound["median"] / 1e3
+            ax.axhline(v, color="black", ls=":", lw=0.9, label=f"bound: {what}, {v * 1e3:.3g} ns")
+            ax.legend(fontsize=7, loc="best")
 
 
-def bounds_caption(limits, inter, over) -> str:
+def bounds_caption(limits, inter, over, pair="") -> str:
     """The caption's sentence about the bounds drawn (or unknown), and the points above them."""
     said = []
     triad = limits.get("triad_GBps")
@@ -191,9 +192,10 @@ def bounds_caption(limits, inter, over) -> str:
         said.append(f"dash-dot on the bandwidth: one core's copy ({copy:.3g} GB/s), which a "
                     "message from memory cannot pass" if copy else
                     "one core's copy (the intra-node bandwidth's bound) is not measured here")
-    if limits.get("memory_latency_ns"):
-        said.append(f"dotted on the latency: the memory-latency floor "
-                    f"({limits['memory_latency_ns']:.3g} ns)")
+    if not inter:
+        bound, what = bounds.c2c_bound(limits, pair)
+        said.append(f"dotted on the latency: {what} ({bound['median']:.3g} ns, jostle-bench "
+                    "c2c), which no message between those cores can beat" if bound else what)
     text = "Bounds (bounds.py): " + "; ".join(said) + "."
     if over:
         text += (f" {over} point(s) above the node's triad, marked x in red: "
@@ -201,7 +203,7 @@ def bounds_caption(limits, inter, over) -> str:
     return text
 
 
-def _versus(study, table, labels, limits=None, inter=False) -> tuple:
+def _versus(study, table, labels, limits=None, inter=False, pair="") -> tuple:
     """The figure and how many points are above their bound."""
     limits = limits or {}
     x = X[study]
@@ -226,7 +228,7 @@ def _versus(study, table, labels, limits=None, inter=False) -> tuple:
             _line(ax_d, k.assign(pct=k.degradation * 100), "pct", color, ":s", f"{series}: compute")
             if compute == "compute_throughput":   # STREAM counting, as the triad's
                 over += _compute_bound(ax_k, k, limits.get("triad_GBps"), i == 0)
-        _comm_bound(ax_c, comm, limits, inter)
+        _comm_bound(ax_c, comm, limits, inter, pair)
         unit = part[part.metric == comm]["unit"]
         ax_c.set_ylabel(f"{comm} ({unit.iloc[0] if len(unit) else '?'})")
         ax_c.set_title(f"communication: {comm}, {title}" if study != "fig3" else f"communication: {comm}")
@@ -404,8 +406,10 @@ def build(runs) -> list:
             fig = _usecases(part, counters)
             said = ""
         else:
-            fig, over = _versus(study, part, list(dict.fromkeys(part.series)), limits, inter)
-            said = " " + bounds_caption(limits, inter, over)
+            pair = bounds.run_pair(group[0]) if group else ""
+            fig, over = _versus(study, part, list(dict.fromkeys(part.series)), limits, inter,
+                                pair)
+            said = " " + bounds_caption(limits, inter, over, pair)
         _finish(fig, title, notes, *(["hatched: compute side"] if study == "usecases" else []))
         caption = (f"{title}: {len(group)} run(s), {', '.join(sorted(set(part.series)))}. "
                    f"Degradation — {DEGRADATION}. {ERROR_BARS[0].upper()}{ERROR_BARS[1:]}."

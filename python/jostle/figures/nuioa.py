@@ -35,7 +35,8 @@ def _value(run, metric, size=None, phase=None):
     if df.empty:
         return None
     row = df.iloc[0]
-    return tuple(float(row.get(c, float("nan"))) for c in ("median", "ci95_lo", "ci95_hi"))
+    return tuple(float(row.get(c, float("nan")))
+                 for c in ("median", "ci95_lo", "ci95_hi", "jobs_lo", "jobs_hi"))
 
 
 def _median(run, metric, size=None, phase=None):
@@ -56,12 +57,19 @@ def _caveats(runs) -> str:
 
 
 def _bars(ax, labels, values, unit, title):
-    """VALUES: (median, ci95_lo, ci95_hi) or None per bar; the interval as an error bar."""
+    """VALUES: (median, ci95_lo, ci95_hi, jobs_lo, jobs_hi) or None per bar; the interval as an
+    error bar, the range of pooled jobs (NaN for one job) as grey ticks beside it."""
     xs = range(len(labels))
     meds = [v[0] if v else 0 for v in values]
     err = [[max(v[0] - v[1], 0) if v and v[1] == v[1] else 0 for v in values],
            [max(v[2] - v[0], 0) if v and v[2] == v[2] else 0 for v in values]]
     ax.bar(xs, meds, yerr=err, capsize=3, color="#4a78b0", ecolor="black")
+    jobs = [(x, v[3], v[4]) for x, v in zip(xs, values) if v and v[3] == v[3]]
+    if jobs:
+        ax.plot([x + 0.25 for x, _, _ in jobs] * 2, [lo for _, lo, _ in jobs] +
+                [hi for _, _, hi in jobs], "_", color="0.45", ms=8, mew=1.2,
+                label="range of the jobs' medians")
+        ax.legend(fontsize=7, loc="best")
     ax.set_xticks(list(xs), labels, rotation=30, ha="right", fontsize=8)
     ax.set_ylabel(unit)
     ax.set_title(title, fontsize=9)

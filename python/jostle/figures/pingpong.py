@@ -62,6 +62,7 @@ def series(run):
     for mode, part in (df.groupby(modes, sort=False) if modes is not None else [("pingpong", df)]):
         cols = ["size", "median", "p25", "p75", "ci95_lo", "ci95_hi",
                 *(["mean"] if "mean" in part else []),
+                *([c for c in ("jobs_lo", "jobs_hi") if c in part]),
                 *sorted(c for c in part if c not in ("p25", "p75") and re.fullmatch(
                     r"p\d+(\.\d+)?", c))]
         part = part.assign(converged=part["converged"] != False)  # noqa: E712 (None: not said)
@@ -147,6 +148,7 @@ def _figure(rng, curves, bw_unit, notes, statistic=None):
     scale = 1000.0 if bw_unit == "GB/s" else 1.0
     means = False
     tails = False
+    jobs_range = False
     for label, color, data in curves:
         for ax, metric, div in ((ax_rtt, "rtt", 1.0), (ax_bw, "bandwidth", scale)):
             d = data.get(metric)
@@ -161,6 +163,12 @@ def _figure(rng, curves, bw_unit, notes, statistic=None):
                 ax.errorbar(x, y, yerr=[(y - d["ci95_lo"] / div).clip(lower=0),
                                         (d["ci95_hi"] / div - y).clip(lower=0)],
                             fmt="none", ecolor=color, elinewidth=0.8, capsize=2)
+            if "jobs_lo" in d and len(x) <= 40:   # pooled jobs: their range, apart from the CI
+                for c in ("jobs_lo", "jobs_hi"):
+                    ax.plot(x, d[c] / div, "_", color="0.45", ms=7, mew=1.0,
+                            label=("range of the jobs' medians" if metric == "rtt" and c ==
+                                   "jobs_lo" and not jobs_range else None))
+                jobs_range = True
             if metric == "rtt" and "mean" in d:   # the statistic OSU prints, for comparison
                 ax.plot(x, d["mean"], ":", color=color, lw=1.0)
                 means = True

@@ -2,27 +2,38 @@
 into one run, so that a figure or a table draws the setting once, not once per job.
 
 One MPI job is one draw of what a job gets (its buffers' physical pages, docs/statistics.md):
-a job's own 95% interval of the median does not cover the next job. So a pooled point takes
-the median over the jobs of each job's statistic (median, p99, mean, …), and its interval
-columns the widest the jobs give: min, p25 and ci95_lo the lowest job's, max, p75 and ci95_hi
-the highest job's, the interval of the median widened to every job's median. A band or an
-error bar drawn from them spans the variation between jobs.
+a job's own 95% interval of the median does not cover the next job, so the job is the unit.
+A pooled point, as `jostle compare` sees a side's runs:
+- median: the geometric mean of the jobs' medians (the mean of their logs);
+- ci95_lo, ci95_hi: the 95% confidence interval of it over the jobs, Student's t with K - 1
+  degrees of freedom on the log scale, the spread between jobs never taken below a job's own
+  (its interval of the median);
+- jobs_lo, jobs_hi: the range of the jobs' medians (the lowest and the highest job), drawn
+  apart from the interval and labelled so;
+- n: the number of jobs; samples: the samples of all of them;
+- min, max: the lowest and the highest sample of any job; p25, p75, p99, mean and the other
+  statistics: the median over the jobs of each job's (a typical job's distribution).
+Where a job's median is not positive (a bandwidth at 0 B), the median over the jobs and the
+widest of their intervals stand instead.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import re
 
 from .results import Run
 from .. import lazy
+np = lazy.module("numpy")
 pd = lazy.module("pandas")
 
 _JOB = re.compile(r"^(?P<setting>.+)-r(?P<k>[1-9][0-9]*)$")
-LOWER = ("min", "p25", "ci95_lo")   # the lowest job's: the interval reaches every job
-UPPER = ("max", "p75", "ci95_hi")
+LOWER = ("min",)   # the lowest job's
+UPPER = ("max",)
 _DROPPED = ("samples_offset", "samples_count")   # one job's samples file: no pooled samples
+Z95 = 1.959963984540054
 
 
 def job_name(name: str, k: int) -> str:
@@ -57,7 +68,7 @@ def _pooled(name, jobs) -> Run:
     points = pd.DataFrame()
     if parts:
         df = pd.concat(parts, ignore_index=True).drop(columns=list(_DROPPED), errors="ignore")
-        if "median" in df:   # a job's median inside the pooled interval, even without its ci95
+        if "median" in df:   # a job's median inside its own interval, even without its ci95
             for c, side in (("ci95_lo", "min"), ("ci95_hi", "max")):
                 df[c] = df[[c, "median"]].agg(side, axis=1) if c in df else df["median"]
         key = [c for c in (*params, "metric", "unit") if c in df]
@@ -73,9 +84,57 @@ def _pooled(name, jobs) -> Run:
                       "median" if pd.api.types.is_numeric_dtype(df[c]) else "first")
         firsts = df.groupby("_point", sort=False)[key].first()
         points = df.groupby("_point", sort=False).agg(how)
-        points = firsts.join(points).reset_index(drop=True)[[c for c in df if c != "_point"]]
+        if "median" in df:
+            pooled = _over_jobs(df)
+            points = points.drop(columns=[c for c in pooled if c in points]).join(pooled)
+        cols = [c for c in df if c != "_point"]
+        cols += [c for c in ("samples", "jobs_lo", "jobs_hi") if c in points and c not in cols]
+        points = firsts.join(points).reset_index(drop=True)[cols]
     meta = dict(jobs[0].meta, warnings=list(dict.fromkeys(w for j in jobs for w in j.warnings)))
     return dataclasses.replace(
         jobs[0], path=jobs[0].path.with_name(f"{name}.jsonl"), meta=meta, points=points,
         param_names=params, complete=all(j.complete for j in jobs),
         problem="; ".join(f"{j.name}: {j.problem}" for j in jobs if j.problem), jobs=len(jobs))
+
+
+def _over_jobs(df) -> pd.DataFrame:
+    """Per point (df's _point): the geometric mean of the jobs' medians and its 95% interval
+    over the jobs (the job as the unit), the jobs' range, their number and their samples."""
+    med = df["median"].astype(float)
+    lo, hi = df["ci95_lo"].astype(float), df["ci95_hi"].astype(float)
+    positive = (med > 0) & np.isfinite(med)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        y = np.log(med.where(positive))
+        own = ((np.log(hi) - np.log(lo)) / (2 * Z95)) ** 2   # a job's own variance of its log
+    work = pd.DataFrame({"_point": df["_point"], "y": y, "own": own.where(np.isfinite(own), 0.0),
+                         "pos": positive, "med": med, "lo": lo, "hi": hi,
+                         "n": df["n"] if "n" in df else np.nan})
+    out = {}
+    for point, g in work.groupby("_point", sort=False):
+        k = len(g)
+        row = {"jobs_lo": g["med"].min(), "jobs_hi": g["med"].max(), "samples": g["n"].sum(),
+               "n": k}
+        if g["pos"].all():
+            mean = float(g["y"].mean())
+            var = max(float(g["y"].var(ddof=1)) if k > 1 else 0.0, float(g["own"].mean()))
+            half = _t975(k - 1) * math.sqrt(var / k) if k > 1 else 0.0
+            row.update(median=math.exp(mean), ci95_lo=math.exp(mean - half),
+                       ci95_hi=math.exp(mean + half))
+        else:
+            row.update(median=float(g["med"].median()), ci95_lo=g["lo"].min(),
+                       ci95_hi=g["hi"].max())
+        out[point] = row
+    return pd.DataFrame.from_dict(out, orient="index")
+
+
+_T975 = {1: 12.706205, 2: 4.302653, 3: 3.182446, 4: 2.776445, 5: 2.570582, 6: 2.446912,
+         7: 2.364624, 8: 2.306004, 9: 2.262157, 10: 2.228139}
+
+
+def _t975(df) -> float:
+    """Student's t 97.5% quantile (tabulated to 10 degrees of freedom, then Cornish-Fisher's
+    expansion: within 1e-4 beyond)."""
+    if df in _T975:
+        return _T975[df]
+    z = Z95
+    return z + (z ** 3 + z) / (4 * df) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * df ** 2)

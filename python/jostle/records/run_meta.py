@@ -51,10 +51,7 @@ class RunMetadata:
     def short_mpi(self) -> str:
         """'Open MPI v4.1.4, package: …' -> 'Open MPI 4.1.4'; 'MPICH Version:\t4.0.2' ->
         'MPICH 4.0.2'. The full string stays in the report's machine section."""
-        lib = (self.meta.get("mpi") or {}).get("library") or ""
-        lib = re.sub(r"\s*Version:\s*", " ", lib.split(",")[0])
-        lib = re.sub(r"\s+v(?=\d)", " ", " ".join(lib.split()))
-        return lib.strip() or "MPI ?"
+        return short_mpi_name((self.meta.get("mpi") or {}).get("library"))
 
     @property
     def mpi_transport(self) -> str:
@@ -104,6 +101,13 @@ class RunMetadata:
         if not self.complete:
             found.append(f"INCOMPLETE ({len(self.points)} points)")
         return found
+
+
+def short_mpi_name(library) -> str:
+    """An MPI library's version string in a few words (RunMetadata.short_mpi)."""
+    lib = re.sub(r"\s*Version:\s*", " ", (library or "").split(",")[0])
+    lib = re.sub(r"\s+v(?=\d)", " ", " ".join(lib.split()))
+    return lib.strip() or "MPI ?"
 
 
 def one_row_per_point(run) -> pd.DataFrame:
