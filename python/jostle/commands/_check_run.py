@@ -1,0 +1,251 @@
+"""One `jostle check` (commands/check.py): its settings once the site file's defaults are
+applied, its runs launched on this node under the watchdog, their values judged against the
+class's references, and its record (docs/check.md, docs/records.md)."""
+
+import os
+import shutil
+import socket
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from .. import __version__
+from ..analysis import check, check_site
+from ..errors import JostleError, UsageError
+from ..records.results import load_run
+from ..run import check_node, launch
+from ..run.campaign import LaunchConfig, unwritable_dir
+from ..run.watchdog import Expired, Watchdog
+
+BUDGET, TIMEOUT = 15.0, 30.0
+SPOOL, STATE_DIR = "/var/spool/jostle", "/var/lib/jostle"
+BUSY_SHARE, BUSY_USER_CORES, UID_MIN = 0.25, 0.1, 1000
+BUSY_WINDOW_S = 0.5
+
+# ---------------------------------------------------------------- settings
+
+class Settings:
+    """The command's values once the site file's defaults are applied."""
+
+    def __init__(self, args, site):
+        d = site.defaults if site else {}
+        self.budget = args.budget if args.budget is not None else d.get("budget", BUDGET)
+        self.timeout = args.timeout if args.timeout is not None else d.get("timeout", TIMEOUT)
+        if self.budget <= 0:
+            raise UsageError(f"--budget {self.budget:g} is not allowed; expected a number > 0")
+        if self.timeout < self.budget:
+            raise UsageError(f"--timeout {self.timeout:g} is shorter than the budget "
+                             f"({self.budget:g} s); allowed: --timeout of the budget or more")
+        self.spool = Path(args.spool or os.environ.get("JOSTLE_SPOOL") or d.get("spool", SPOOL))
+        self.state_dir = Path(args.state_dir or os.environ.get("JOSTLE_STATE_DIR")
+                              or d.get("state_dir", STATE_DIR))
+        self.busy_share = args.busy_share or d.get("busy_share", BUSY_SHARE)
+        self.busy_user_cores = d.get("busy_user_cores", BUSY_USER_CORES)
+        self.uid_min = d.get("uid_min", UID_MIN)
+        self.reserve = min(3.0, 0.2 * self.timeout)
+
+
+_LOADED = time.monotonic()     # when this module was imported (with every command's)
+# At most this much of the process's life before that counts: a wrapper that sleeps and
+# then execs jostle (a staggered health check) keeps its pid, and so its start time.
+BEFORE_LOAD_MAX_S = 2.0
+
+
+def started_ago() -> float:
+    """Seconds since the check started: since the process started (/proc/self/stat's start
+    time against /proc/uptime: the interpreter's start-up counts against the budget too), but
+    at most BEFORE_LOAD_MAX_S before this module was loaded."""
+    since_load = time.monotonic() - _LOADED
+    try:
+        with open("/proc/self/stat") as f:
+            start = int(f.read().rsplit(")", 1)[1].split()[19]) / os.sysconf("SC_CLK_TCK")
+        with open("/proc/uptime") as f:
+            since_start = max(0.0, float(f.read().split()[0]) - start)
+    except (OSError, ValueError, IndexError):
+        return since_load
+    return since_load + min(max(0.0, since_start - since_load), BEFORE_LOAD_MAX_S)
+
+
+def node_name(args) -> str:
+    name = args.node or os.environ.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
+    if not check_site.NAME_RE.match(name.replace(".", "_")):
+        raise UsageError(f"--node '{name}' is not allowed; expected a host name")
+    return name
+
+
+def child_env(line="") -> dict:
+    """The runs' environment: no SLURM_* (a prolog's job is not theirs: Open MPI would
+    start its ranks through SLURM), the launch line for the meta line."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
+    env["JOSTLE_LAUNCH_LINE"] = line
+    return env
+
+
+def launch_config(args, bench, flavor) -> LaunchConfig:
+    """This node's own launcher: the MPI's mpirun/mpiexec, never srun (a health check and a
+    prolog run outside any job step), or --launcher."""
+    if args.launcher is not None:
+        return LaunchConfig(bench, "custom", prefix=args.launcher)
+    kind, exe = launch.choose_launcher(flavor, env=child_env())
+    return LaunchConfig(bench, kind, exe=exe)
+
+
+def _writable(option, d: Path):
+    why = unwritable_dir(d)
+    if why:
+        raise UsageError(f"{option} '{d}' cannot be written: {why}")
+
+
+# ---------------------------------------------------------------- one check
+
+class Check:
+    """One check of the node: the runs, their values, the verdict, the record."""
+
+    def __init__(self, args, st: Settings, node, bench):
+        self.args, self.st, self.node, self.bench = args, st, node, bench
+        self.cls, self.checks, self.refs, self.config = None, [], {}, None
+        self.facts, self.mpi, self.runs = {}, None, []
+        self.values, self.notes, self.load, self.timings = [], [], {}, []
+        self.start = check_node.utc()
+        self.nics_now = {}
+
+    def plan(self, cls, checks, refs, config, facts, mpi):
+        """The runs of CHECKS for class CLS in what is left of the budget."""
+        self.cls, self.checks, self.refs, self.config = cls, checks, refs, config
+        self.facts, self.mpi = facts, mpi
+        self.runs = check.plan(checks, self.st.budget - started_ago(), self.node,
+                               cls.options, self.st.budget)
+
+    def argv(self, spec, out):
+        a = [spec.benchmark, *spec.args, "--output", str(out), "--quiet"]
+        if self.config.kind == "custom":
+            cfg = LaunchConfig(self.bench, "custom",
+                               prefix=self.config.prefix.replace("{np}", str(spec.ranks)))
+            return cfg.plan(spec, a)
+        return self.config.plan(spec, a)
+
+    def measure(self, wd: Watchdog, runs_dir: Path) -> dict:
+        """{benchmark: results.Run} of the plan's runs (a failed run: its message)."""
+        out = {}
+        for spec in self.runs:
+            path = runs_dir / f"{spec.name}.jsonl"
+            for p in (path, path.with_name(path.name + ".partial")):
+                p.unlink(missing_ok=True)
+            plan = self.argv(spec, path)
+            t0 = started_ago()
+            self.timings.append({"benchmark": spec.benchmark, "start_s": round(t0, 3)})
+            res = wd.run(plan.argv, spec.benchmark, env=child_env(plan.line))
+            self.timings[-1].update(status=res.status, elapsed_s=round(res.elapsed_s, 3))
+            if res.status == "ok" and path.exists():
+                try:
+                    out[spec.benchmark] = load_run(path)
+                except JostleError as e:    # a record the run left damaged
+                    out[spec.benchmark] = f"its record cannot be read: {str(e)[:160]}"
+            else:
+                tail = (res.stderr.strip().splitlines() or [f"exit status {res.returncode}"])
+                out[spec.benchmark] = f"its run failed ({res.status}): {tail[-1][:160]}"
+        return out
+
+    def judge(self, runs: dict):
+        good = {b: r for b, r in runs.items() if not isinstance(r, str)}
+        values, notes = check.values_of(good) if good else ({}, {})
+        self.notes = [f"{k}: {v}" for k, v in notes.items() if k in self.checks]
+        failed_runs = {b: r for b, r in runs.items() if isinstance(r, str)}
+        for name in self.checks:
+            if name == check.NIC:
+                continue
+            m = check.METRICS[name]
+            if m.benchmark in failed_runs:
+                v = check.Value(name, None, m.unit, (self.refs.get(name) or {}).get("value"),
+                                verdict="fail", note=f"{m.benchmark}: {failed_runs[m.benchmark]}")
+            elif name in notes:
+                v = check.judge_value(name, float("nan"), self.refs.get(name), notes[name])
+            else:
+                v = check.judge_value(name, values.get(name, float("nan")), self.refs.get(name))
+            self.values.append(v)
+        if check.NIC in self.checks and self.cls and self.cls.nics:
+            self.values += check.judge_nics(self.nics_now, self.cls.nics)
+
+    def record(self, status, line, **more) -> dict:
+        return {"type": "check", "schema": 1, "tool": "jostle check", "version": __version__,
+                "node": self.node, "class": self.cls.name if self.cls else None,
+                "site": str(self.args.site_path), "time": self.start, "end": check_node.utc(),
+                "duration_s": round(started_ago(), 3), "budget_s": self.st.budget,
+                "timeout_s": self.st.timeout, "verdict": check.VERDICTS.get(status, "error"),
+                "exit_status": status, "reason": line,
+                "checks_run": [s.benchmark for s in self.runs], "runs": self.timings,
+                "values": [v.to_dict() for v in self.values], "notes": self.notes,
+                "load": self.load, "machine": self.facts, "mpi": self.mpi,
+                "options": (self.cls.options if self.cls else check.RunOptions()).to_dict(),
+                "baseline": self.cls.baseline if self.cls else None,
+                **more}
+
+
+def run_once(chk: Check, wd: Watchdog, runs_dir: Path) -> tuple:
+    """(status, line) of one check under WD."""
+    st = chk.st
+    pre = check_node.busy_now(BUSY_WINDOW_S, st.uid_min)
+    chk.load["before"] = pre.to_dict()
+    why = check_node.why_busy(pre, st.busy_share, st.busy_user_cores, before=True)
+    if why and not chk.args.no_busy_check:
+        return check.SKIPPED, f"jostle: skipped: node busy: {why}"
+    chk.nics_now = check_node.nics()
+    meter = check_node.LoadMeter(st.uid_min)
+    meter.start()
+    killed = wd.killed_cpu_s
+    try:
+        runs = chk.measure(wd, runs_dir)
+    except Expired as e:     # a hang, or others' work that left the check no time?
+        during = meter.stop(wd.killed_cpu_s - killed)
+        chk.load["during"] = during.to_dict()
+        why = check_node.why_busy(during, st.busy_share, st.busy_user_cores, before=False)
+        if why and not chk.args.no_busy_check:
+            return check.SKIPPED, (f"jostle: skipped: node busy: {why}; {e.what} was still "
+                                   "running at the watchdog's limit")
+        raise
+    during = meter.stop(wd.killed_cpu_s - killed)
+    chk.load["during"] = during.to_dict()
+    chk.judge(runs)
+    status, line = check.verdict(chk.values)
+    why = check_node.why_busy(during, st.busy_share, st.busy_user_cores, before=False)
+    if status == check.UNHEALTHY and why and not chk.args.no_busy_check:
+        return check.SKIPPED, f"jostle: skipped: node busy: {why} (it would have read: {line})"
+    return status, line
+
+
+def prepare(args, st, chk, cls, checks, refs, version, facts, run):
+    """CHK planned and its inputs checked (the bench's --validate through RUN, under the
+    watchdog), before anything is measured or written."""
+    _writable("--spool", st.spool)
+    if args.slurm:
+        _writable("--state-dir", st.state_dir)
+        if not shutil.which("scontrol"):
+            raise UsageError("--slurm: there is no scontrol on PATH")
+    if args.runs_dir:
+        _writable("--runs-dir", Path(args.runs_dir))
+    config = launch_config(args, chk.bench, version.get("mpi_flavor", "other"))
+    chk.plan(cls, checks, refs, config, facts, version.get("mpi_library"))
+    for spec in chk.runs:
+        check_node.bench_validate(run, chk.bench, spec.benchmark, spec.args)
+    return chk
+
+
+def dry_run(chk: Check) -> int:
+    for spec in chk.runs:
+        print(chk.argv(spec, f"RUNS/{spec.name}.jsonl").line)
+    print(f"jostle: check of {chk.node} ({chk.cls.name if chk.cls else '-'}): "
+          f"{', '.join(chk.checks)} in {chk.st.budget:g} s, watchdog {chk.st.timeout:g} s",
+          file=sys.stderr)
+    return 0
+
+
+def _runs_dir(args, st: Settings):
+    if args.runs_dir:
+        d = Path(args.runs_dir)
+        d.mkdir(parents=True, exist_ok=True)
+        return d, False
+    (st.spool / "runs").mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=".check-", dir=st.spool / "runs")), True
+
+

@@ -1,0 +1,118 @@
+"""`jostle check --save-reference` (commands/check.py): K checks of a known-good node, their
+values kept in its class of the site file, whose reference and tolerances are derived again
+from every node the class holds (docs/check.md, "References")."""
+
+import re
+import shutil
+import sys
+from pathlib import Path
+
+from ..analysis import check, check_site
+from ..errors import JostleError, UsageError
+from ..run import check_node
+from ..run.watchdog import Expired, Watchdog
+from ._check_run import BUSY_WINDOW_S, Check, _runs_dir, dry_run, prepare, started_ago
+
+SIZES_RE = r"^[0-9]+[KMG]?,[0-9]+[KMG]?$"
+
+
+def options(args, site, here) -> check.RunOptions:
+    """How the class is measured: as given, or the class's own when none is given (refused
+    when both differ and the class already holds nodes)."""
+    if not check_site.NAME_RE.match(args.cls):
+        raise UsageError(f"--class '{args.cls}' is not allowed; a class name is letters, digits, "
+                         "'_' and '-'")
+    for pat in args.match:
+        if len(pat) > 1 and pat.startswith("/") and pat.endswith("/"):
+            try:
+                re.compile(pat[1:-1])
+            except re.error as e:
+                raise UsageError(f"--match '{pat}' is not a valid regular expression ({e})") from None
+    if args.load_sizes and not re.match(SIZES_RE, args.load_sizes):
+        raise UsageError(f"--load-sizes '{args.load_sizes}' is not allowed; expected SMALL,LARGE "
+                         "e.g. 4,64M")
+    old = site.classes.get(args.cls)
+    given = args.compute_cores is not None or args.oversubscribe or args.load_sizes
+    opts = check.RunOptions(args.compute_cores, args.oversubscribe,
+                            args.load_sizes or check.LOAD_SIZES)
+    if old is not None:
+        check_site.check_machine(site, old, here)
+        if not given:
+            return old.options     # the class's own way of measuring
+        if old.nodes and old.options != opts:
+            raise UsageError(f"class '{args.cls}' was measured with {old.options.to_dict()}, "
+                             f"not {opts.to_dict()}: give the same options (or none), or "
+                             "another class")
+    return opts
+
+
+def save_reference(args, st, site, node, bench) -> int:
+    wd = Watchdog(st.timeout - started_ago(), st.reserve)
+    try:
+        version = check_node.bench_json(wd.run, bench, "--version")
+        facts = check_node.bench_json(wd.run, bench, "--machine")
+        here = check_site.machine_of(facts, version.get("mpi_library", ""))
+        cls = check_site.NodeClass(args.cls, options=options(args, site, here))
+        checks = args.checks or list(check.CHECKS)
+        first = prepare(args, st, Check(args, st, node, bench), cls, checks, {}, version, facts,
+                        wd.run)
+    except Expired as e:
+        print(f"jostle: timeout: {e.what} did not answer within {st.timeout:g} s")
+        return check.TIMEOUT
+    finally:
+        wd.finish()
+    if args.dry_run:
+        return dry_run(first)
+    samples = {name: [] for name in check.MEASURED}
+    nics = {}
+    for k in range(args.repeat):
+        chk = Check(args, st, node, bench)
+        chk.plan(cls, checks, {}, first.config, facts, version.get("mpi_library"))
+        chk.runs = first.runs     # each repeat measures alike
+        wd = Watchdog(st.timeout, st.reserve)
+        runs_dir, temporary = _runs_dir(args, st)
+        if args.runs_dir and args.repeat > 1:
+            runs_dir = runs_dir / f"r{k + 1}"
+            runs_dir.mkdir(exist_ok=True)
+        try:
+            pre = check_node.busy_now(BUSY_WINDOW_S, st.uid_min)
+            why = check_node.why_busy(pre, st.busy_share, st.busy_user_cores, before=True)
+            if why and not args.no_busy_check:
+                print(f"jostle: skipped: node busy: {why}; no reference saved")
+                return check.SKIPPED
+            nics = check_node.nics()
+            runs = chk.measure(wd, runs_dir)
+        except Expired as e:
+            print(f"jostle: timeout: {e.what} still running at {wd.elapsed():.0f} s; "
+                  "no reference saved")
+            return check.TIMEOUT
+        finally:
+            wd.finish()
+            if temporary:
+                shutil.rmtree(runs_dir, ignore_errors=True)
+        failed = {b: r for b, r in runs.items() if isinstance(r, str)}
+        if failed:
+            b, why = next(iter(failed.items()))
+            raise JostleError(f"{b}: {why}; no reference saved")
+        values, _ = check.values_of(runs)
+        for name, v in values.items():
+            if name in checks:
+                samples[name].append(v)
+        print(f"jostle: check {k + 1}/{args.repeat} of {node}: "
+              + ", ".join(f"{n} {v:.4g}" for n, v in values.items() if v == v and n in checks),
+              file=sys.stderr)
+    up = {n: v for n, v in nics.items() if v.get("state") == "up"} if check.NIC in checks else {}
+    path = Path(args.site_path)
+    with check_site.locked(path):
+        fresh = check_site.load(path) if path.exists() else site
+        got = check_site.add_samples(fresh, args.cls, node, samples, here, up, cls.options,
+                                     args.match, args.checks)
+        check_site.write(fresh)
+    for name, ref in got.reference.items():
+        print(f"{args.cls}\t{name}\t{ref['value']:.4g} {ref['unit']}\ttolerance "
+              f"{ref['tolerance']:.0%}\t(spread {ref['spread']:.1%}, repeatability "
+              f"{ref['repeatability']:.1%}, {ref['nodes']} node(s), {ref['checks']} checks)")
+    for name, nic in got.nics.items():
+        print(f"{args.cls}\tnic:{name}\t{nic.get('state')} {nic.get('speed_mbps', '')}".rstrip())
+    print(f"jostle: class '{args.cls}' of {path}: {len(got.nodes)} node(s)", file=sys.stderr)
+    return 0

@@ -1,0 +1,536 @@
+"""`jostle check` without a launch (docs/check.md): the site file and its classes, references
+and their tolerances, verdicts and the one-line reason, what --slurm does with a verdict, the
+busy rule, the watchdog on plain processes, and bad input (exit 2, one line, the node
+untouched)."""
+
+import json
+import math
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from jostle.analysis import check, check_site
+from jostle.errors import UsageError
+from jostle.run import check_node
+from jostle.run.watchdog import Expired, Watchdog, session_members
+
+pytestmark = pytest.mark.unit
+
+REPO = Path(__file__).resolve().parents[2]
+BENCH = REPO / "build" / "openmpi" / "jostle-bench"
+
+SITE = """# our site
+# second comment line
+
+schema = 1
+
+[check]
+budget = 12
+timeout = 40
+
+[class.gpu]
+hosts = ["/^gpu[0-9]{3}$/"]
+
+[class.cpu]
+hosts = ["cn*", "login?"]
+compute_cores = 1
+oversubscribe = true
+load_sizes = "4,1M"
+
+[class.cpu.machine]
+cpu = "AMD EPYC"
+cores = 2
+numa_nodes = 1
+mpi = "Open MPI v4.1.4"
+
+[class.cpu.reference.triad]
+value = 4.0
+tolerance = 0.2
+unit = "GB/s"
+worse = "lower"
+
+[class.cpu.reference.memory_latency]
+value = 100.0
+tolerance = 0.15
+
+[class.cpu.nics.mlx5_0]
+state = "up"
+speed_mbps = 100000
+"""
+
+
+def site_file(tmp_path, text=SITE, name="site.toml"):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+# ---------------------------------------------------------------- the site file
+
+def test_classes_match_globs_and_regexes_in_file_order(tmp_path):
+    site = check_site.load(site_file(tmp_path))
+    assert list(site.classes) == ["gpu", "cpu"]
+    assert site.class_of("gpu001").name == "gpu"
+    assert site.class_of("cn17").name == "cpu" and site.class_of("login1").name == "cpu"
+    assert site.class_of("gpu001", "cpu").name == "cpu"     # --class names it
+    with pytest.raises(UsageError, match=r"no class of .* matches host 'gpu1'"):
+        site.class_of("gpu1")                               # the regex wants three digits
+    with pytest.raises(UsageError, match=r"--class 'nope': unknown class .* allowed: gpu, cpu"):
+        site.class_of("cn1", "nope")
+    cpu = site.classes["cpu"]
+    assert cpu.options == check.RunOptions(1, True, "4,1M")
+    assert cpu.reference["memory_latency"]["worse"] == "higher"   # from the check when absent
+    assert site.defaults == {"budget": 12.0, "timeout": 40.0}
+
+
+@pytest.mark.parametrize("text, message", [
+    ('schema = 1\n[class.a]\nhosts = ["/cn[0-9+/"]\n', "is not a valid regular expression"),
+    ("schema = 2\n", "this jostle reads schema 1"),
+    ("schema = 1\n[class.a]\nhost = []\n", "[class.a] host: unknown key"),
+    ("schema = 1\n[check]\nbudgett = 3\n", "[check] budgett: unknown key"),
+    ("schema = 1\n[class.a\n", "not a TOML file"),
+    ("schema = 1\n[class.a.reference.triad]\nvalue = -1\ntolerance = 0.1\n", "value: -1"),
+    ("schema = 1\n[class.a.reference.bogus]\nvalue = 1\ntolerance = 0.1\n", "unknown check"),
+    ('schema = 1\n[class.a]\nchecks = ["triad", "x"]\n', "checks: ['triad', 'x'] is not allowed"),
+    ('schema = 1\n[class."a b"]\n', "a class name is letters"),
+    ('schema = 1\n[check]\nbudget = "x"\n', "'x' is not allowed; expected float"),
+])
+def test_a_bad_site_file_is_refused_naming_what(tmp_path, text, message):
+    with pytest.raises(UsageError) as e:
+        check_site.load(site_file(tmp_path, text))
+    assert message in str(e.value) and "\n" not in str(e.value)
+
+
+def test_the_file_written_reads_back_the_same(tmp_path):
+    path = site_file(tmp_path)
+    site = check_site.load(path)
+    check_site.add_samples(site, "cpu", "cn1", {"triad": [4.1, 4.0, 3.9]},
+                           {"cpu": "AMD EPYC", "cores": 2, "numa_nodes": 1,
+                            "mpi": "Open MPI v4.1.4"}, {"eth0": {"state": "up"}},
+                           check.RunOptions(1, True, "4,1M"), match=["node-*"])
+    check_site.add_samples(site, "cpu", 'odd"name', {"triad": [3.0]}, site.classes["cpu"].machine,
+                           {}, check.RunOptions(1, True, "4,1M"))
+    check_site.write(site)
+    again = check_site.load(path)
+    text = path.read_text()
+    assert text.startswith("# our site\n# second comment line\n")   # the header is kept
+    a, b = site.classes["cpu"], again.classes["cpu"]
+    assert (a.hosts, a.options, a.machine, a.nics, a.nodes) == \
+        (b.hosts, b.options, b.machine, b.nics, b.nodes)
+    assert a.reference == b.reference and set(b.reference) == {"triad"}
+    assert b.hosts == ["cn*", "login?", "node-*"] and 'odd"name' in b.nodes
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_saving_into_a_class_of_another_machine_or_way_is_refused(tmp_path):
+    site = check_site.load(site_file(tmp_path))
+    other = {"cpu": "Intel Xeon", "cores": 64, "numa_nodes": 2, "mpi": "Open MPI v4.1.4"}
+    with pytest.raises(UsageError, match="another kind of machine .*cpu 'AMD EPYC' vs this node's 'Intel Xeon'"):
+        check_site.add_samples(site, "cpu", "cn1", {"triad": [1.0]}, other, {}, check.RunOptions())
+    same = site.classes["cpu"].machine
+    check_site.add_samples(site, "cpu", "cn1", {"triad": [1.0]}, same, {},
+                           check.RunOptions(1, True, "4,1M"))
+    with pytest.raises(UsageError, match="was measured with"):
+        check_site.add_samples(site, "cpu", "cn2", {"triad": [1.0]}, same, {}, check.RunOptions())
+
+
+# ---------------------------------------------------------------- references
+
+def test_tolerance_is_the_spread_of_good_nodes_plus_the_repeatability():
+    # four nodes, each checked three times, lower is worse
+    nodes = {"a": [10.0, 10.1, 9.9], "b": [10.0, 10.2, 9.8], "c": [9.0, 9.1, 8.9],
+             "d": [10.0, 10.0, 10.1]}
+    r = check.derive(nodes, -1)
+    medians = sorted(math.log(x) for x in (10.0, 10.0, 9.0, 10.0))
+    center = (medians[1] + medians[2]) / 2
+    p5 = medians[0] + (medians[1] - medians[0]) * 0.15    # the 5th percentile of 4 values
+    assert r["value"] == pytest.approx(math.exp(center), rel=1e-5)
+    assert r["spread"] == pytest.approx(math.exp(center - p5) - 1, abs=1e-4)
+    assert 0.005 < r["repeatability"] < 0.03
+    # the next check of a good node, learned from 8 degrees of freedom: Student's t
+    from jostle.analysis.stats import t_quantile
+    assert r["df"] == 8
+    t = (center - p5) + t_quantile(1 - 0.00135, 8) * math.log1p(r["repeatability"]) * math.sqrt(1 + 1 / 3)
+    assert r["tolerance"] == pytest.approx(max(check.MIN_TOLERANCE, 1 - math.exp(-t)), abs=2e-3)
+    assert (r["nodes"], r["checks"]) == (4, 12)
+
+
+def test_tolerance_has_a_floor_and_follows_the_worse_side():
+    quiet = check.derive({"a": [5.0, 5.0, 5.0]}, +1)
+    assert quiet["tolerance"] == check.MIN_TOLERANCE and quiet["spread"] == 0
+    # higher is worse: a node far *below* the others is not spread, one far above is
+    assert check.derive({"a": [1.0], "b": [1.0], "c": [0.5]}, +1)["spread"] == 0
+    assert check.derive({"a": [1.0], "b": [1.0], "c": [2.0]}, +1)["spread"] > 0.5
+    noisy = check.derive({"a": [1.0, 2.0, 1.5]}, +1)
+    assert noisy["tolerance"] > 1.0      # a check this unrepeatable is judged loosely
+    # the same spread learned from more checks: a tighter bound
+    few = check.derive({"a": [1.0, 1.1, 1.05]}, +1)
+    many = check.derive({"a": [1.0, 1.1, 1.05] * 4}, +1)
+    assert many["tolerance"] < few["tolerance"] / 2
+    assert check.derive({"a": [math.nan, -1.0]}, +1) is None
+
+
+def test_references_from_a_table_of_nodes():
+    pd = pytest.importorskip("pandas")
+    table = pd.DataFrame({"triad": [4.0, 4.2, 3.8], "memory_latency": [100.0, 101.0, math.nan]},
+                         index=["n1", "n2", "n3"])
+    refs = check.references_from_table(table)
+    assert refs["triad"]["value"] == pytest.approx(4.0) and refs["triad"]["nodes"] == 3
+    assert refs["memory_latency"]["nodes"] == 2 and refs["triad"]["unit"] == "GB/s"
+    assert refs["triad"]["repeatability"] == 0     # one value per node: the spread alone
+
+
+# ---------------------------------------------------------------- verdicts
+
+REF = {"value": 4.3, "tolerance": 0.18, "worse": "lower", "unit": "GB/s"}
+
+
+def test_the_one_line_of_an_unhealthy_node():
+    bad = check.judge_value("triad", 1.2, REF)
+    ok = check.judge_value("memory_latency", 101.0,
+                           {"value": 100.0, "tolerance": 0.15, "worse": "higher"})
+    assert (bad.verdict, ok.verdict) == ("fail", "pass")
+    status, line = check.verdict([ok, bad])
+    assert status == check.UNHEALTHY
+    assert line == "jostle: triad 1.2 GB/s vs 4.3 GB/s (-72%, tolerance 18%)"
+    slow = check.judge_value("memory_latency", 250.0,
+                             {"value": 100.0, "tolerance": 0.15, "worse": "higher"})
+    status, line = check.verdict([bad, slow, ok])
+    assert line == ("jostle: memory_latency 250 ns vs 100 ns (+150%, tolerance 15%); "
+                    "1 more: triad")
+    pp = check.judge_value("pingpong_bandwidth", 1500.0,
+                           {"value": 6000.0, "tolerance": 0.3, "worse": "lower"})
+    assert check.verdict([pp])[1] == "jostle: pingpong_bandwidth 1.5 GB/s vs 6 GB/s (-75%, tolerance 30%)"
+
+
+def test_healthy_within_tolerance_and_nothing_judged_is_not_a_pass():
+    assert check.judge_value("triad", 3.6, REF).verdict == "pass"     # -16%, tolerance 18%
+    assert check.judge_value("triad", 9.0, REF).verdict == "pass"     # faster is never a fault
+    assert check.verdict([check.judge_value("triad", 3.6, REF)])[0] == check.HEALTHY
+    nothing = check.judge_value("triad", math.nan, REF)
+    assert nothing.verdict == "not judged" and nothing.note == "not measured"
+    assert check.verdict([nothing])[0] == check.SKIPPED
+    assert check.judge_value("triad", 1.0, None).verdict == "not judged"
+
+
+def test_nics_must_be_there_up_and_at_speed():
+    ref = {"mlx5_0/1": {"state": "up", "speed_mbps": 100000}, "eth0": {"state": "up"}}
+    now = {"mlx5_0/1": {"state": "up", "speed_mbps": 50000}}
+    vals = {v.name: v for v in check.judge_nics(now, ref)}
+    assert vals["nic:eth0"].verdict == "fail" and vals["nic:eth0"].value == "missing"
+    assert vals["nic:mlx5_0/1"].verdict == "fail" and vals["nic:mlx5_0/1"].change == -0.5
+    line = check.verdict(list(vals.values()))[1]
+    assert line.startswith("jostle: nic:")
+    ok = check.judge_nics({"eth0": {"state": "up", "speed_mbps": 1000}}, {"eth0": {"state": "up"}})
+    assert ok[0].verdict == "pass"
+    down = check.judge_nics({"eth0": {"state": "down"}}, {"eth0": {"state": "up"}})
+    assert down[0].verdict == "fail" and check.reason(down) == "jostle: nic:eth0 down vs up"
+
+
+def test_the_slurm_reason_is_one_plain_line_starting_with_jostle():
+    r = check.slurm_reason('jostle: triad "x" µs\nvs `y`')
+    assert r.startswith("jostle: ") and '"' not in r and "\n" not in r and "`" not in r
+    assert check.slurm_reason("timeout").startswith("jostle: timeout")
+    assert len(check.slurm_reason("jostle: " + "x" * 500)) == 200
+
+
+# ---------------------------------------------------------------- the scheduler
+
+@pytest.mark.parametrize("status, suspect, drained, ours, action", [
+    (check.UNHEALTHY, False, False, False, "suspect"),    # first failure: a retest first
+    (check.UNHEALTHY, True, False, False, "drain"),       # failed again: drained
+    (check.TIMEOUT, True, False, False, "drain"),         # a hang counts as a failure
+    (check.UNHEALTHY, True, True, False, "none"),         # an operator's drain is left alone
+    (check.UNHEALTHY, False, True, True, "none"),         # already drained by jostle
+    (check.HEALTHY, False, True, True, "resume"),         # jostle's drain: resumed
+    (check.HEALTHY, True, False, False, "clear"),         # a pass clears the suspect mark
+    (check.HEALTHY, False, True, False, "clear"),         # an operator's drain: never resumed
+    (check.SKIPPED, True, True, True, "none"),            # could not judge: nothing changes
+])
+def test_what_slurm_does_with_a_verdict(status, suspect, drained, ours, action):
+    assert check.slurm_action(status, suspect, drained, ours)[0] == action
+
+
+def test_without_suspect_mode_the_first_failure_drains():
+    assert check.slurm_action(check.UNHEALTHY, False, False, False, use_suspect=False)[0] == "drain"
+
+
+def test_scontrol_node_line_parsed():
+    line = ("NodeName=n2 Arch=x86_64 State=IDLE+DRAIN ThreadsPerCore=1 ExtSensorsTemp=n/s "
+            "Reason=jostle: triad 1.2 GB/s vs 4.3 GB/s (-72%, tolerance 18%) [root@2026-11-28T00:37:08]\n")
+    n = check_node.parse_node(line)
+    assert (n.state, n.drained, n.ours) == ("IDLE+DRAIN", True, True)
+    assert n.reason == "jostle: triad 1.2 GB/s vs 4.3 GB/s (-72%, tolerance 18%)"
+    n = check_node.parse_node("NodeName=n1 State=MIXED+DRAIN Reason=operator: fan x=1 [slurm@2026]")
+    assert (n.drained, n.ours, n.reason) == (True, False, "operator: fan x=1")
+    assert not check_node.parse_node("NodeName=n1 State=IDLE Weight=1").drained
+
+
+def test_suspect_mark_kept_and_cleared(tmp_path):
+    d = tmp_path / "state"
+    assert check_node.read_suspect(d, "n1") is None
+    check_node.mark_suspect(d, "n1", "jostle: triad …")
+    assert check_node.read_suspect(d, "n1")["reason"] == "jostle: triad …"
+    check_node.clear_suspect(d, "n1")
+    check_node.clear_suspect(d, "n1")
+    assert check_node.read_suspect(d, "n1") is None and not list(d.iterdir())
+
+
+# ---------------------------------------------------------------- busy, NICs, spool
+
+def test_busy_rules():
+    quiet = check_node.Load(1.0, 8, 0.1, 0.0, {})
+    assert check_node.why_busy(quiet, 0.25, 0.1, True) == ""
+    full = check_node.Load(1.0, 8, 7.9, 8.0, {})
+    assert "others used 7.90 of its 8 cores" in check_node.why_busy(full, 0.25, 0.1, True)
+    queued = check_node.Load(1.0, 8, 1.0, 9.0, {})
+    assert check_node.why_busy(queued, 0.25, 0.1, True) == "9 tasks runnable on its 8 cores"
+    assert check_node.why_busy(queued, 0.25, 0.1, False) == ""   # runnable: before only
+    user = check_node.Load(1.0, 128, 0.5, 0.0, {1001: 0.5})
+    assert check_node.why_busy(user, 0.25, 0.1, True) == \
+        "other users' processes on its cores (uid 1001: 0.50 cores)"
+
+
+def test_load_meter_sees_a_spinning_process():
+    m = check_node.LoadMeter()
+    m.start()
+    p = subprocess.Popen(["sh", "-c", "while :; do :; done"])
+    try:
+        time.sleep(0.6)
+        load = m.stop()
+    finally:
+        p.kill()
+        p.wait()
+    assert load.others_cores > 0.3, load
+
+
+def test_nics_from_sysfs(tmp_path):
+    net = tmp_path / "class" / "net"
+    for name, state, speed, dev in (("eth0", "up", "25000", True), ("lo", "unknown", "", False),
+                                    ("eth1", "down", "-1", True)):
+        d = net / name
+        d.mkdir(parents=True)
+        (d / "operstate").write_text(state + "\n")
+        if speed:
+            (d / "speed").write_text(speed + "\n")
+        if dev:
+            (d / "device").mkdir()
+    port = tmp_path / "class" / "infiniband" / "mlx5_0" / "ports" / "1"
+    port.mkdir(parents=True)
+    (port / "state").write_text("4: ACTIVE\n")
+    (port / "rate").write_text("100 Gb/sec (4X EDR)\n")
+    assert check_node.nics(tmp_path) == {
+        "eth0": {"state": "up", "speed_mbps": 25000}, "eth1": {"state": "down"},
+        "mlx5_0/1": {"state": "up", "speed_mbps": 100000}}
+
+
+def test_spool_record_is_written_whole(tmp_path):
+    rec = {"type": "check", "node": "n/1", "time": "2026-11-28T00:00:01.250Z", "values": []}
+    path = check_node.spool_write(tmp_path / "spool", rec)
+    assert path.name.startswith("check-n_1-20261128T000001250Z-") and path.suffix == ".json"
+    assert json.loads(path.read_text()) == rec
+    assert [p.name for p in path.parent.iterdir()] == [path.name]
+
+
+# ---------------------------------------------------------------- the plan
+
+def test_the_plan_fits_the_budget_and_is_the_scans_fingerprint():
+    runs = check.plan(list(check.CHECKS), 15.0, "cn1", check.RunOptions(1, True, "4,1M"))
+    assert [r.name for r in runs] == ["fp-pingpong-cn1", "fp-memlat-cn1", "fp-contention-cn1"]
+    assert sum(r.estimate for r in runs) + check.FIXED_S <= 15.0 + 1e-9
+    assert "--oversubscribe" in runs[2].args and runs[1].ranks == 1
+    assert [r.benchmark for r in check.plan(["triad"], 5.0, "x")] == ["contention"]
+    assert check.plan([check.NIC], 1.0, "x") == []
+    with pytest.raises(UsageError, match=r"--budget 2 is too short for pingpong, memlat, contention"):
+        check.plan(list(check.CHECKS), 2.0, "x")
+
+
+# ---------------------------------------------------------------- the watchdog
+
+def test_the_watchdog_kills_the_whole_session_and_says_what_ran():
+    wd = Watchdog(2.5, reserve=1.0)
+    t0 = time.monotonic()
+    with pytest.raises(Expired) as e:
+        # a child that would outlive its parent's kill, in a process group of its own
+        wd.run(["sh", "-c", "setsid sleep 60.3131 & sleep 60.3132"], "the hang")
+    wd.finish()
+    assert e.value.what == "the hang" and time.monotonic() - t0 < 5
+    time.sleep(0.2)
+    left = [p for p in Path("/proc").iterdir() if p.name.isdigit()
+            and b"60.313" in _cmdline(p)]
+    assert not left, "left running: " + ", ".join(_cmdline(p).decode() for p in left)
+
+
+def _cmdline(p):
+    try:
+        return (p / "cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def test_a_run_within_time_returns_its_output_and_leaves_nothing():
+    wd = Watchdog(30)
+    r = wd.run(["sh", "-c", "echo out; echo err >&2; exit 3"], "x")
+    wd.finish()
+    assert (r.status, r.returncode, r.stdout, r.stderr) == ("failed", 3, "out\n", "err\n")
+    wd = Watchdog(30)
+    r = wd.run(["sleep", "5"], "y", timeout=0.3)
+    wd.finish()
+    assert r.status == "timeout"
+
+
+def test_session_members_of_a_dead_session_is_empty():
+    p = subprocess.Popen(["true"], start_new_session=True)
+    p.wait()
+    assert session_members(p.pid) == []
+
+
+# ---------------------------------------------------------------- bad input: exit 2
+
+def _bad(jostle_cli, tmp_path, *argv, env=None):
+    spool, state = tmp_path / "spool", tmp_path / "state"
+    r = jostle_cli("check", *argv, "--spool", spool, "--state-dir", state, "--node", "cn1",
+                   env=env)
+    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
+    assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr, r.stderr
+    assert r.stdout == ""
+    assert not spool.exists() and not state.exists()    # the node untouched
+    return r.stderr
+
+
+def _machine_site(tmp_path, cpu=None):
+    """SITE with the machine of this host (as the built jostle-bench says it), or CPU."""
+    if not BENCH.exists():
+        pytest.skip(f"{BENCH} is not built")
+    facts = json.loads(subprocess.run([BENCH, "--machine"], capture_output=True, text=True).stdout)
+    lib = json.loads(subprocess.run([BENCH, "--version"], capture_output=True, text=True).stdout)
+    m = check_site.machine_of(facts, lib["mpi_library"])
+    text = SITE.replace('cpu = "AMD EPYC"', f"cpu = {json.dumps(cpu or m['cpu'])}")
+    text = text.replace("cores = 2", f"cores = {m['cores']}").replace(
+        "numa_nodes = 1", f"numa_nodes = {m['numa_nodes']}").replace(
+        'mpi = "Open MPI v4.1.4"', f"mpi = {json.dumps(m['mpi'])}")
+    return site_file(tmp_path, text)
+
+
+def test_bad_numbers_exit_2(tmp_path, jostle_cli):
+    site = site_file(tmp_path)
+    assert "argument --budget: '0' is not allowed" in _bad(jostle_cli, tmp_path, "--site", site,
+                                                          "--budget", "0")
+    assert "--timeout 5 is shorter than the budget (10 s)" in _bad(
+        jostle_cli, tmp_path, "--site", site, "--budget", "10", "--timeout", "5")
+    # the site's own defaults are judged the same way
+    slow = site_file(tmp_path, SITE.replace("timeout = 40", "timeout = 3"), "slow.toml")
+    assert "--timeout 3 is shorter than the budget (12 s)" in _bad(jostle_cli, tmp_path, "--site", slow)
+    assert "--checks: 'triad,bogus' is not allowed" in _bad(
+        jostle_cli, tmp_path, "--site", site, "--checks", "triad,bogus")
+
+
+def test_bad_site_and_class_exit_2(tmp_path, jostle_cli):
+    site = site_file(tmp_path)
+    bad_re = site_file(tmp_path, SITE.replace('"login?"', '"/login[0-9/"'), "re.toml")
+    assert "is not a valid regular expression" in _bad(jostle_cli, tmp_path, "--site", bad_re)
+    assert "--class 'nope': unknown class" in _bad(jostle_cli, tmp_path, "--site", site,
+                                                   "--class", "nope")
+    assert "no site file" in _bad(jostle_cli, tmp_path, env={"JOSTLE_SITE": ""})
+    assert "cannot read it" in _bad(jostle_cli, tmp_path, "--site", tmp_path / "none.toml")
+    assert "--compute-cores is only used with --save-reference" in _bad(
+        jostle_cli, tmp_path, "--site", site, "--compute-cores", "2")
+    assert "--save-reference needs --class" in _bad(jostle_cli, tmp_path, "--site", site,
+                                                    "--save-reference")
+
+
+def test_a_reference_of_another_machine_exits_2(tmp_path, jostle_cli):
+    site = _machine_site(tmp_path, cpu="Intel(R) Xeon(R) Gold 6230")
+    msg = _bad(jostle_cli, tmp_path, "--site", site, "--class", "cpu")
+    assert "holds the reference of another kind of machine (cpu 'Intel(R) Xeon(R) Gold 6230'" in msg
+
+
+def test_a_class_without_reference_and_a_budget_too_short_exit_2(tmp_path, jostle_cli):
+    site = _machine_site(tmp_path)
+    assert "class 'gpu' of" in _bad(jostle_cli, tmp_path, "--site", site, "--class", "gpu")
+    assert "has no reference for pingpong_latency" in _bad(
+        jostle_cli, tmp_path, "--site", site, "--class", "cpu", "--checks", "pingpong_latency")
+    assert "--budget 2 is too short for memlat, contention" in _bad(
+        jostle_cli, tmp_path, "--site", site, "--class", "cpu", "--budget", "2")
+
+
+def test_slurm_without_scontrol_exits_2(tmp_path, jostle_cli):
+    site = _machine_site(tmp_path)
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    msg = _bad(jostle_cli, tmp_path, "--site", site, "--class", "cpu", "--slurm",
+               env={"PATH": str(empty)})
+    assert "--slurm: there is no scontrol on PATH" in msg
+
+
+def test_dry_run_prints_the_runs_and_measures_nothing(tmp_path, jostle_cli):
+    site = _machine_site(tmp_path)
+    r = jostle_cli("check", "--site", site, "--class", "cpu", "--dry-run", "--spool",
+                   tmp_path / "spool", "--budget", "15")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert len(lines) == 2 and "memlat" in lines[0] and "contention" in lines[1]
+    assert "--compute-cores 1 --oversubscribe" in lines[1] and "--sizes 4,1M" in lines[1]
+    assert not (tmp_path / "spool").exists()
+
+
+# ---------------------------------------------------------------- NHC's check file
+
+def test_the_nhc_check_retests_then_dies_and_never_fails_a_busy_node(tmp_path):
+    """contrib/nhc/check_jostle.nhc under NHC's function API (die, log), jostle replaced by a
+    script that exits as told."""
+    fake = tmp_path / "jostle"
+    fake.write_text(f'#!/bin/sh\necho "$*" > {tmp_path}/argv\n'
+                    'echo "jostle: triad 1 GB/s vs 4 GB/s (-75%, tolerance 18%)"\n'
+                    f'exit $(cat {tmp_path}/rc)\n')
+    fake.chmod(0o755)
+    nhc = REPO / "contrib" / "nhc" / "check_jostle.nhc"
+    harness = (f'die() {{ echo "DIE $1 $2"; }}; log() {{ echo "LOG $*"; }}\n'
+               f'HOSTNAME_S=n1 JOSTLE_BIN={fake} JOSTLE_STATE_DIR={tmp_path}/state\n'
+               f'. {nhc}\ncheck_jostle -s /etc/site.toml -b 10 -t 20 -c triad,nic; echo "rc=$?"\n')
+
+    def nhc_run(rc):
+        (tmp_path / "rc").write_text(str(rc))
+        return subprocess.run(["bash", "-c", harness], capture_output=True, text=True,
+                              timeout=30).stdout.strip().splitlines()
+    line = "jostle: triad 1 GB/s vs 4 GB/s (-75%, tolerance 18%)"
+    assert nhc_run(1) == [f"LOG check_jostle: suspect (failed once, retested at the next run): {line}",
+                          "rc=0"]
+    assert (tmp_path / "argv").read_text().split() == [
+        "check", "--site", "/etc/site.toml", "--budget", "10", "--timeout", "20",
+        "--checks", "triad,nic"]
+    assert nhc_run(124) == [f"DIE 1 check_jostle: {line}", "rc=1"]     # failed again
+    assert nhc_run(3) == [f"LOG check_jostle: {line}", "rc=0"]          # busy: never a failure
+    assert nhc_run(1)[-1] == "rc=0"                                     # suspect again
+    assert nhc_run(0) == ["rc=0"] and not list((tmp_path / "state").iterdir())   # cleared
+    assert nhc_run(2)[-1] == "rc=0"                                     # bad input: logged
+
+
+def test_the_cpu_of_what_the_watchdog_killed_is_the_checks_own():
+    """A spinning grandchild killed by the watchdog is never waited for by this process: its
+    CPU is counted from /proc before the kill, so that a hang that spins is not taken for
+    others' load."""
+    wd = Watchdog(1.8, reserve=0.8)
+    with pytest.raises(Expired):
+        wd.run(["sh", "-c", "sh -c 'while :; do :; done' & wait"], "spin")
+    wd.finish()
+    assert wd.killed_cpu_s > 0.2, wd.killed_cpu_s
+
+
+def test_numbers_in_the_line_read_plainly():
+    ml = {"value": 203.0, "tolerance": 1.07, "worse": "higher"}
+    assert check.verdict([check.judge_value("memory_latency", 1012.4, ml)])[1] == \
+        "jostle: memory_latency 1012 ns vs 203 ns (+399%, tolerance 107%)"
+    lat = {"value": 0.2771, "tolerance": 0.5, "worse": "higher"}
+    assert check.verdict([check.judge_value("pingpong_latency", 2.5, lat)])[1] == \
+        "jostle: pingpong_latency 2.5 us vs 0.277 us (+802%, tolerance 50%)"
+
+
+def test_a_run_that_failed_is_a_failure_named_in_the_line():
+    v = check.Value("memory_latency", None, "ns", 100.0, verdict="fail",
+                    note="memlat: its run failed (failed): MPI_Init failed")
+    ok = check.judge_value("triad", 4.3, REF)
+    assert check.verdict([ok, v]) == (check.UNHEALTHY, "jostle: memory_latency not measured: "
+                                      "memlat: its run failed (failed): MPI_Init failed")

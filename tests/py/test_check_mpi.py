@@ -1,0 +1,168 @@
+"""`jostle check` with real runs on this machine (docs/check.md): a reference saved and judged
+against, the record it leaves in the spool, a scan-style baseline as a reference, and the
+watchdog killing a measurement that hangs with nothing left running."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from mpijobs import ENV, built
+
+pytestmark = pytest.mark.mpi
+
+REPO = Path(__file__).resolve().parents[2]
+JOSTLE = [sys.executable, "-m", "jostle.cli"]
+# Small runs on a 2-core machine: one compute thread per rank beside the communicating one
+# (oversubscribed), 1 MiB under load; the busy rule off, the machine being shared by the suite.
+SAVE = ["--compute-cores", "1", "--oversubscribe", "--load-sizes", "4,1M"]
+
+
+def jostle(*argv, timeout=300, env=None):
+    t0 = time.monotonic()
+    r = subprocess.run([*JOSTLE, *map(str, argv)], capture_output=True, text=True,
+                       timeout=timeout, env={**ENV, **(env or {})})
+    r.wall = time.monotonic() - t0
+    return r
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    built("openmpi")
+    d = tmp_path_factory.mktemp("check")
+    path = d / "site.toml"
+    r = jostle("check", "--save-reference", "--site", path, "--class", "here", "--match", "*",
+               *SAVE, "--budget", "8", "--timeout", "120", "--repeat", "2", "--spool", d / "spool",
+               "--no-busy-check")
+    assert r.returncode == 0, r.stderr
+    return path
+
+
+def records(spool: Path) -> list:
+    return [json.loads(p.read_text()) for p in sorted(spool.glob("check-*.json"))]
+
+
+def test_saved_reference_holds_the_node_and_its_tolerances(site):
+    from jostle.analysis import check_site
+    s = check_site.load(site)
+    cls = s.classes["here"]
+    assert cls.hosts == ["*"] and cls.options.compute_cores == 1 and cls.options.oversubscribe
+    assert set(cls.reference) >= {"triad", "memory_latency", "pingpong_latency",
+                                  "pingpong_bandwidth"}
+    for name, ref in cls.reference.items():
+        assert ref["value"] > 0 and ref["tolerance"] >= 0.10 and ref["checks"] == 2, (name, ref)
+    [(node, samples)] = cls.nodes.items()
+    assert len(samples["triad"]) == 2
+    # the ratios under load are not judged on an oversubscribed run: no reference for them
+    assert "latency_under_load" not in cls.reference
+
+
+def test_a_check_writes_one_record_in_the_spool(site, tmp_path):
+    spool = tmp_path / "spool"
+    r = jostle("check", "--site", site, "--budget", "8", "--timeout", "120", "--spool", spool, "--no-busy-check",
+               "--format", "json")
+    assert r.returncode in (0, 1), r.stderr      # noise may fail it here; the record is checked
+    [rec] = records(spool)
+    assert json.loads(r.stdout)["reason"] == rec["reason"]
+    assert (rec["type"], rec["schema"], rec["tool"], rec["class"]) == ("check", 1, "jostle check", "here")
+    assert rec["verdict"] == {0: "healthy", 1: "unhealthy"}[r.returncode] == \
+        {0: "healthy", 1: "unhealthy"}[rec["exit_status"]]
+    assert rec["time"].endswith("Z") and 0 < rec["duration_s"] < 120 and rec["budget_s"] == 8
+    assert rec["checks_run"] == ["pingpong", "memlat", "contention"]
+    names = {v["name"]: v for v in rec["values"]}
+    assert {"triad", "memory_latency", "pingpong_latency", "pingpong_bandwidth"} <= set(names)
+    for v in names.values():
+        assert v["verdict"] in ("pass", "fail") and v["reference"] is not None, v
+    t = names["triad"]
+    assert t["unit"] == "GB/s" and t["worse"] == "lower" and t["tolerance"] >= 0.1
+    assert t["change"] == pytest.approx(t["value"] / t["reference"] - 1, abs=1e-3)
+    assert rec["load"]["during"]["cores"] == os.cpu_count()
+    assert rec["machine"]["cores"] and rec["mpi"].startswith("Open MPI")
+    # nothing else in the spool: the runs were kept in a temporary folder there, removed
+    [path] = spool.glob("check-*.json")
+    assert json.loads(r.stdout)["record"] == str(path)
+    assert sorted(p.name for p in spool.iterdir()) == [path.name, "runs"]
+    assert not list((spool / "runs").iterdir())
+
+
+def test_a_baseline_of_kept_runs_serves_as_the_reference(site, tmp_path):
+    runs = tmp_path / "runs"
+    r = jostle("check", "--site", site, "--budget", "8", "--timeout", "120", "--spool", tmp_path / "spool",
+               "--no-busy-check", "--runs-dir", runs)
+    assert r.returncode in (0, 1), r.stderr
+    assert sorted(p.name for p in runs.glob("*.jsonl")) == [
+        f"fp-{b}-{n}.jsonl" for b, n in zip(("contention", "memlat", "pingpong"),
+                                            [records(tmp_path / "spool")[0]["node"]] * 3)]
+    b = jostle("baseline", "save", runs, "--name", "fleet", "--baselines", tmp_path)
+    assert b.returncode == 0, b.stderr
+    # a class without references of its own takes the baseline's
+    from jostle.analysis import check_site
+    s = check_site.load(site)
+    s.classes["here"].reference = {}
+    s.classes["here"].baseline = str(tmp_path / "fleet.json")
+    s.path = tmp_path / "from-baseline.toml"
+    check_site.write(s)
+    assert f'baseline = "{tmp_path / "fleet.json"}"' in s.path.read_text()
+    spool = tmp_path / "spool2"
+    r = jostle("check", "--site", s.path, "--budget", "8", "--timeout", "120", "--spool", spool, "--no-busy-check",
+               "--checks", "triad,memory_latency")
+    assert r.returncode in (0, 1), r.stderr
+    [rec] = records(spool)
+    kept = json.loads((runs / f"fp-memlat-{rec['node']}.jsonl").read_text().splitlines()[1])
+    ml = next(v for v in rec["values"] if v["name"] == "memory_latency")
+    assert ml["reference"] == pytest.approx(kept["median"], rel=1e-5)
+    assert ml["tolerance"] == 0.1      # one node, one value: the floor
+
+
+def test_a_hanging_measurement_is_killed_by_the_watchdog(site, tmp_path):
+    """memlat's rank (and a child of its own) hangs; the watchdog kills all of it at the
+    limit, the exit is 124 and the line and the record say timeout."""
+    bench = built("openmpi")
+    hang = tmp_path / "hanging-bench"
+    hang.write_text("#!/bin/sh\n"
+                    "# jostle-bench, whose memlat hangs when it measures (not when asked)\n"
+                    'case "$1 $*" in memlat*--output*) sleep 600.7171 & sleep 600.7172 ;; esac\n'
+                    f'exec {bench} "$@"\n')
+    hang.chmod(0o755)
+    spool = tmp_path / "spool"
+    r = jostle("check", "--site", site, "--bench", hang, "--budget", "6", "--timeout", "10",
+               "--spool", spool, "--no-busy-check", "--checks", "memory_latency", timeout=60)
+    assert r.returncode == 124, (r.stdout, r.stderr)
+    lines = r.stdout.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("jostle: timeout: memlat still running"), lines
+    # SIGTERM, its grace, then SIGKILL: seconds past the limit on a loaded machine, not minutes
+    assert r.wall < 10 + 8, r.wall
+    print(f"hang killed: exit {r.returncode} after {r.wall:.2f} s (--timeout 10)")
+    time.sleep(0.3)
+    left = []
+    for p in Path("/proc").iterdir():
+        try:
+            cmd = (p / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"600.717" in cmd or str(hang).encode() in cmd:
+            left.append(cmd.replace(b"\0", b" ").decode())
+    assert not left, left
+    [rec] = records(spool)
+    assert (rec["verdict"], rec["exit_status"]) == ("timeout", 124) and rec["reason"] == lines[0]
+
+
+def test_a_run_that_fails_is_a_failure_of_its_check(site, tmp_path):
+    """A node that cannot measure itself (the memory-latency run dies) is unhealthy: exit 1,
+    the line names the check and how its run ended."""
+    bench = built("openmpi")
+    broken = tmp_path / "broken-bench"
+    broken.write_text("#!/bin/sh\n"
+                      'case "$1 $*" in memlat*--output*) echo "simulated fault" >&2; exit 9 ;; esac\n'
+                      f'exec {bench} "$@"\n')
+    broken.chmod(0o755)
+    r = jostle("check", "--site", site, "--bench", broken, "--budget", "6", "--spool",
+               tmp_path / "spool", "--no-busy-check", "--checks", "memory_latency")
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    assert r.stdout.startswith("jostle: memory_latency not measured: memlat: its run failed"), r.stdout
+    [rec] = records(tmp_path / "spool")
+    assert rec["values"][0]["verdict"] == "fail" and rec["runs"][0]["status"] == "failed"

@@ -1,0 +1,412 @@
+"""`jostle check` as a site runs it (docs/check.md): 20 checks of this machine each within
+its budget, a node slowed by a cgroup cpu quota found unhealthy, a busy node skipped, and
+SLURM's HealthCheckProgram on two slurmd in network namespaces: the slowed node drained after
+its suspect run, the healthy one not, an operator's drain never resumed, the slowed node
+resumed once the quota is lifted."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import pytest
+
+from mpijobs import ENV, built
+from slurmlocal import SCRIPT, Cluster
+
+pytestmark = [pytest.mark.system, pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parents[2]
+JOSTLE = [sys.executable, "-m", "jostle.cli"]
+CGROUP_CPU = Path("/sys/fs/cgroup/cpu")
+SAVE = ["--compute-cores", "1", "--oversubscribe", "--load-sizes", "4,1M"]
+BUDGET = 8
+
+
+def jostle(*argv, timeout=300, prefix=(), env=None):
+    t0 = time.monotonic()
+    r = subprocess.run([*prefix, *JOSTLE, *map(str, argv)], capture_output=True, text=True,
+                       timeout=timeout, env={**ENV, **(env or {})})
+    r.wall = time.monotonic() - t0
+    return r
+
+
+class Group:
+    """A cgroup v1 cpu group (under PARENT) that processes join: cpu.shares SHARES, a CFS
+    quota of QUOTA_US per 100 ms (-1: none)."""
+
+    def __init__(self, name, shares=1024, quota_us=-1, parent=None):
+        root = parent.dir if parent else CGROUP_CPU
+        if not (CGROUP_CPU / "cpu.cfs_quota_us").exists() or os.geteuid() != 0:
+            pytest.skip("needs root and the cgroup v1 cpu controller at /sys/fs/cgroup/cpu")
+        self.dir = root / name
+        self.dir.mkdir(exist_ok=True)
+        (self.dir / "cpu.shares").write_text(str(shares))
+        (self.dir / "cpu.cfs_period_us").write_text("100000")
+        self.set(quota_us)
+
+    def set(self, quota_us):
+        (self.dir / "cpu.cfs_quota_us").write_text(str(quota_us))
+
+    def prefix(self):
+        """A command prefix that runs the rest inside the group."""
+        return ["sh", "-c", f'echo $$ > {self.dir}/cgroup.procs && exec "$@"', "sh"]
+
+    def add(self, pid):
+        (self.dir / "cgroup.procs").write_text(str(pid))
+
+    def remove(self):
+        for child in [d for d in self.dir.iterdir() if d.is_dir()]:
+            Group.remove(type("G", (), {"dir": child})())
+        for pid in (self.dir / "cgroup.procs").read_text().split():
+            try:
+                (CGROUP_CPU / "cgroup.procs").write_text(pid)
+            except OSError:
+                pass
+        self.dir.rmdir()
+
+
+@pytest.fixture(scope="module")
+def node():
+    """This machine as a node of its own: the checks' processes in a cpu group of the
+    largest cpu.shares. The machine may be shared with other work (other sessions' test
+    suites): outside a cgroup each session is an autogroup of equal weight, so that a check's
+    ranks got a ninth of the cores, and nice does not cross autogroups. In the group they get
+    nearly all of it. When others keep the machine busy, the checks also run with
+    --no-busy-check (their rule would rightly skip them), and a warning says so."""
+    from jostle.run import check_node
+    g = Group(f"jostle-check-{os.getpid()}", shares=262144)
+    load = check_node.busy_now(2.0)
+    why = check_node.why_busy(load, 0.25, 0.1, before=True)
+    g.busy_flags = ["--no-busy-check"] if why else []
+    if why:
+        warnings.warn(f"this machine is shared ({why}): the checks run in a cpu group of the "
+                      "largest shares, with --no-busy-check", stacklevel=2)
+    yield g
+    g.remove()
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory, node):
+    built("openmpi")
+    d = tmp_path_factory.mktemp("check-sys")
+    path = d / "site.toml"
+    r = jostle("check", "--save-reference", "--site", path, "--class", "here", "--match", "*",
+               *SAVE, "--budget", BUDGET, "--repeat", "5", "--spool", d / "spool",
+               *node.busy_flags, prefix=node.prefix())
+    if r.returncode == 3:
+        pytest.skip(r.stdout.strip())
+    assert r.returncode == 0, r.stderr
+    return path
+
+
+def test_twenty_checks_each_within_its_budget_and_healthy(site, node, tmp_path):
+    """20 checks of this machine: each within budget + 2 s, each exit 0. On a machine shared
+    with other work (node.busy_flags) a neighbour's memory traffic can double a memory
+    latency for one check: there a failure is retested at once, as --slurm's suspect mode
+    does before it drains, and only a failure confirmed by its retest fails the test."""
+    def one():
+        r = jostle("check", "--site", site, "--budget", BUDGET, "--spool", tmp_path / "spool",
+                   *node.busy_flags, prefix=node.prefix())
+        return r.returncode, round(r.wall, 2), r.stdout.strip()
+    out, retests = [], []
+    for _ in range(20):
+        out.append(one())
+        if out[-1][0] == 1 and node.busy_flags:
+            retests.append(one())
+            assert retests[-1][0] == 0, ("failed twice in a row", out[-1], retests[-1])
+    print("\n".join(map(str, out)))
+    if retests:
+        print(f"{len(retests)} failure(s) not confirmed by their retest: {retests}")
+    assert all(wall <= BUDGET + 2 for _, wall, _ in out + retests), out + retests
+    assert all(o[0] == 0 for o in out) or (node.busy_flags and len(retests) <= 2), (out, retests)
+    recs = [json.loads(p.read_text()) for p in (tmp_path / "spool").glob("check-*.json")]
+    assert len(recs) == 20 + len(retests) and all(r["duration_s"] <= BUDGET + 2 for r in recs)
+
+
+def test_a_node_at_30_percent_of_a_core_is_unhealthy(site, node, tmp_path):
+    slow = Group("slow", quota_us=30000, parent=node)
+    try:
+        r = jostle("check", "--site", site, "--budget", BUDGET, "--timeout", 40,
+                   "--spool", tmp_path / "spool", *node.busy_flags, prefix=slow.prefix())
+    finally:
+        slow.remove()
+    if r.returncode == 3:
+        pytest.skip(r.stdout.strip())
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    lines = r.stdout.strip().splitlines()
+    assert len(lines) == 1, lines
+    assert re.match(r"^jostle: [a-z_:0-9]+ \S+ \S+ vs \S+ \S+ \([-+][0-9]+%, tolerance [0-9]+%\)",
+                    lines[0]), lines[0]
+    print(f"at 30% of a core: {lines[0]} ({r.wall:.1f} s)")
+
+
+def handmade_site(tmp_path) -> Path:
+    """A class of this machine with a reference written by hand (nothing measured)."""
+    bench = built("openmpi")
+    facts = json.loads(subprocess.run([bench, "--machine"], capture_output=True, text=True).stdout)
+    lib = json.loads(subprocess.run([bench, "--version"], capture_output=True, text=True).stdout)
+    from jostle.analysis import check_site
+    m = check_site.machine_of(facts, lib["mpi_library"])
+    path = tmp_path / "hand.toml"
+    path.write_text(f"""schema = 1
+[class.here]
+hosts = ["*"]
+compute_cores = 1
+oversubscribe = true
+[class.here.machine]
+cpu = {json.dumps(m["cpu"])}
+cores = {m["cores"]}
+numa_nodes = {m["numa_nodes"]}
+mpi = {json.dumps(m["mpi"])}
+[class.here.reference.memory_latency]
+value = 100.0
+tolerance = 0.2
+""")
+    return path
+
+
+def test_a_busy_node_is_skipped_not_failed(tmp_path):
+    """Compute threads on every core, another user's, started first: 'skipped: node busy',
+    exit 3, no measurement started."""
+    site = handmade_site(tmp_path)
+    def as_nobody():
+        os.setgid(65534)
+        os.setuid(65534)
+    spin = [subprocess.Popen([sys.executable, "-c", "while True: pass"], preexec_fn=as_nobody)
+            for _ in range(os.cpu_count() or 1)]
+    try:
+        time.sleep(1.0)
+        r = jostle("check", "--site", site, "--budget", BUDGET, "--spool", tmp_path / "spool")
+    finally:
+        for p in spin:
+            p.kill()
+            p.wait()
+    assert r.returncode == 3, (r.stdout, r.stderr)
+    assert r.stdout.startswith("jostle: skipped: node busy: other users' processes on its cores "
+                               "(uid 65534:"), r.stdout
+    [rec] = [json.loads(p.read_text()) for p in (tmp_path / "spool").glob("check-*.json")]
+    assert rec["verdict"] == "skipped" and rec["values"] == [] and rec["exit_status"] == 3
+    assert rec["load"]["before"]["users"]["65534"] >= 0.1
+
+
+# ---------------------------------------------------------------- --slurm, with a stand-in scontrol
+
+FAKE_SCONTROL = """#!/bin/sh
+# scontrol as far as jostle check --slurm uses it: the node's state in $STATE (two lines)
+set -e
+[ -f "$STATE" ] || printf 'IDLE\\n\\n' > "$STATE"
+echo "$*" >> "$STATE.calls"
+case "$1 $2" in
+  "show node") s=$(sed -n 1p "$STATE"); r=$(sed -n 2p "$STATE")
+               echo "NodeName=$4 Arch=x86_64 State=$s ThreadsPerCore=1${r:+ Reason=$r [root@2026-11-28T00:00:00]}" ;;
+  "update nodename="*)
+      case "$3" in
+        state=drain) printf 'IDLE+DRAIN\\n%s\\n' "${4#reason=}" > "$STATE" ;;
+        state=resume) printf 'IDLE\\n\\n' > "$STATE" ;;
+      esac ;;
+esac
+"""
+
+
+def test_slurm_transitions_with_a_stand_in_scontrol(tmp_path):
+    """--slurm's decisions end to end on the NIC check alone (nothing measured): a failure
+    marks the node suspect, the next one drains it with the line as its reason, a pass
+    resumes it; an operator's drain is never overwritten nor resumed."""
+    from jostle.run import check_node
+    here = check_node.nics()
+    if not here:
+        pytest.skip("no NIC here (/sys/class/net/*/device): nothing for a NIC check to pass")
+    text = handmade_site(tmp_path).read_text()
+    name, nic = next(iter(here.items()))
+    good = tmp_path / "good.toml"
+    good.write_text(text + f'[class.here.nics."{name}"]\nstate = "{nic["state"]}"\n')
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text + '[class.here.nics.nosuch0]\nstate = "up"\n')
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    (bin_ / "scontrol").write_text(FAKE_SCONTROL)
+    (bin_ / "scontrol").chmod(0o755)
+    state = tmp_path / "node-state"
+    env = {"PATH": f"{bin_}:{os.environ['PATH']}", "STATE": str(state)}
+
+    def check(site_file, *more):
+        r = jostle("check", "--slurm", "--site", site_file, "--node", "n1", "--checks", "nic",
+                   "--spool", tmp_path / "spool", "--state-dir", tmp_path / "marks",
+                   "--no-busy-check", *more, env=env)
+        assert r.returncode in (0, 1), r.stderr
+        return r.returncode, r.stdout.strip(), state.read_text().splitlines()
+
+    line = "jostle: nic:nosuch0 missing vs up"
+    mark = tmp_path / "marks" / "suspect-n1.json"
+    assert check(bad) == (1, line + " [suspect]", ["IDLE", ""]) and mark.exists()
+    assert check(good)[:2] == (0, "jostle: healthy: 1 checks within tolerance")
+    assert not mark.exists()                                     # a pass clears the mark
+    assert check(bad)[0] == 1 and mark.exists()
+    assert check(bad) == (1, line + " [drain]", ["IDLE+DRAIN", line]) and not mark.exists()
+    assert check(bad) == (1, line, ["IDLE+DRAIN", line])         # already drained by jostle
+    assert check(good) == (0, "jostle: healthy: 1 checks within tolerance [resume]", ["IDLE", ""])
+    state.write_text("IDLE+DRAIN\noperator: fan\n")             # an operator's drain
+    assert check(bad, "--no-suspect") == (1, line, ["IDLE+DRAIN", "operator: fan"])
+    assert check(good) == (0, "jostle: healthy: 1 checks within tolerance",
+                           ["IDLE+DRAIN", "operator: fan"])
+    calls = [c for c in (tmp_path / "node-state.calls").read_text().splitlines()
+             if c.startswith("update")]
+    assert calls == ["update nodename=n1 state=drain reason=" + line,
+                     "update nodename=n1 state=resume"], calls
+    recs = sorted((json.loads(p.read_text()) for p in (tmp_path / "spool").glob("check-*.json")),
+                  key=lambda r: r["time"])
+    assert [r["slurm"]["action"] for r in recs] == ["suspect", "clear", "suspect", "drain",
+                                                   "none", "resume", "none", "clear"]
+
+
+# ---------------------------------------------------------------- SLURM's health check
+
+A, B, NET = "jchk-n1", "jchk-n2", "10.253.37"   # names and subnet of this test's own cluster
+INTERVAL = 40           # HealthCheckInterval
+STAGGER = 15            # B's check starts this long after A's (the two share two cores)
+
+
+class TwoNodes(Cluster):
+    def __init__(self, directory):
+        super().__init__(directory, two=True)
+        self.hosts = [A, B]
+        self.env.update(JOSTLE_NETNS_A=A, JOSTLE_NETNS_B=B, JOSTLE_NETNS_NET=NET)
+
+    def start(self):
+        r = subprocess.run(["bash", str(SCRIPT), "start2", str(self.dir)], capture_output=True,
+                           text=True, timeout=600, env=self.env)
+        if r.returncode == 3:
+            pytest.skip("no local SLURM of two nodes: " + r.stderr.strip().splitlines()[-1])
+        assert r.returncode == 0, r.stderr
+
+    def stop(self):
+        subprocess.run(["bash", str(SCRIPT), "stop", str(self.dir)], timeout=120, env=self.env)
+
+    def node(self, name):
+        r = self.run("scontrol", "show", "node", "-o", name)
+        from jostle.run.check_node import parse_node
+        return parse_node(r.stdout)
+
+    def in_node(self, name, *argv):
+        """ARGV as run on node NAME (its network namespace and host name)."""
+        return ["nsenter", f"--net=/run/netns/{name}", "unshare", "--uts", "--", "sh", "-c",
+                f'hostname {name} && exec "$@"', "sh", *map(str, argv)]
+
+
+def wait_for(what, predicate, timeout, spool=None):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        got = predicate()
+        if got:
+            return got
+        time.sleep(2)
+    seen = {n: [(r["verdict"], (r.get("slurm") or {}).get("action"), r["reason"][:90])
+                for r in node_records(spool, n)] for n in (A, B)} if spool else {}
+    judged = [v for recs in seen.values() for v in recs if v[0] != "skipped"]
+    if seen and not judged:
+        pytest.skip(f"{what}: every check said the node was busy (the machine is shared): {seen}")
+    raise AssertionError(f"{what}: not within {timeout} s; checks: {seen}")
+
+
+def node_records(spool, node):
+    recs = [json.loads(p.read_text()) for p in Path(spool).glob(f"check-{node}-*.json")]
+    return sorted(recs, key=lambda r: r["time"])
+
+
+def _t(stamp):
+    import datetime
+    return datetime.datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ").timestamp()
+
+
+def test_slurm_health_check_drains_after_a_retest_and_resumes_only_its_own(tmp_path, node):
+    built("openmpi")
+    cluster = TwoNodes(tmp_path / "slurm")
+    cluster.start()
+    q = None
+    try:
+        site, spool, state = tmp_path / "site.toml", tmp_path / "spool", tmp_path / "state"
+        for n in (A, B):   # each node's reference, measured on it (its namespace, its name)
+            r = jostle("check", "--save-reference", "--site", site, "--class", "ns",
+                       "--match", "jchk-n*", *SAVE, "--budget", 6, "--repeat", 4,
+                       "--spool", tmp_path / "save-spool", *node.busy_flags,
+                       prefix=[*node.prefix(), *cluster.in_node(n)])
+            if r.returncode == 3:
+                pytest.skip(r.stdout.strip())
+            assert r.returncode == 0, r.stderr
+        # contrib/slurm/jostle-healthcheck, its settings in a defaults file of the test's
+        defaults = tmp_path / "defaults"
+        defaults.write_text(f"""JOSTLE="{sys.executable} -m jostle.cli"
+JOSTLE_SITE={site} JOSTLE_SPOOL={spool} JOSTLE_STATE_DIR={state}
+BUDGET=6 TIMEOUT=22 EXTRA="{' '.join(node.busy_flags)}" LOG={tmp_path}/hc-$SLURMD_NODENAME.log
+SLURM_CONF={cluster.dir}/slurm.conf PYTHONPATH={REPO}/python
+OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export PYTHONPATH OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
+""")
+        wrapper = tmp_path / "healthcheck.sh"
+        wrapper.write_text(f"""#!/bin/sh
+# the two "nodes" share two cores: the second checks {STAGGER} s after the first (and in a
+# process of its own: an exec after the sleep would keep this one's start time)
+[ "$SLURMD_NODENAME" = {B} ] && sleep {STAGGER}
+JOSTLE_DEFAULTS={defaults} {REPO}/contrib/slurm/jostle-healthcheck
+""")
+        wrapper.chmod(0o755)
+        # both slurmd in the node's group, B's (so every health check it starts) at 30% of
+        # one core
+        node.add(int((cluster.dir / f"slurmd-{A}.pid").read_text()))
+        q = Group("slurm-b", quota_us=30000, parent=node)
+        q.add(int((cluster.dir / f"slurmd-{B}.pid").read_text()))
+        with open(cluster.dir / "slurm.conf", "a") as f:
+            f.write(f"HealthCheckProgram={wrapper}\nHealthCheckInterval={INTERVAL}\n"
+                    "HealthCheckNodeState=ANY\n")
+        r = cluster.run("scontrol", "reconfigure")
+        assert r.returncode == 0, r.stderr
+
+        def b_drained():
+            assert not cluster.node(A).drained, ("the healthy node was drained",
+                                                 cluster.node(A), node_records(spool, A)[-1:])
+            n = cluster.node(B)
+            return n if n.drained else None
+        n = wait_for("the slowed node drained", b_drained, 6 * INTERVAL, spool)
+        assert n.reason.startswith("jostle: "), n
+        recs = node_records(spool, B)
+        actions = [(x["verdict"], (x.get("slurm") or {}).get("action")) for x in recs]
+        drain = next(i for i, x in enumerate(actions) if x[1] == "drain")
+        suspect = max(i for i, x in enumerate(actions[:drain]) if x[1] == "suspect")
+        assert actions[drain][0] in ("unhealthy", "timeout"), actions
+        # drained at the run after its suspect run, within two intervals of it
+        assert all(a[1] in ("none",) for a in actions[suspect + 1:drain]), actions
+        assert _t(recs[drain]["time"]) - _t(recs[suspect]["time"]) <= 2 * INTERVAL + 5, actions
+        assert n.reason == recs[drain]["reason"][:200], (n.reason, recs[drain]["reason"])
+        assert all((x.get("slurm") or {}).get("action") != "drain" for x in node_records(spool, A))
+
+        # an operator drains the healthy node; the quota of the slowed one is lifted
+        r = cluster.run("scontrol", "update", f"nodename={A}", "state=drain",
+                        "reason=operator: fan replaced, keep out")
+        assert r.returncode == 0, r.stderr
+        hand = time.time()
+        q.set(-1)
+        print(f"operator's drain of {A} and the quota of {B} lifted at "
+              f"{time.strftime('%H:%M:%S', time.gmtime(hand))}")
+        n = wait_for("the slowed node resumed once healed",
+                     lambda: (lambda x: x if not x.drained else None)(cluster.node(B)),
+                     4 * INTERVAL, spool)
+        assert any((x.get("slurm") or {}).get("action") == "resume" for x in node_records(spool, B))
+        wait_for("a check of the operator's node after its drain",
+                 lambda: [x for x in node_records(spool, A) if _t(x["time"]) > hand
+                          and x["verdict"] != "skipped"], 3 * INTERVAL, spool)
+        a = cluster.node(A)
+        assert a.drained and a.reason == "operator: fan replaced, keep out", a
+        after = [x for x in node_records(spool, A) if _t(x["time"]) > hand]
+        assert all((x.get("slurm") or {}).get("action") in ("clear", "none") for x in after), after
+        for x in sorted(node_records(spool, A) + node_records(spool, B), key=lambda r: r["time"]):
+            print(x["time"], x["node"], x["verdict"], x["duration_s"],
+                  (x.get("slurm") or {}).get("action"), x["reason"])
+    finally:
+        cluster.stop()
+        if q is not None:
+            q.remove()
