@@ -36,6 +36,10 @@ pkgs=(
   "slurm-client:command -v sbatch"
   # renders the report as a person sees it (tests/py/test_report_browser.py)
   "chromium:command -v chromium"
+  # a throwaway PostgreSQL server for the results store's tests (tests/py/pglocal.py), and
+  # libpq, which psycopg (the test extra) loads
+  "postgresql:ls /usr/lib/postgresql/*/bin/initdb"
+  "libpq5:test -e /usr/lib/x86_64-linux-gnu/libpq.so.5"
 )
 
 missing=()

@@ -17,7 +17,7 @@ from typing import NamedTuple
 import jinja2
 
 from . import __version__, figures, units
-from .analysis import advise, comparison, rules
+from .analysis import advise, comparison, quality, rules
 from .figures import compare as compare_figures
 from .records.results import IncompleteRunWarning, load
 from .records.run_meta import EXCLUDE_NOTE
@@ -59,33 +59,13 @@ def _table(headers, rows, num_cols=()) -> dict:
                       for h, v in zip(headers, row)] for row in rows]}
 
 
-def _unconverged(run) -> str:
-    """'23 point(s) did not converge (worst ±43% at 8 MiB)', or ''."""
-    df = run.points
-    if df.empty or "converged" not in df:
-        return ""
-    bad = df[df["converged"] == False]  # noqa: E712 (None: the record does not say)
-    if bad.empty:
-        return ""
-    half = (bad["ci95_hi"] - bad["ci95_lo"]) / 2 / bad["median"].abs()
-    worst = bad.loc[half.idxmax()] if half.notna().any() else None
-    where = (f" (worst ±{half.max():.0%}{units.where(worst)})" if worst is not None else "")
-    points = bad.drop_duplicates([c for c in run.param_names if c in bad]) if run.param_names else bad
-    return (f"{len(points)} point(s) did not converge{where}: their 95% interval of the median "
-            "stayed wider than the target precision")
-
-
 def _warnings(runs, missing) -> list:
-    items = []
-    for r in runs:
-        items += [f"{r.name}: {w}" for w in r.warnings]
-        if _unconverged(r):
-            items.append(f"{r.name}: {_unconverged(r)}")
-        if rules.multimodal(r):
-            items.append(f"{r.name}: {rules.multimodal(r)}")
-        if not r.complete:
-            items.append(f"{r.name}: incomplete run ({r.problem}); its {len(r.points)} point "
-                         "line(s) are shown but the sweep did not finish")
+    """What could spoil a figure, grouped: each warning of the C side once with its runs, then
+    per study (the K jobs of a setting as one) and kind the points that did not converge, are
+    resolution-limited or have several modes, counted, the worst named (analysis.quality)."""
+    items = quality.run_warnings(runs) + quality.point_warnings(runs)
+    items += [f"{r.name}: incomplete run ({r.problem}); its {len(r.points)} point line(s) are "
+              "shown but the sweep did not finish" for r in runs if not r.complete]
     items += [f"{name}: planned in the campaign but never completed" for name in missing]
     return items
 
@@ -154,7 +134,9 @@ def _environment(runs) -> dict:
     return {"runs": env["runs"],
             "common": _table(["setting", "value"], env["common"]) if env["common"] else None,
             "differs": _table(["setting", "value", "runs"], env["differs"])
-            if env["differs"] else None}
+            if env["differs"] else None,
+            "launcher": _table(["variable", "value", "set by", "runs"], env["launcher"])
+            if env["launcher"] else None}
 
 
 def _runs_table(runs) -> list:
@@ -242,25 +224,36 @@ def _comparison(runs, reference) -> dict:
                  for f in figs]
     finally:
         figures.close(figs)
-    rows = cmp.rows[cmp.rows["verdict"] != "same"]
+    rows = cmp.tests[cmp.tests["verdict"] != "same"]
     rows = rows.assign(w=rows["slowdown"].apply(lambda x: abs(math.log(x))))
     rows = rows.sort_values(["verdict", "w"], ascending=[True, False], key=lambda c: c.map(
         {v: i for i, v in enumerate(comparison.VERDICTS)}) if c.name == "verdict" else c)
-    table = _table(["verdict", "benchmark", "metric", "point", "slowdown", "95% low", "95% high"],
-                   [(r["verdict"], r["benchmark"], r["metric"], comparison.where(r["params"]),
-                     r["slowdown"], r["lo"], r["hi"]) for r in rows.head(50).to_dict("records")],
+    table = _table(["verdict", "MPI", "benchmark", "metric", "point", "slowdown", "95% low",
+                    "95% high"],
+                   [(r["verdict"], r["mpi"], r["benchmark"], r["metric"],
+                     comparison.where(r["params"]), r["slowdown"], r["lo"], r["hi"])
+                    for r in rows.head(50).to_dict("records")],
                    num_cols=("slowdown", "95% low", "95% high"))
+    sweeps = _table(["verdict", "MPI", "sweep", "slowdown", "95% low", "95% high"],
+                    [(r["verdict"], r["mpi"], comparison.sweep_text(r), r["slowdown"], r["lo"],
+                      r["hi"]) for r in cmp.sweeps.to_dict("records")],
+                    num_cols=("slowdown", "95% low", "95% high")) if len(cmp.sweeps) else None
     n_only = len(cmp.only_a) + len(cmp.only_b)
+    verdict = cmp.verdict()
     return {"reference": str(reference), "counts": cmp.counts(),
-            "verdict": "slower than the reference" if cmp.slower else "no point slower",
+            "verdict": {"slower": "slower than the reference",
+                        "inconclusive": f"inconclusive: {cmp.why()}",
+                        "no regression": "no regression"}[verdict],
+            "bad": verdict != "no regression",
+            "libraries": ", ".join(cmp.libraries),
             "tolerance": f"{cmp.tolerance:.0%}", "jobs": cmp.jobs_note, "method": cmp.method,
-            "figures": items, "table": table if len(rows) else None,
+            "figures": items, "table": table if len(rows) else None, "sweeps": sweeps,
             "unmatched": (f"{len(cmp.only_a)} point(s) only in the reference, {len(cmp.only_b)} "
                           "only here") if n_only else ""}
 
 
 def render(runs, title="jostle report", missing=(), figures_dir=None, topology=(),
-           summary=None, compared=None) -> str:
+           summary=None, compared=None, history=None) -> str:
     """The page for RUNS; MISSING: run names planned but never run; TOPOLOGY: _topology()."""
     figs = figures.build(runs)
     try:
@@ -277,15 +270,17 @@ def render(runs, title="jostle report", missing=(), figures_dir=None, topology=(
         machines=_machines(runs), topology=list(topology), figures=fig_items, summary=summary,
         environment=_environment(runs),
         rules=rules.twelve_rules(runs, lambda r: figures.study_of(r) or r.benchmark),
-        comparison=compared,
+        comparison=compared, history=history,
         benchmark_tables=_benchmark_tables(runs), results=_results(runs))
 
 
-def write(paths, output, title=None, figures_dir=None, compare_with=None) -> Path:
+def write(paths, output, title=None, figures_dir=None, compare_with=None,
+          history_db=None) -> Path:
     """Load PATHS (incomplete runs included, and flagged) and write the page to OUTPUT.
 
     With FIGURES_DIR, the figures are also saved there as PNG and SVG files; with
-    COMPARE_WITH (a campaign), a section compares the complete runs against it."""
+    COMPARE_WITH (a campaign), a section compares the complete runs against it; with
+    HISTORY_DB (a results store), a section draws the history of the runs' nodes."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IncompleteRunWarning)  # flagged in the page instead
         runs = load(paths, allow_incomplete=True)
@@ -294,6 +289,62 @@ def write(paths, output, title=None, figures_dir=None, compare_with=None) -> Pat
     output = Path(output)
     summary = advise.for_runs([r for r in runs if r.complete], title)
     compared = _comparison(runs, compare_with)
+    hist = _history_of(runs, history_db) if history_db else None
     output.write_text(render(runs, title, _missing(dirs, runs), figures_dir, _topology(dirs),
-                             summary, compared), encoding="utf-8")
+                             summary, compared, hist), encoding="utf-8")
     return output
+
+
+# ---------------------------------------------------------------- the results store's history
+
+def history_section(view, where, title, max_rows=200) -> dict:
+    """The section of a history (analysis.history.View) read from the store WHERE."""
+    from .figures import history as history_figures
+    figs = history_figures.build(view.series, view.drifts, view.bands)
+    try:
+        items = [{"id": f.id, "title": f.title, "caption": f.caption,
+                  "png": figures.png_base64(f.fig)} for f in figs]
+    finally:
+        figures.close(figs)
+    from .analysis import history
+    rows = history.summary(view.series, view.drifts)
+    rows.sort(key=lambda r: (not r["drift"], r["series"], r["node"]))
+    table = _table(["node", "class", "series", "unit", "points", "first", "last", "latest",
+                    "median", "latest / median", "drift"],
+                   [(r["node"], r["class"], r["series"], r["unit"], r["points"], r["first"][:10],
+                     r["last"][:10], r["latest"], r["median"], f"{r['latest_vs_median']:+.1%}",
+                     r["drift"]) for r in rows[:max_rows]],
+                   num_cols=("points", "latest", "median"))
+    times = [r["time"] for r in view.rows]
+    labels = {s.label for s in view.series}
+    return {"title": title, "store": where, "runs": len({r["uid"] for r in view.rows}),
+            "nodes": len({r["node"] for r in view.rows}),
+            "first": min(times)[:10] if times else "-", "last": max(times)[:10] if times else "-",
+            "series": len(view.series), "tested": len(view.tests),
+            "drifts": [t.message() for t in view.drifts], "method": view.method,
+            "figures": items, "table": table if rows else None,
+            "more": (f"{len(labels) - len(items)} more series labels are in the table, not "
+                     "drawn" if len(labels) > len(items) else "") +
+                    (f"; the table shows {max_rows} of {len(rows)} series"
+                     if len(rows) > max_rows else "")}
+
+
+def history_page(section, output, title) -> Path:
+    """A page with SECTION alone (jostle history --report)."""
+    output = Path(output)
+    output.write_text(_ENV.get_template("history_page.html").render(
+        title=title, version=__version__, history=section,
+        generated=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())), encoding="utf-8")
+    return output
+
+
+def _history_of(runs, db) -> dict:
+    """The history section of the nodes of RUNS in the store DB."""
+    from .analysis import history
+    from .records import store
+    nodes = sorted({h for r in runs for h in r.hosts})
+    with store.open_store(db, create=False) as st:
+        rows = st.points(store.Query(nodes=tuple(nodes)))
+    return history_section(history.view(rows), store.shown(db),
+                           "the nodes of these runs (" + ", ".join(nodes[:8])
+                           + (", …" if len(nodes) > 8 else "") + ")")

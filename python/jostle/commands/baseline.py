@@ -8,10 +8,10 @@ import sys
 import time
 from pathlib import Path
 
-from ..analysis import comparison
+from ..analysis import baselines, comparison
 from ..errors import UsageError
 from . import _common as c
-from . import compare
+from . import _learn, compare
 
 ORDER = 46
 SCHEMA = 1
@@ -21,9 +21,10 @@ EXAMPLES = f"""examples:
   jostle baseline check results/after --name pingpong       later: slower than the reference?
   jostle baseline list
 
-A baseline file holds one entry per kind of machine (CPU model, cores, NUMA nodes, MPI library,
-NICs, as the records say); check uses the entry of the campaign's machine. Where baselines
-live: --baselines DIR, else $JOSTLE_BASELINES, else ./baselines.
+A baseline file holds one entry per kind of machine and MPI library (CPU model, cores, NUMA
+nodes, NICs, and the library, as the records say): a campaign of two libraries (`jostle run`)
+is kept as two entries, and check judges each library of the campaign against its own entry.
+Where baselines live: --baselines DIR, else $JOSTLE_BASELINES, else ./baselines.
 {compare.EXIT}"""
 
 
@@ -48,6 +49,7 @@ def register(sub):
         q.add_argument("--baselines", metavar="DIR",
                        help="where baselines are kept (default: $JOSTLE_BASELINES, else ./baselines)")
     s.add_argument("--allow-incomplete", action="store_true", help="keep an incomplete campaign")
+    _learn.register(acts)
     p.set_defaults(func=main)
 
 
@@ -96,9 +98,10 @@ def save(args):
     path = folder(args) / f"{args.name}.json"
     data = read(path) if path.exists() else {"schema": SCHEMA, "tool": "jostle baseline",
                                              "name": args.name, "machines": []}
-    entry = {**comparison.to_records(side), "saved": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-             "campaign": str(args.dir)}
-    data["machines"] = [m for m in data["machines"] if m.get("key") != entry["key"]] + [entry]
+    saved = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    entries = [{**e, "saved": saved, "campaign": str(args.dir)} for e in baselines.to_records(side)]
+    keys = {e["key"] for e in entries}
+    data["machines"] = [m for m in data["machines"] if m.get("key") not in keys] + entries
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp")
@@ -106,8 +109,9 @@ def save(args):
         tmp.replace(path)     # never a half-written baseline
     except OSError as e:
         raise UsageError(f"cannot write baseline '{path}': {e.strerror}") from None
-    print(f"jostle: baseline '{args.name}' for {entry['key']}: {len(entry['points'])} points of "
-          f"{len(entry['runs'])} run(s) in {path}", file=sys.stderr)
+    for entry in entries:
+        print(f"jostle: baseline '{args.name}' for {entry['key']}: {len(entry['points'])} points "
+              f"of {len(entry['runs'])} run(s) in {path}", file=sys.stderr)
     print(path)
     return 0
 
@@ -122,14 +126,15 @@ def existing(name, base: Path) -> Path:
 
 
 def entry_for(name, base: Path, key, allow_different=False) -> tuple:
-    """(entry, label) of baseline NAME for the machine of KEY (comparison.machine_key); with
-    ALLOW_DIFFERENT, the single entry of a file that has no entry for it."""
+    """(entry, label) of baseline NAME for the machine and library of KEY
+    (comparison.machine_key); with ALLOW_DIFFERENT, the single entry of a file that has no
+    entry for it."""
     data = read(existing(name, base))
     entry = next((m for m in data["machines"] if m.get("key") == key), None)
     if entry is None:
         if not allow_different or len(data["machines"]) != 1:
             have = "; ".join(m.get("key", "?") for m in data["machines"]) or "none"
-            raise UsageError(f"baseline '{name}' has no entry for this machine ({key}); it "
+            raise UsageError(f"baseline '{name}' has no entry for this machine and MPI library ({key}); it "
                              f"has: {have}" + ("" if allow_different else
                                                " (--allow-different-machines with one entry uses it)"))
         entry = data["machines"][0]
@@ -140,10 +145,26 @@ def check(args):
     compare.check_output_dir(args)
     existing(args.name, folder(args))
     side = comparison.load_side(args.dir, "B", args.allow_incomplete)
-    entry, label = entry_for(args.name, folder(args), comparison.machine_key(side.machine),
-                             args.allow_different_machines)
-    ref = comparison.from_records(entry, label)
-    return compare.emit(args, compare.run_comparison(args, ref, side), ref, side)
+    refs, missing, labels = [], [], []
+    for lib, full in side.libraries.items():
+        key = comparison.machine_key({**side.machine, "mpi": full})
+        try:
+            entry, label = entry_for(args.name, folder(args), key,
+                                     args.allow_different_machines and len(side.libraries) == 1)
+        except UsageError:
+            missing.append(lib)
+            continue
+        refs.append(baselines.from_records(entry, label))
+        labels.append(label)
+    if not refs:   # the refusal of the first library names what the baseline has
+        entry_for(args.name, folder(args),
+                  comparison.machine_key({**side.machine, "mpi": next(iter(side.libraries.values()))}),
+                  args.allow_different_machines)
+    ref = baselines.joined(refs, f"baseline {args.name}" if len(refs) > 1 else labels[0])
+    cmp = compare.run_comparison(args, ref, side)
+    cmp.notes += [f"{lib}: no entry in baseline '{args.name}' for this machine and library; "
+                  "not compared" for lib in missing]
+    return compare.emit(args, cmp, ref, side)
 
 
 def listing(args):
@@ -161,4 +182,6 @@ def listing(args):
 
 
 def main(args):
+    if args.action == "learn":
+        return _learn.main(args, folder, read, dumps)
     return {"save": save, "check": check, "list": listing}[args.action](args)

@@ -24,6 +24,9 @@ def register(sub):
     p.add_argument("--compare", metavar="A",
                    help="add a section comparing these runs with the reference A (a campaign "
                         "folder or run file), as `jostle compare A DIR` with its defaults")
+    p.add_argument("--history", metavar="DB",
+                   help="add a section with the history of these runs' nodes in the results "
+                        "store DB (an SQLite file or postgresql://…: docs/history.md)")
     p.set_defaults(func=main)
 
 
@@ -37,7 +40,8 @@ def main(args):
         raise UsageError(f"-o '{out}': the directory '{out.parent}' does not exist; "
                          "expected a file in an existing directory")
     try:
-        path = report.write(args.paths, out, args.title, compare_with=args.compare)
+        path = report.write(args.paths, out, args.title, compare_with=args.compare,
+                            history_db=args.history)
     except OSError as e:
         raise UsageError(f"cannot write the report to '{out}': {e.strerror}") from None
     print(path)

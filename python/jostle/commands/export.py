@@ -1,0 +1,120 @@
+"""`jostle export`: the store's numbers (or a run's, straight from its records) in the formats a
+site's monitoring reads: OpenMetrics for node_exporter's textfile collector, JSON records
+POSTed to an HTTP endpoint (docs/history.md, "The site's monitoring")."""
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from ..analysis import history
+from ..errors import UsageError
+from ..export import httpjson, openmetrics
+from ..records import store, store_docs
+from . import _common as c
+from . import history as history_cmd
+
+ORDER = 48
+EXAMPLES = """examples:
+  jostle export --format openmetrics -o /var/lib/node_exporter/textfile/jostle.prom
+  jostle export --format httpjson --url http://logstash.site:8080/ --class cpu
+  jostle export /var/spool/jostle/check-c3-20261120T101500Z-4242.json --format openmetrics
+  jostle export --format httpjson                       the JSON records on stdout, one a line
+
+From the store (--db, as `jostle history`), the latest value of each series (--every: each
+value selected), or straight from run files, campaigns and check records given as PATH.
+exit status: 0 ok, 1 the endpoint refused a record, 2 bad input, {httpjson_exit} the endpoint
+could not be reached: the records are in the spool, sent by the next export to it.""".format(
+    httpjson_exit=store.EXIT_SPOOLED)
+
+
+def register(sub):
+    p = sub.add_parser("export", help="numbers out to the site's monitoring: OpenMetrics, HTTP "
+                       "JSON", epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+                       description="Write the store's latest values (or a run's) as OpenMetrics "
+                                   "text or POST them as JSON records.")
+    p.add_argument("paths", nargs="*", metavar="PATH",
+                   help="run files, campaigns or check records (default: the store)")
+    p.add_argument("--format", choices=("openmetrics", "httpjson"), required=True)
+    history_cmd.add_db_options(p)
+    history_cmd.add_filters(p)
+    p.add_argument("--every", action="store_true",
+                   help="every value selected, not only the latest of each series")
+    p.add_argument("--no-drift", dest="drift", action="store_false",
+                   help="leave out the drifts found in the store (openmetrics)")
+    o = p.add_argument_group("openmetrics")
+    o.add_argument("-o", "--output", type=c.out_file_type, metavar="FILE.prom",
+                   help="write there (renamed into place whole, as the textfile collector "
+                        "needs) instead of stdout")
+    h = p.add_argument_group("httpjson")
+    h.add_argument("--url", metavar="URL", help="POST each record there (default: "
+                   "$JOSTLE_HTTPJSON_URL; none: print the records, one a line)")
+    h.add_argument("--system", metavar="NAME", help="the records' check_system (the cluster)")
+    h.add_argument("--spool", metavar="DIR", help="where unsent records wait (default: "
+                   f"$JOSTLE_EXPORT_SPOOL, else {httpjson.DEFAULT_SPOOL})")
+    h.add_argument("--attempts", type=c.positive_int, default=httpjson.ATTEMPTS,
+                   help=f"tries per record before it is spooled (default {httpjson.ATTEMPTS})")
+    h.add_argument("--timeout", type=c.positive_float, default=httpjson.TIMEOUT_S,
+                   help=f"seconds per try (default {httpjson.TIMEOUT_S:g})")
+    p.set_defaults(func=main)
+
+
+def _rows(args) -> tuple:
+    """(rows, drifts) of the selection: from PATHS, else from the store."""
+    q = history_cmd.query(args)
+    if args.paths:
+        found = store_docs.find(args.paths)
+        for path, why in found.skipped[:10]:
+            print(f"jostle: {path}: left out: {why}", file=sys.stderr)
+        rows = store_docs.rows_from_docs(found.docs + [d for _, d in found.spooled], q)
+        return rows, []
+    with store.open_store(history_cmd.database(args), create=False) as st:
+        rows = st.points(q)
+    drifts = history.view(rows).drifts if args.drift else []
+    return rows, drifts
+
+
+def _write_atomic(path: Path, text: str):
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as e:
+        raise UsageError(f"-o '{path}': cannot write it ({e.strerror})") from None
+
+
+def main(args):
+    if args.format == "openmetrics" and (args.url or args.system):
+        raise UsageError("--url and --system are for --format httpjson")
+    if args.format == "httpjson" and args.output:
+        raise UsageError("-o is for --format openmetrics (httpjson posts to --url, or prints)")
+    rows, drifts = _rows(args)
+    if not rows:
+        print("jostle: no value matches: nothing to export", file=sys.stderr)
+    if args.format == "openmetrics":
+        text = openmetrics.render(rows, drifts, args.every)
+        if args.output:
+            _write_atomic(Path(args.output), text)
+            print(args.output)
+        else:
+            sys.stdout.write(text)
+        return 0
+    import json
+    recs = httpjson.records(rows, args.every, args.system)
+    url = args.url or os.environ.get("JOSTLE_HTTPJSON_URL")
+    if not url:
+        for r in recs:
+            print(json.dumps(r, sort_keys=True))
+        return 0
+    if not url.startswith(("http://", "https://")):
+        raise UsageError(f"--url '{url}': not allowed; expected an http:// or https:// URL")
+    spool = httpjson.spool_folder(args.spool)
+    out = httpjson.send(url, recs, spool, args.attempts, timeout=args.timeout)
+    if out["why"]:
+        print(f"jostle: {url} cannot be reached ({out['why']}): {out['spooled']} record(s) kept "
+              f"in the spool {spool}; the next export to it sends them", file=sys.stderr)
+        return store.EXIT_SPOOLED
+    print(f"jostle: {out['sent']} record(s) sent to {url}"
+          + (f", and {out['from_spool']} from the spool" if out["from_spool"] else ""),
+          file=sys.stderr)
+    return 0
