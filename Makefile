@@ -15,7 +15,8 @@ cmake_build = cmake --build $(1) -j $(JOBS) $(2) >$(1).log 2>&1 || { cat $(1).lo
 OMPI_CC  := $(shell test -x /usr/bin/mpicc.openmpi && echo /usr/bin/mpicc.openmpi)
 MPICH_CC := $(shell test -x /usr/bin/mpicc.mpich && echo /usr/bin/mpicc.mpich)
 
-.PHONY: all deps venv build relocate build-dirs run test lint test-c test-py test-sanitize clean
+.PHONY: all deps venv build relocate build-dirs run test test-fast lint test-c test-py test-py-fast \
+        test-sanitize clean
 
 all: build
 
@@ -71,6 +72,12 @@ run: build venv
 test: build venv
 	@$(MAKE) --no-print-directory lint test-c test-py
 
+# The edit-run loop: lint, the unit tier of pytest (no MPI launch, no external service) and one
+# 2-rank ping-pong with each MPI library (the tests marked smoke). The tiers are markers
+# (tests/py/conftest.py): `make test` runs them all, `pytest -m mpi` or `-m system` one alone.
+test-fast: build venv
+	@$(MAKE) --no-print-directory lint test-py-fast
+
 # ruff (ruff.toml: which rules and why) and the layers of src/ and python/jostle.
 lint: venv
 	@$(VENV)/bin/ruff check python tests bench scripts
@@ -91,6 +98,12 @@ test-py:
 	$(VENV)/bin/python -m pytest tests/py -q -rs -n $(TEST_WORKERS) --dist loadgroup \
 	  --ignore tests/py/test_scan_netns.py
 	$(VENV)/bin/python -m pytest tests/py/test_scan_netns.py -q -rs
+
+# The unit tier computes (figures, records), it hardly waits: one worker per core.
+FAST_WORKERS ?= $(JOBS)
+test-py-fast:
+	$(VENV)/bin/python -m pytest tests/py -q -rs -m "unit or smoke" -n $(FAST_WORKERS) \
+	  --dist loadgroup
 
 # build/asan (ASan + UBSan) and build/tsan (TSan), MPICH: ctest and the threaded modes.
 test-sanitize: deps

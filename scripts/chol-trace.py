@@ -128,7 +128,7 @@ def analyse(ranks: dict[int, list[tuple]]) -> dict:
     res.update(urgent=urgent, all=alld)
     # Critical path, backwards from the last task to end.
     prev_on_rank = {}
-    for r, lst in by_rank_tasks.items():
+    for _r, lst in by_rank_tasks.items():
         lst.sort(key=lambda x: end[x])
         for i, x in enumerate(lst):
             prev_on_rank[x] = lst[i - 1] if i else None
@@ -210,7 +210,7 @@ def main(argv: list[str]) -> int:
               f"({kinds}), "
               f"root queue {cp['queue'] * ms:.1f}, transfer {cp['transfer'] * ms:.1f} "
               f"over {cp['hops']} messages, gaps {cp['gap'] * ms:.1f}")
-        for tl, prod, o, r, q, tr, idx, n, g in a["path"] if verbose else ():
+        for tl, prod, o, r, q, tr, idx, n, _g in a["path"] if verbose else ():
             print(f"    {KINDS[prod[0]]}{prod[1:]} tile {tl}: {o} -> {r} queue {q * ms:.2f} "
                   f"transfer {tr * ms:.2f} ms (arrived {idx + 1} of {n})")
     return 0

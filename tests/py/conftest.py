@@ -1,4 +1,20 @@
-"""Shared fixtures: the hand-made run files in data/ and a fake jostle-bench."""
+"""Shared fixtures (the hand-made run files in data/, a fake jostle-bench, the built ones, a
+SLURM) and the tiers of the tests.
+
+Every test is in one tier: its module's `pytestmark`, or a marker of its own where it differs
+(the closest wins):
+
+  unit    no MPI launch, no external service: pure Python, hand-made records, the fake bench,
+          and the built jostle-bench's answers that start no MPI (--describe, --validate,
+          --machine, --topo); `make test-fast` runs these
+  mpi     launches real ranks (Open MPI, MPICH, SimGrid's smpirun)
+  system  the slow real parts: SLURM, network namespaces, the browser, the install
+
+`smoke` marks the one MPI test per library that `make test-fast` runs beside the unit tier.
+A test in no tier or in two fails; a unit test that starts an MPI launcher, a SLURM command, a
+browser or a real run of jostle-bench (outside its queries) fails, naming it: the marks say what
+each tier does, so that `-m unit` stays fast without a list kept by hand.
+"""
 
 import os
 import shutil
@@ -61,6 +77,15 @@ def jostle_cli(capsys, monkeypatch):
 
 
 @pytest.fixture
+def built():
+    """built(FLAVOR): the built jostle-bench of openmpi (the default), mpich or simgrid, or the
+    test is skipped saying why (not built, SimGrid not installed). (Function-scoped: a shared
+    fixture of this directory groups its tests on one xdist worker, below.)"""
+    from mpijobs import built
+    return built
+
+
+@pytest.fixture
 def fake_bench(monkeypatch):
     """jostle-bench replaced by tests/py/fake_bench.py (no MPI needed)."""
     monkeypatch.setenv("JOSTLE_BENCH", str(FAKE_BENCH))
@@ -105,10 +130,84 @@ def slurm2(tmp_path_factory):
 # (pytest-xdist, `-n N --dist loadgroup`): what a test shares with others stays on one worker,
 # and the slowest start first.
 
+TIERS = {
+    "unit": "no MPI launch, no external service (make test-fast)",
+    "mpi": "launches real ranks: Open MPI, MPICH, SimGrid's smpirun",
+    "system": "the slow real parts: SLURM, network namespaces, the browser, the install",
+}
+# What each tier may not start (the program's name; a jostle-bench run outside its queries
+# starts MPI, as a singleton). A system test may start anything.
+MPI_PROGRAMS = {"mpirun", "mpiexec", "mpirun.openmpi", "mpiexec.openmpi", "mpirun.mpich",
+                "mpiexec.mpich", "mpiexec.hydra", "orterun", "prterun", "smpirun"}
+SYSTEM_PROGRAMS = {"srun", "sbatch", "salloc", "scancel", "squeue", "sinfo", "scontrol",
+                   "slurmctld", "slurmd", "chromium", "chromium-browser", "google-chrome",
+                   "netns-hosts.sh", "slurm-local.sh", "useradd", "ip", "unshare", "tc"}
+FORBIDDEN = {"unit": MPI_PROGRAMS | SYSTEM_PROGRAMS, "mpi": SYSTEM_PROGRAMS, "system": set()}
+BENCH_QUERIES = {"--validate", "--validate-options", "--help", "-h"}
+
+
 def pytest_configure(config):
+    for name, what in TIERS.items():
+        config.addinivalue_line("markers", f"{name}: tier: {what}")
+    config.addinivalue_line(
+        "markers", "smoke: the MPI test of each library that `make test-fast` runs")
     config.addinivalue_line(
         "markers", "slow: 20 s or more on a 2-core machine; under xdist these start first, "
                    "so that none is left running alone at the end")
+
+
+def tier_of(item):
+    """The tier markers of ITEM (after collection, its own: pytest_collection_modifyitems)."""
+    return sorted({m.name for m in item.iter_markers() if m.name in TIERS})
+
+
+def _started(argv, env=None):
+    """What a command line starts, as the tiers know it: the program's name, or
+    'jostle-bench BENCHMARK' for a real run (MPI_Init, a singleton without a launcher); None
+    for a program that is not there (Popen fails, as the test may want: nothing starts)."""
+    if isinstance(argv, (str, bytes, os.PathLike)):
+        argv = [argv]
+    argv = [os.fsdecode(a) for a in argv]
+    if not argv or not argv[0].strip():
+        return None
+    exe = argv[0].split()[0]
+    if not shutil.which(exe, path=os.pathsep.join(os.get_exec_path(env))):
+        return None
+    prog = os.path.basename(exe)
+    if prog == "jostle-bench" and len(argv) > 1 and not argv[1].startswith("-") \
+            and not BENCH_QUERIES & set(argv[2:]):
+        return f"jostle-bench {argv[1]}"
+    return prog
+
+
+@pytest.fixture(autouse=True)
+def _tier(request, monkeypatch):
+    """Each test in exactly one tier, and starting nothing its tier may not."""
+    item = request.node
+    tiers = tier_of(item)
+    if len(tiers) != 1:
+        pytest.fail(f"{item.nodeid}: in {len(tiers)} tiers ({', '.join(tiers) or 'none'}): mark "
+                    "it (or its module's pytestmark) with one of unit, mpi, system (conftest.py)",
+                    pytrace=False)
+    forbidden = FORBIDDEN[tiers[0]]
+    if not forbidden:
+        yield
+        return
+    seen = []
+    real_init = subprocess.Popen.__init__
+
+    def init(self, *a, **kw):
+        what = _started(a[0] if a else kw.get("args", ()), kw.get("env"))
+        if what and (what in forbidden or (what.startswith("jostle-bench ") and tiers[0] == "unit")):
+            seen.append(what)
+            raise AssertionError(f"a test marked {tiers[0]} started {what}: mark it "
+                                 f"{'mpi' if what in MPI_PROGRAMS or what.startswith('jostle-bench') else 'system'}")
+        real_init(self, *a, **kw)
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", init)
+    yield
+    if seen:  # also when the code under test caught the error
+        pytest.fail(f"a test marked {tiers[0]} started {', '.join(seen)}", pytrace=False)
 
 
 def _shared_setup(item):
@@ -130,7 +229,17 @@ def pytest_itemcollected(item):
         item.add_marker(pytest.mark.xdist_group(shared))
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """Under xdist: the tests marked slow first (xdist hands out work in collection order)."""
+    """A test's tier is its closest tier marker (its own, else its class's, else its module's
+    pytestmark): set on the test alone, before `-m` selects (this hook runs first), so that
+    `-m mpi` does not take a unit test of an mpi module. Under xdist: the tests marked slow
+    first (xdist hands out work in collection order)."""
+    for item in items:
+        closest = next((m for m in item.iter_markers() if m.name in TIERS), None)
+        if closest is not None and closest not in item.own_markers:
+            item.add_marker(closest.name)
+    for node in {n for item in items for n in item.listchain()[:-1]}:
+        node.own_markers[:] = [m for m in node.own_markers if m.name not in TIERS]
     if hasattr(config, "workerinput"):
         items.sort(key=lambda it: it.get_closest_marker("slow") is None)

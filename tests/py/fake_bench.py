@@ -5,6 +5,7 @@ It lets the tests drive launch.py and campaign.py end to end (progress lines,
 the table on stdout, .partial then rename, time-outs, Ctrl-C) on any machine.
 Behaviour knobs come from the environment:
   FAKE_BENCH_DELAY  seconds per point (default 0)
+  FAKE_BENCH_HANG_AFTER  after this many sizes, hang (until a signal: a run that never ends)
   FAKE_BENCH_FLAVOR mpi_flavor printed by --version (default openmpi)
   FAKE_BENCH_EXIT   exit with this status after writing meta (simulates a crash)
 It also writes the hand-checked fixtures in data/ (python3 fake_bench.py --fixtures).
@@ -131,6 +132,9 @@ def run_pingpong(argv):
                   flush=True)
         if "--progress" in flags:
             print(f"progress {k} {len(sizes)}", file=sys.stderr, flush=True)
+        if k == int(os.environ.get("FAKE_BENCH_HANG_AFTER", "0")):
+            while True:
+                signal.pause()
     f.write(dumps({"type": "end", "status": "ok", "points": written[0], "elapsed_s": time.time() - t0}))
     f.close()
     os.rename(part, out)

@@ -1,27 +1,25 @@
 """The bcast benchmark: a real run (Open MPI, 4 ranks, oversubscribed), bad input, a small
 simulated run under SimGrid, and the platform files.  Assertions are about structure and
 delivery (--check makes every recipient verify every payload), never machine speeds."""
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from jostle import simgrid
+from jostle.run import simgrid
 from jostle.errors import UsageError
-from jostle.results import load_run
-from mpijobs import run_bench
+from jostle.records.results import load_run
+from mpijobs import run_bench, validate
 
-ROOT = Path(__file__).resolve().parents[2]
-SIM_EXE = ROOT / "build/simgrid/jostle-bench"
+pytestmark = pytest.mark.mpi
 QUICK = ["--min-reps", "5", "--max-time", "0.02", "--warmup", "1"]
 ROUTINGS = {"flat", "binomial", "chain", "pipeline-chain", "pipeline-tree", "two-tree",
             "knomial-4", "knomial-8", "knomial-16", "scatter-allgather", "auto", "mpi_bcast"}
 
 
-def bcast(tmp_path, *args, np=4, name="b.jsonl"):
+def bcast(tmp_path, *args, np=4, name="b.jsonl", flavor="openmpi"):
     out = tmp_path / name
-    return run_bench("bcast", *args, out=out, n=np, timeout=240), out
+    return run_bench("bcast", *args, out=out, n=np, flavor=flavor, timeout=240), out
 
 
 @pytest.mark.slow
@@ -57,19 +55,36 @@ def test_poll_mode_and_spread_recipients(tmp_path):
     assert set(r.points["routing"]) == {"chain", "pipeline-tree"}
 
 
+# Refused before MPI starts: judged through --validate (no launch), with both builds.
+@pytest.mark.unit
+@pytest.mark.parametrize("flavor", ["openmpi", "mpich"])
 @pytest.mark.parametrize("args, named", [
     (["--routing", "flat,tree"], "'tree'"),
-    (["--recipients", "4"], "4 recipients"),
-    (["--recipients", "x"], "'x'"),
     (["--sizes", "12Q"], "12Q"),
 ])
-def test_bad_input_exits_2_without_file(tmp_path, args, named):
-    p, out = bcast(tmp_path, *QUICK, *args, np=4)
+def test_bad_input_exits_2_without_file(tmp_path, flavor, args, named):
+    out = tmp_path / "b.jsonl"
+    p = validate("bcast", *QUICK, *args, "--output", out, flavor=flavor)
     assert p.returncode == 2, p.stderr
     assert named in p.stderr
     assert not out.exists() and not Path(str(out) + ".partial").exists()
 
 
+# Refused once the ranks are known (bcast reads --recipients against the job's ranks): real
+# launches, one with each library.
+@pytest.mark.parametrize("args, named, flavor", [
+    (["--recipients", "4"], "4 recipients", "openmpi"),
+    (["--recipients", "4"], "4 recipients", "mpich"),
+    (["--recipients", "x"], "'x'", "openmpi"),
+])
+def test_bad_input_for_the_ranks_exits_2_without_file(tmp_path, args, named, flavor):
+    p, out = bcast(tmp_path, *QUICK, *args, np=4, flavor=flavor)
+    assert p.returncode == 2, p.stderr
+    assert named in p.stderr
+    assert not out.exists() and not Path(str(out) + ".partial").exists()
+
+
+@pytest.mark.unit
 def test_cli_bad_input(tmp_path, capsys):
     from jostle.cli import main
     with pytest.raises(SystemExit) as e:
@@ -85,6 +100,7 @@ def test_cli_bad_input(tmp_path, capsys):
     assert not any(tmp_path.iterdir())
 
 
+@pytest.mark.unit
 def test_platform_generation(tmp_path):
     assert simgrid.parse_bandwidth("10Gbps") == pytest.approx(1.25e9)
     assert simgrid.parse_bandwidth("1.25GBps") == pytest.approx(1.25e9)
@@ -108,10 +124,8 @@ def test_platform_generation(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not shutil.which("smpirun"), reason="SimGrid (smpirun) is not installed")
-def test_small_simulated_sweep(tmp_path, jostle_cli):
-    if not SIM_EXE.exists():
-        pytest.skip(f"{SIM_EXE} is not built (make build with smpicc installed)")
+def test_small_simulated_sweep(tmp_path, jostle_cli, built):
+    built("simgrid")
     cmd = ["bcast", "--simulate", "--nodes", "4,8", "--sizes", "8,64K", "--routing",
            "flat,pipeline-tree,auto,mpi_bcast", "--output-dir", tmp_path, "--campaign", "sim",
            "--quiet"]
@@ -147,6 +161,7 @@ def test_small_simulated_sweep(tmp_path, jostle_cli):
 
 # ---- smpi:<algorithm> baselines (SimGrid's MPI_Bcast algorithms) -------------------------
 
+@pytest.mark.unit
 def test_smpi_routing_names_and_groups():
     from jostle.commands.bcast import routing_list, split_smpi
     assert routing_list("auto, smpi:ompi") == "auto,smpi:ompi"
@@ -159,6 +174,7 @@ def test_smpi_routing_names_and_groups():
     assert set(simgrid.SMPI_BCAST_NOT_IN_ALL) <= set(simgrid.SMPI_BCAST)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("argv, named", [
     (["--simulate", "--routing", "auto,smpi:nope"], "'smpi:nope'"),
     (["--simulate", "--routing", "auto,smpi:"], "'smpi:'"),
@@ -175,6 +191,7 @@ def test_cli_bad_routing_exits_2_one_line(tmp_path, capsys, argv, named):
     assert not any(tmp_path.iterdir())
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("argv, named", [
     (["--routing", "auto,smpi:ompi"], "smpi:ompi"),                      # real ranks
     (["--sizes", "8,64K", "--segment", "1M"], "'1M'"),
@@ -188,48 +205,46 @@ def test_cli_refuses_before_launching(tmp_path, capsys, argv, named):
     assert not any(tmp_path.iterdir())
 
 
-def test_bench_refuses_smpi_on_real_ranks_and_large_segment(tmp_path):
-    p, out = bcast(tmp_path, *QUICK, "--routing", "smpi:binomial_tree", np=2)
+@pytest.mark.unit
+@pytest.mark.parametrize("flavor", ["openmpi", "mpich"])
+def test_bench_refuses_smpi_on_real_ranks_and_large_segment(tmp_path, flavor):
+    """Refused before MPI starts (--validate: no launch) by the builds of real ranks."""
+    out = tmp_path / "b.jsonl"
+    p = validate("bcast", *QUICK, "--routing", "smpi:binomial_tree", flavor=flavor)
     assert p.returncode == 2 and "'smpi:binomial_tree'" in p.stderr, p.stderr
-    p, out = bcast(tmp_path, *QUICK, "--sizes", "8,1K", "--segment", "4K", np=2)
+    p = validate("bcast", *QUICK, "--sizes", "8,1K", "--segment", "4K", "--output", out,
+                 flavor=flavor)
     assert p.returncode == 2 and "--segment '4K'" in p.stderr, p.stderr
     assert not out.exists()
 
 
-def _needs_simgrid():
-    if not shutil.which("smpirun"):
-        pytest.skip("SimGrid (smpirun) is not installed")
-    if not SIM_EXE.exists():
-        pytest.skip(f"{SIM_EXE} is not built (make build with smpicc installed)")
-
-
-def _smpirun(tmp_path, n, *args, cfg=()):
+def _smpirun(sim_exe, tmp_path, n, *args, cfg=()):
     plat, hosts = simgrid.write_platform(tmp_path, n, 1.25e9, 1e-6, 1e9)
     cmd = ["smpirun", "-np", str(n), "-platform", str(plat), "-hostfile", str(hosts),
            *simgrid.smpi_flags(), *(f"--cfg={c}" for c in cfg), "--log=root.thresh:warning",
-           str(SIM_EXE), "bcast", *args]
+           str(sim_exe), "bcast", *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
 
 
-def test_smpi_algorithms_are_simgrids_own(tmp_path):
+def test_smpi_algorithms_are_simgrids_own(tmp_path, built):
     """The list jostle offers is the one the installed SimGrid prints for an unknown name."""
-    _needs_simgrid()
-    p = _smpirun(tmp_path, 2, "--sizes", "8", cfg=["smpi/bcast:jostle-none"])
+    sim_exe = built("simgrid")
+    p = _smpirun(sim_exe, tmp_path, 2, "--sizes", "8", cfg=["smpi/bcast:jostle-none"])
     assert p.returncode != 0
     line = next(x for x in p.stderr.splitlines() if "Valid algorithms:" in x)
     offered = [a.strip(" .") for a in line.split("Valid algorithms:")[1].split(",")]
     assert offered == list(simgrid.SMPI_BCAST)
     # jostle-bench itself: one smpi:ALG per launch, never beside mpi_bcast (the same MPI_Bcast)
-    p = _smpirun(tmp_path, 2, "--sizes", "8", "--routing", "mpi_bcast,smpi:flattree")
+    p = _smpirun(sim_exe, tmp_path, 2, "--sizes", "8", "--routing", "mpi_bcast,smpi:flattree")
     assert p.returncode == 2 and "smpi:flattree" in p.stderr, p.stderr
 
 
 @pytest.mark.slow
-def test_smpi_baselines_simulated(tmp_path, jostle_cli):
+def test_smpi_baselines_simulated(tmp_path, jostle_cli, built):
     """One launch per algorithm; smpi:binomial_tree is SMPI's default MPI_Bcast (the same times
     as mpi_bcast), and the algorithms differ where they should: flat is fastest at 8 B, the
     scatter-allgather beats the binomial tree of whole messages at 1 MiB."""
-    _needs_simgrid()
+    built("simgrid")
     p = jostle_cli("bcast", "--simulate", "--nodes", "8", "--sizes", "8,1M", "--routing",
                    "auto,mpi_bcast,smpi:binomial_tree,smpi:scatter_LR_allgather,smpi:flattree",
                    "--output-dir", tmp_path, "--campaign", "sim", "--quiet")

@@ -5,9 +5,11 @@ import os
 
 import pytest
 
-from jostle.results import load_run
+from jostle.records.results import load_run
 
-from mpijobs import run_bench
+from mpijobs import run_bench, validate
+
+pytestmark = pytest.mark.mpi
 QUICK = ["--min-reps", "5", "--max-time", "0.05", "--phase-time", "0.05", "--warmup", "2",
          "--array-bytes", "3M", "--compute-cores", "1", "--oversubscribe"]
 
@@ -113,21 +115,39 @@ def test_order_repeat_and_no_compute(tmp_path):
     assert "compute" not in set(df["phase"])
 
 
+# Refused before MPI starts: judged through --validate (no launch), with both builds.
+@pytest.mark.unit
+@pytest.mark.parametrize("flavor", ["openmpi", "mpich"])
 @pytest.mark.parametrize("args,needle", [
     (["--kernel", "fft"], "'fft'"),
     (["--ai", "0.05"], "'0.05'"),
     (["--kernel", "copy", "--ai", "1"], "triad only"),
-    (["--compute-cores", "3"], "--oversubscribe"),
     (["--compute-mem", "5"], "'5'"),
     (["--nic", "mlx5_9"], "'mlx5_9'"),
-    (["--array-bytes", "1T", "--compute-cores", "1", "--oversubscribe"], "available"),
     (["--phases", "compute,sleep"], "'compute,sleep'"),
     (["--stores", "sometimes"], "'sometimes'"),
     (["--stores", "nt", "--kernel", "cg"], "'cg'"),
     (["--stores", "nt", "--ai", "1"], "--ai '1'"),
 ])
-def test_bad_input_exit_2(tmp_path, args, needle):
-    p, out = contention(tmp_path, "--phase-time", "0.05", *args)
+def test_bad_input_exit_2(tmp_path, flavor, args, needle):
+    p = validate("contention", "--phase-time", "0.05", *args, "--output", tmp_path / "c.jsonl",
+                 flavor=flavor)
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    assert needle in p.stderr
+    assert not list(tmp_path.iterdir())
+
+
+# Refused once the ranks are known (the threads of every rank of a host against its cores, the
+# arrays of every rank against its memory): real launches, each library.
+@pytest.mark.parametrize("args,needle,flavor", [
+    (["--compute-cores", "3"], "--oversubscribe", "openmpi"),
+    (["--compute-cores", "3"], "--oversubscribe", "mpich"),
+    (["--array-bytes", "1T", "--compute-cores", "1", "--oversubscribe"], "available", "openmpi"),
+])
+def test_bad_input_for_the_ranks_exit_2(tmp_path, args, needle, flavor):
+    assert validate("contention", "--phase-time", "0.05", *args, flavor=flavor).returncode == 0
+    out = tmp_path / "c.jsonl"
+    p = run_bench("contention", "--phase-time", "0.05", *args, out=out, flavor=flavor)
     assert p.returncode == 2, (p.returncode, p.stderr)
     assert needle in p.stderr
     assert not list(tmp_path.iterdir())

@@ -6,9 +6,11 @@ import json
 
 import pytest
 
-from jostle.results import load_run
+from jostle.records.results import load_run
 
-from mpijobs import run_bench
+from mpijobs import run_bench, validate
+
+pytestmark = pytest.mark.mpi
 
 
 def run(*args, flavor="openmpi"):
@@ -80,6 +82,10 @@ def test_clock_overhead_is_named_in_the_record(tmp_path, how):
     assert ("kept" in h["timer"]) == (how == "keep")
 
 
+# Refused before MPI starts: judged through --validate (no launch), with both builds; one case
+# per library under the launcher below.
+@pytest.mark.unit
+@pytest.mark.parametrize("flavor", ["openmpi", "mpich"])
 @pytest.mark.parametrize("args, needle", [
     (["--clock-overhead", "maybe"], "'maybe'"),
     (["-m", "8:4"], "'8:4'"),
@@ -88,9 +94,19 @@ def test_clock_overhead_is_named_in_the_record(tmp_path, how):
     (["--format", "xml"], "'xml'"),
     (["-m"], "-m"),
 ])
-def test_bad_osu_input_exit_2(tmp_path, args, needle):
-    out = tmp_path / "r.jsonl"
-    p = run_bench("pingpong", *args, out=out)
+def test_bad_osu_input_exit_2(tmp_path, flavor, args, needle):
+    out = [] if "--output" in args else ["--output", tmp_path / "r.jsonl"]
+    p = validate("pingpong", *out, *args, flavor=flavor)
     assert p.returncode == 2, (p.returncode, p.stderr)
     assert needle in p.stderr
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("flavor", ["openmpi", "mpich"])
+def test_bad_osu_input_under_the_launcher_is_refused_as_validate_says(tmp_path, flavor):
+    out = tmp_path / "r.jsonl"
+    said = validate("pingpong", "-m", "8:4", "--output", out, flavor=flavor).stderr.strip()
+    p = run_bench("pingpong", "-m", "8:4", out=out, flavor=flavor)
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    assert said.startswith("jostle-bench: error: ") and said in p.stderr
     assert not list(tmp_path.iterdir())

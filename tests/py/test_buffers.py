@@ -3,12 +3,12 @@
 
 import pytest
 
-from conftest import REPO
 from jostle.cli import main
-from jostle.results import load_run
+from jostle.records.results import load_run
 
-from mpijobs import run_bench
+from mpijobs import run_bench, validate
 
+pytestmark = pytest.mark.mpi
 STATES = ("osu", "distinct", "echo", "cold")
 
 
@@ -59,6 +59,10 @@ def test_check_sees_which_buffer_the_answer_comes_from(flavor, state):
     assert "--check" not in p.stderr
 
 
+# Refused before MPI starts: judged through --validate (no launch), with both builds; one case
+# per library under the launcher below.
+@pytest.mark.unit
+@pytest.mark.parametrize("flavor", ["openmpi", "mpich"])
 @pytest.mark.parametrize("args,needle", [
     (["--buffers", "hot"], "'hot'"),
     (["--buffers", "echo", "--mode", "put"], "--buffers echo"),
@@ -66,14 +70,26 @@ def test_check_sees_which_buffer_the_answer_comes_from(flavor, state):
     (["--cold"], "--buffers cold"),
     (["--statistic", "avg"], "'avg'"),
 ])
-def test_bad_buffers_exit_2(tmp_path, args, needle):
-    out = tmp_path / "x.jsonl"
-    p = run_bench("pingpong", "--sizes", "4", *args, out=out)
+def test_bad_buffers_exit_2(tmp_path, flavor, args, needle):
+    p = validate("pingpong", "--sizes", "4", *args, "--output", tmp_path / "x.jsonl",
+                 flavor=flavor)
     assert p.returncode == 2, (p.returncode, p.stderr)
     assert needle in p.stderr
     assert not list(tmp_path.iterdir())  # nothing that looks complete, nothing partial
 
 
+@pytest.mark.parametrize("flavor", ["openmpi", "mpich"])
+def test_bad_buffers_under_the_launcher_are_refused_as_validate_says(tmp_path, flavor):
+    out = tmp_path / "x.jsonl"
+    args = ["--sizes", "4", "--buffers", "echo", "--mode", "put"]
+    said = validate("pingpong", *args, "--output", out, flavor=flavor).stderr.strip()
+    p = run_bench("pingpong", *args, out=out, flavor=flavor)
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    assert said.startswith("jostle-bench: error: ") and said in p.stderr
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.unit
 @pytest.mark.parametrize("argv,needle", [
     (["--buffers", "hot"], "'hot'"),
     (["--buffers", "osu,osu"], "twice"),
@@ -98,10 +114,8 @@ def test_cli_bad_buffers_exit_2(capsys, tmp_path, argv, needle):
 
 
 @pytest.mark.slow
-def test_cli_runs_every_state_and_draws_what_it_costs(tmp_path, capsys, monkeypatch):
-    bench = REPO / "build" / "openmpi" / "jostle-bench"
-    if not bench.exists():
-        pytest.skip(f"{bench} is not built (make build)")
+def test_cli_runs_every_state_and_draws_what_it_costs(tmp_path, capsys, monkeypatch, built):
+    bench = built()
     monkeypatch.delenv("JOSTLE_BENCH", raising=False)
     monkeypatch.delenv("SLURM_JOB_ID", raising=False)
     argv = ["pingpong", "--mpi", "openmpi", "--bench", str(bench), "--buffers",

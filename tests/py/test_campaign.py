@@ -8,10 +8,12 @@ import time
 
 import pytest
 
-from jostle.campaign import Campaign, LaunchConfig, RunSpec
+from jostle.run.campaign import Campaign, LaunchConfig, RunSpec
 from jostle.errors import Interrupted, JostleError, UsageError
-from jostle.progress import Progress
-from jostle.results import load_run
+from jostle.run.progress import Progress
+from jostle.records.results import load_run
+
+pytestmark = pytest.mark.unit
 
 
 def config(bench):
@@ -80,20 +82,22 @@ def test_a_corrupt_complete_file_is_not_overwritten(tmp_path, fake_bench, data):
 
 
 def test_timeout_names_the_partial_file_and_its_points(tmp_path, fake_bench, monkeypatch):
-    monkeypatch.setenv("FAKE_BENCH_DELAY", "0.3")
-    # 3 s: the fake (a Python) must have started and written its meta first, on a busy machine
-    # too (`make test` runs the tests side by side).
-    camp = Campaign(tmp_path, [RunSpec("slow", "pingpong", ["--sizes", "0:1M"], timeout=3)])
+    # The fake measures 2 sizes at once, then hangs: whatever the load, the time-out finds
+    # those 6 point lines (a fake that had not started within it would fail the test, so the
+    # time-out leaves a busy machine room: `make test` runs the tests side by side).
+    monkeypatch.setenv("FAKE_BENCH_HANG_AFTER", "2")
+    camp = Campaign(tmp_path, [RunSpec("slow", "pingpong", ["--sizes", "0:1M"], timeout=10)])
     with pytest.raises(JostleError) as e:
         camp.run(config(fake_bench), quiet_progress(tmp_path), quiet=True)
     msg = str(e.value)
-    assert "exceeded its time-out of 3 s" in msg
-    assert "slow.jsonl.partial" in msg and "point lines)" in msg
+    assert "exceeded its time-out of 10 s" in msg
+    assert "slow.jsonl.partial (6 point lines)" in msg, msg
     assert json.loads((tmp_path / "slow.launch.json").read_text())["status"] == "timeout"
     # The fake closes its file on SIGTERM as jostle-bench does: an interrupted, loadable partial.
     with pytest.warns(UserWarning):
         run = load_run(tmp_path / "slow.jsonl.partial", allow_incomplete=True)
-    assert run.end["status"] == "interrupted" and 0 < len(run.points) < 3 * 22
+    assert run.end["status"] == "interrupted" and len(run.points) == 6 < 3 * 22
+    assert sorted(run.points["size"].unique()) == [0, 1]
 
 
 def test_crash_reports_status_and_stderr(tmp_path, fake_bench, monkeypatch):
@@ -110,11 +114,11 @@ def test_bench_rejecting_its_arguments_is_a_usage_error(tmp_path, fake_bench):
 
 
 def test_interrupted_run_says_how_to_resume(tmp_path, fake_bench, monkeypatch):
-    import jostle.launch as launch
+    from jostle.run import process
 
     def fake_execute(argv, **kw):
-        raise launch.RunInterrupted(launch.Outcome("interrupted", -2, 0.1))
-    monkeypatch.setattr(launch, "execute", fake_execute)
+        raise process.RunInterrupted(process.Outcome("interrupted", -2, 0.1))
+    monkeypatch.setattr(process, "execute", fake_execute)
     with pytest.raises(Interrupted) as e:
         Campaign(tmp_path, [RunSpec("x", "pingpong")]).run(config(fake_bench), quiet_progress(tmp_path))
     assert e.value.exit_status == 130 and "x.jsonl.partial" in str(e.value) and "resume" in str(e.value)

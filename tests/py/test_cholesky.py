@@ -5,23 +5,21 @@ the command's plan and the figure/report hooks.  No assertion on machine speed."
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from jostle import report
 from jostle.figures import cholesky as fig
-from jostle.results import load_run
-from mpijobs import ENV, bench_exe, launcher, run_bench
+from jostle.records.results import load_run
+from mpijobs import ENV, launcher, run_bench, validate
 
-ROOT = Path(__file__).resolve().parents[2]
-SIM_EXE = ROOT / "build/simgrid/jostle-bench"
+pytestmark = pytest.mark.mpi
 QUICK = ["--min-reps", "2", "--max-time", "0.05", "--warmup", "0"]
 
 
-def chol(tmp_path, *args, np=2, name="c.jsonl"):
+def chol(tmp_path, *args, np=2, name="c.jsonl", flavor="openmpi"):
     out = tmp_path / name
-    return run_bench("cholesky", *args, out=out, n=np, timeout=240), out
+    return run_bench("cholesky", *args, out=out, n=np, flavor=flavor, timeout=240), out
 
 
 @pytest.mark.parametrize("np,grid", [(2, "1x2"), (4, "2x2")])
@@ -67,8 +65,13 @@ def test_flat_ordered_real_run(tmp_path, datatype, eps):
                                  "flat-ordered and dbcast"),
     (["--datatype", "half"], "--datatype 'half'"),
 ])
-def test_bad_mode_or_datatype_exits_2(tmp_path, args, msg, jostle_cli):
-    p, out = chol(tmp_path, *QUICK, "--n", "256", "--tile", "128", *args)
+@pytest.mark.unit
+@pytest.mark.parametrize("flavor", ["openmpi", "mpich"])
+def test_bad_mode_or_datatype_exits_2(tmp_path, args, msg, jostle_cli, flavor):
+    """Refused before MPI starts (--validate: no launch), by the bench and by the command."""
+    out = tmp_path / "c.jsonl"
+    p = validate("cholesky", *QUICK, "--n", "256", "--tile", "128", *args, "--output", out,
+                 flavor=flavor)
     assert p.returncode == 2, p.stderr
     assert msg in p.stderr
     assert not out.exists()
@@ -98,14 +101,14 @@ void cblas_dtrsm(int o, int s, int u, int t, int d, int m, int n, double alpha,
 """
 
 
-def test_wrong_factorization_fails(tmp_path):
+def test_wrong_factorization_fails(tmp_path, built):
     cc = shutil.which("cc") or shutil.which("gcc")
     if not cc:
         pytest.skip("no C compiler for the LD_PRELOAD shim")
     src, so, out = tmp_path / "wrong_trsm.c", tmp_path / "wrong_trsm.so", tmp_path / "c.jsonl"
     src.write_text(WRONG_TRSM)
     subprocess.run([cc, "-shared", "-fPIC", "-o", str(so), str(src), "-ldl"], check=True)
-    cmd = launcher("openmpi", 2) + ["-x", f"LD_PRELOAD={so}", bench_exe(), "cholesky", *QUICK,
+    cmd = launcher("openmpi", 2) + ["-x", f"LD_PRELOAD={so}", built(), "cholesky", *QUICK,
                                     "--n", "384", "--tile", "64", "--grid", "1x2",
                                     "--output", str(out)]
     p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=240)
@@ -117,24 +120,35 @@ def test_wrong_factorization_fails(tmp_path):
     assert partial.exists() and '"type":"end"' not in partial.read_text()
 
 
-@pytest.mark.parametrize("args,msg", [
-    (["--n", "500", "--tile", "64"], "--tile 64 does not divide --n 500"),
-    (["--grid", "3x1"], "--grid 3x1 does not match the job"),
+@pytest.mark.unit
+@pytest.mark.parametrize("flavor", ["openmpi", "mpich"])
+def test_a_tile_that_does_not_divide_exits_2(tmp_path, flavor):
+    """Refused before MPI starts (--validate: no launch)."""
+    out = tmp_path / "c.jsonl"
+    p = validate("cholesky", *QUICK, "--n", "500", "--tile", "64", "--output", out,
+                 flavor=flavor)
+    assert p.returncode == 2, p.stderr
+    assert "--tile 64 does not divide --n 500" in p.stderr
+    assert not out.exists()
+
+
+# Refused once the ranks are known (the grid against the job) or the matrix is factorized:
+# real launches, the grid with each library.
+@pytest.mark.parametrize("args,msg,flavor", [
+    (["--grid", "3x1"], "--grid 3x1 does not match the job", "openmpi"),
+    (["--grid", "3x1"], "--grid 3x1 does not match the job", "mpich"),
     (["--n", "256", "--tile", "64", "--matrix", "nonspd"],
-     "not positive definite: POTRF of diagonal tile (2,2)"),
+     "not positive definite: POTRF of diagonal tile (2,2)", "openmpi"),
 ])
-def test_bad_input_exits_2(tmp_path, args, msg):
-    p, out = chol(tmp_path, *QUICK, *args, np=4)
+def test_bad_input_exits_2(tmp_path, args, msg, flavor):
+    p, out = chol(tmp_path, *QUICK, *args, np=4, flavor=flavor)
     assert p.returncode == 2, p.stderr
     assert msg in p.stderr
     assert not out.exists()
 
 
-def test_small_smpi_run(tmp_path, jostle_cli):
-    if not shutil.which("smpirun"):
-        pytest.skip("smpirun (SimGrid) is not installed")
-    if not SIM_EXE.exists():
-        pytest.skip(f"{SIM_EXE} is not built (make build with smpicc)")
+def test_small_smpi_run(tmp_path, jostle_cli, built):
+    built("simgrid")
     p = jostle_cli("cholesky", "--simulate", "--nodes", "4", "--n", "2048", "--tile", "256",
                    "--cores-per-node", "2", "--speed", "50Gf", "--output-dir", tmp_path,
                    "--campaign", "s", "--quiet", env=ENV)
@@ -154,7 +168,7 @@ def test_small_smpi_run(tmp_path, jostle_cli):
 
 
 def test_starpu_reference_recorded_beside_jostle(tmp_path, jostle_cli):
-    from jostle import starpu
+    from jostle.run import starpu
     if not starpu.MPI_CHOLESKY.is_file():
         pytest.skip(f"{starpu.MPI_CHOLESKY} (starpu-examples) is not installed")
     p = jostle_cli("cholesky", "--n", "512", "--tile", "128", "--workers", "1", "--min-reps", "2",
@@ -174,7 +188,7 @@ def test_starpu_reference_recorded_beside_jostle(tmp_path, jostle_cli):
 
 
 @pytest.mark.slow
-def test_kernel_rates_measured_and_simulated(tmp_path, jostle_cli):
+def test_kernel_rates_measured_and_simulated(tmp_path, jostle_cli, built):
     out = tmp_path / "tk.jsonl"
     p = run_bench("tile-kernels", "--tile", "64", "--min-reps", "5", "--max-time", "0.05",
                   out=out, n=1)
@@ -186,8 +200,7 @@ def test_kernel_rates_measured_and_simulated(tmp_path, jostle_cli):
     assert bad.returncode == 2 and "--tile '0' is not allowed" in bad.stderr
     p, _ = chol(tmp_path, *QUICK, "--kernel-rates", "potrf=1,trsm=1,syrk=1,gemm=1")
     assert p.returncode == 2 and "for simulated runs" in p.stderr
-    if not shutil.which("smpirun") or not SIM_EXE.exists():
-        pytest.skip("the SimGrid build is not there")
+    built("simgrid")
     # Kernels at 2 GFlop/s on one-core nodes: 4 nodes cannot exceed 8 GFlop/s, whatever the
     # node speed (100 Gf by default).
     p = jostle_cli("cholesky", "--simulate", "--nodes", "4", "--n", "1024", "--tile", "256",
@@ -203,7 +216,7 @@ def test_kernel_rates_measured_and_simulated(tmp_path, jostle_cli):
     # another platform under the same names is refused.
     sweep = ["cholesky", "--simulate", "--nodes", "4", "--n", "512", "--tile", "128",
              "--kernel-rates", "measure", "--output-dir", tmp_path, "--campaign", "m"]
-    for k in range(2):
+    for _ in range(2):
         p = jostle_cli(*sweep, env=ENV)
         assert p.returncode == 0, p.stderr
     assert "tile-kernels-128.jsonl" in p.stderr and p.stderr.count("already complete") == 2
@@ -214,6 +227,7 @@ def test_kernel_rates_measured_and_simulated(tmp_path, jostle_cli):
     assert p.returncode == 2 and "give all of potrf, trsm, syrk, gemm" in p.stderr
 
 
+@pytest.mark.unit
 def test_cli_plan_and_bad_grid(tmp_path, jostle_cli):
     run = lambda *a: jostle_cli("cholesky", *a, env=ENV)
     p = run("--ranks", "4", "--grid", "2x3")

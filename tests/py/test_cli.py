@@ -4,8 +4,10 @@ import shutil
 
 import pytest
 
-from conftest import run_cli
+from conftest import DATA, run_cli
 from jostle.cli import build_parser
+
+pytestmark = pytest.mark.unit
 
 
 @pytest.mark.parametrize("argv,named", [
@@ -99,9 +101,27 @@ def test_plot_refuses_incomplete_then_allows_it(capsys, data, tmp_path):
     assert (tmp_path / "f" / "pingpong-pow2.png").exists()
 
 
+@pytest.fixture(scope="module")
+def plotted(tmp_path_factory):
+    """`jostle plot` of a campaign of two complete ping-pong runs and an interrupted one, run
+    once: (the campaign, exit status, stdout, stderr)."""
+    import contextlib
+    import io
+    from jostle.cli import main
+    camp = tmp_path_factory.mktemp("plot") / "c1"
+    camp.mkdir()
+    for name in ("pingpong_intra.jsonl", "pingpong_inter.jsonl"):
+        shutil.copy(DATA / name, camp / name)
+    shutil.copy(DATA / "interrupted.jsonl.partial", camp / "i.jsonl.partial")
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main(["plot", str(camp)])
+    return camp, rc, out.getvalue(), err.getvalue()
+
+
 @pytest.mark.slow
-def test_plot_and_report_commands(capsys, campaign_dir):
-    rc, out, _ = run_cli(capsys, "plot", str(campaign_dir))
+def test_plot_and_report_commands(capsys, plotted):
+    campaign_dir, rc, out, _ = plotted
     assert rc == 0 and out.split() == [str(campaign_dir / "figures" / f"pingpong-{r}.{e}")
                                        for r in ("bytes", "fine", "pow2") for e in ("png", "svg")]
     rc, out, _ = run_cli(capsys, "report", str(campaign_dir))
@@ -162,9 +182,8 @@ def test_input_mistakes_are_one_line_and_exit_2(capsys, fake_bench, tmp_path, ca
     assert not pathlib.Path("/nonexistent/dir").exists()
 
 
-def test_plot_draws_the_complete_runs_and_names_a_partial_one(capsys, data, campaign_dir):
-    shutil.copy(data / "interrupted.jsonl.partial", campaign_dir / "i.jsonl.partial")
-    rc, out, err = run_cli(capsys, "plot", str(campaign_dir))
+def test_plot_draws_the_complete_runs_and_names_a_partial_one(plotted):
+    campaign_dir, rc, out, err = plotted
     assert rc == 0 and "pingpong-pow2.png" in out
     assert f"{campaign_dir / 'i.jsonl.partial'} left out: incomplete" in err
 

@@ -15,12 +15,15 @@ import math
 import pandas as pd
 import pytest
 
-from jostle import contention, figures, report
+from jostle.analysis import contention
+from jostle import figures, report
 from jostle.figures import contention as cfig
-from jostle.results import load_run
+from jostle.records.results import load_run
 
-M64 = 64 << 20
+from conftest import DATA
+from contention_lines import M64, run_lines
 
+pytestmark = pytest.mark.unit
 
 def test_degradation_is_signed_so_that_positive_is_worse():
     assert contention.degradation("latency", 2.0, 3.0) == pytest.approx(0.5)
@@ -71,41 +74,6 @@ def test_unpaired_and_missing_params_do_not_pair():
 
 # ------------------------------------------------------------ synthetic runs
 
-def _point(params, metric, unit, med):
-    return {"type": "point", "params": params, "metric": metric, "unit": unit, "n": 50,
-            "min": med, "p25": med, "median": med, "p75": med, "p99": med, "max": med,
-            "mean": med, "stddev": 0.0, "ci95": [med, med], "converged": True, "elapsed_s": 0.2}
-
-
-def run_lines(argv, kernel="triad", cores=2, sizes=(4, M64), ai=1 / 12, warnings=(),
-              counters=None, stalled=False):
-    """The records jostle-bench contention would write, with a simple contention model:
-    together, latency grows 10 % and bandwidth and compute lose 5 % per compute core."""
-    meta = {"type": "meta", "schema": 1, "benchmark": "contention", "argv": list(argv),
-            "hosts": ["h", "h"], "mpi": {"library": "Open MPI v4.1.4", "ranks": 2},
-            "machine": {"cpu": "Fake", "cores": 4, "numa_nodes": 2, "topology": "this system"},
-            "kernel": {"name": kernel, "ai": ai}, "warnings": list(warnings),
-            "counters": counters or {"backend": "unavailable", "reason": "perf_event_paranoid is 3"}}
-    lines, f = [meta], 1 - 0.05 * cores
-    for size in sizes:
-        lat, bw = 1.0 + size / 5000.0, 2 * size / (1.0 + size / 5000.0)
-        base = {"size": size, "kernel": kernel, "compute_cores": cores, "ai": ai, "rep": 0}
-        comp = [("compute_bandwidth", "GB/s", 10.0), ("compute_flops", "GFlop/s", 10.0 * ai)]
-        comp = [c for c in comp if not (kernel == "cpu" and c[0] == "compute_bandwidth")]
-        stall = [("stalled_fraction", "1", 0.3)] if stalled else []
-        for m, u, v in comp + stall if cores else []:
-            lines.append(_point({"phase": "compute", **base}, m, u, v))
-        for m, u, v in (("latency", "us", lat), ("bandwidth", "MB/s", bw), ("rtt", "us", 2 * lat)):
-            lines.append(_point({"phase": "comm", **base}, m, u, v))
-        for m, u, v in (("latency", "us", lat * (1 + 0.1 * cores)), ("bandwidth", "MB/s", bw * f),
-                        ("rtt", "us", 2 * lat * (1 + 0.1 * cores)), *((m, u, v * f) for m, u, v in comp),
-                        *((m, u, v + 0.1 * cores) for m, u, v in stall)):
-            if cores or m in ("latency", "bandwidth", "rtt"):
-                lines.append(_point({"phase": "together", **base}, m, u, v))
-    lines.append({"type": "end", "status": "ok", "points": len(lines) - 1, "elapsed_s": 1.0})
-    return lines
-
-
 def make_run(path, **kw):
     with open(path, "w") as f:
         f.writelines(json.dumps(r) + "\n" for r in run_lines(**kw))
@@ -131,8 +99,20 @@ def study_runs(d):
     return d
 
 
-def test_one_figure_per_study_with_both_sides_and_caveats(tmp_path):
-    runs = [load_run(p) for p in sorted(study_runs(tmp_path).glob("*.jsonl"))]
+@pytest.fixture(scope="module")
+def study(tmp_path_factory):
+    """A campaign of every study and a ping-pong run, its page written once with its figures
+    saved (PNG and SVG): (the campaign, the page, the figures' directory)."""
+    d = study_runs(tmp_path_factory.mktemp("contention") / "camp")
+    (d / "pp.jsonl").write_text((DATA / "pingpong_intra.jsonl").read_text())
+    saved = d.parent / "figs"
+    html = report.write([d], d.parent / "r.html", figures_dir=saved).read_text()
+    return d, html, saved
+
+
+def test_one_figure_per_study_with_both_sides_and_caveats(study):
+    d, _, saved = study
+    runs = [load_run(p) for p in sorted(d.glob("*.jsonl")) if p.name != "pp.jsonl"]
     figs = figures.build(runs)
     try:
         by_id = {f.id: f for f in figs}
@@ -170,9 +150,10 @@ def test_one_figure_per_study_with_both_sides_and_caveats(tmp_path):
         bars = use.axes[0].patches                    # 4 kernels × (2 sizes × comm, compute)
         assert len(bars) == 16 and bars[0].get_height() == pytest.approx(20.0)  # cg latency +20 %
         assert "positive is worse" in fig1._suptitle.get_text()
-        paths = figures.save(figs, tmp_path / "figs")
+        # saved as the report saves them (figures.save, in the fixture): both formats
+        paths = sorted(saved.glob("contention-*"))
         assert {p.name for p in paths} >= {"contention-fig1-quick.png", "contention-usecases.svg"}
-        assert all(p.stat().st_size > 10_000 for p in paths)
+        assert len(paths) == 2 * len(by_id) and all(p.stat().st_size > 10_000 for p in paths)
     finally:
         figures.close(figs)
 
@@ -192,15 +173,13 @@ def test_usecases_show_stalled_cycles_when_counted(tmp_path):
 
 def test_run_names_decide_the_study_else_the_data(tmp_path):
     r = load_run(make_run(tmp_path / "mine.jsonl", argv=[], sizes=[4 ** k for k in range(1, 6)]))
-    assert cfig.study_of(r) == ("fig3", False)
+    assert contention.study_of(r) == ("fig3", False)
     r = load_run(make_run(tmp_path / "fig2-x-c01-quick.jsonl", argv=[]))
-    assert cfig.study_of(r) == ("fig2", True)
+    assert contention.study_of(r) == ("fig2", True)
 
 
-def test_report_gains_a_contention_section(tmp_path, data):
-    d = study_runs(tmp_path / "camp")
-    (d / "pp.jsonl").write_text((data / "pingpong_intra.jsonl").read_text())
-    html = report.write([d], tmp_path / "r.html").read_text()
+def test_report_gains_a_contention_section(tmp_path, data, study):
+    _, html, _ = study
     section = html[html.index('<section id="contention">'):html.index('<section id="results">')]
     assert "Contention: degradations" in section and "<th>degradation %</th>" in section
     assert "fig1-triad-c02-quick" in section and "comm thread near, data far" in section

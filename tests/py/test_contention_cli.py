@@ -4,23 +4,22 @@ jostle-bench contention, the `jostle run` step, and one run of the real binary."
 import argparse
 import os
 import re
-import shutil
 import sys
 
 import pytest
 
-from conftest import REPO
 from jostle.cli import main
 from jostle.commands import contention as cc
 from jostle.commands import run as run_cmd
-from jostle.results import load_run
+from jostle.records.results import load_run
 
+pytestmark = pytest.mark.unit
 HERE = os.path.dirname(os.path.abspath(__file__))
 FAKE = f"""#!{sys.executable}
-# jostle-bench contention, faked: writes test_contention.run_lines() for its arguments.
+# jostle-bench contention, faked: writes contention_lines.run_lines() for its arguments.
 import json, os, sys
 sys.path.insert(0, {HERE!r})
-from test_contention import run_lines
+from contention_lines import run_lines
 argv = sys.argv[1:]
 if argv[:1] == ["--machine"]:
     print(json.dumps({{"cpu": "Fake", "cores": 4, "numa_nodes": 2, "nics": [{{"name": "ib0", "numa": 1}}]}}))
@@ -201,16 +200,17 @@ def test_jostle_run_step_runs_fig1_quick(capsys, fake, tmp_path):
 
 
 @pytest.mark.slow
-def test_real_fig1_quick(capsys, tmp_path, monkeypatch):
+@pytest.mark.mpi
+def test_real_fig1_quick(capsys, tmp_path, monkeypatch, built):
     """Against the real jostle-bench (Open MPI), 0 and 1 compute cores per rank."""
-    bench = REPO / "build" / "openmpi" / "jostle-bench"
-    if not bench.exists():
-        pytest.skip(f"{bench} is not built (make build)")
-    if not any(shutil.which(x) for x in ("mpirun.openmpi", "mpirun")):
-        pytest.skip("no Open MPI launcher on PATH")
+    bench = built()
     monkeypatch.delenv("JOSTLE_BENCH", raising=False)
     monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    # fig1's sizes (4 B, 64 MiB) with the shortest phases and fewest samples: the assertions
+    # are about what is recorded and drawn, not about the values
     rc, out, err = cli(capsys, "contention", "fig1", "--quick", "--max-cores", "1", "--mpi", "openmpi",
+                       "--phase-time", "0.05", "--min-reps", "5", "--max-time", "0.1",
+                       "--array-bytes", "8M",
                        "--bench", str(bench), "--output-dir", str(tmp_path), "--quiet", "--timeout", "120")
     assert rc == 0, err
     d = tmp_path / "contention"
@@ -219,7 +219,7 @@ def test_real_fig1_quick(capsys, tmp_path, monkeypatch):
     df = run.points
     assert set(df.phase) == {"compute", "comm", "together"} and set(df["size"]) == {4, M64}
     assert set(df.compute_cores) == {1}
-    from jostle.contention import pairs
+    from jostle.analysis.contention import pairs
     p = pairs(df, run.param_names)
     assert {"latency", "bandwidth", "compute_bandwidth"} <= set(p.metric)
     assert (p.alone > 0).all() and (p.together > 0).all()

@@ -7,13 +7,14 @@ import subprocess
 
 import pytest
 
-from mpijobs import ROOT, bench_exe, run_bench
+from mpijobs import ROOT, built, validate
 
+pytestmark = pytest.mark.unit
 COPY = ROOT / "python/jostle/describe.json"
 
 
 def describe(flavor):
-    p = subprocess.run([bench_exe(flavor), "--describe"], capture_output=True, text=True,
+    p = subprocess.run([built(flavor), "--describe"], capture_output=True, text=True,
                        timeout=60)
     assert p.returncode == 0, p.stderr
     return json.loads(p.stdout)
@@ -31,7 +32,7 @@ def test_committed_copy_is_what_the_bench_says(flavor):
 
 def test_every_benchmark_of_list_with_what_python_needs():
     d = describe("openmpi")
-    listed = subprocess.run([bench_exe("openmpi"), "--list"], capture_output=True, text=True,
+    listed = subprocess.run([built("openmpi"), "--list"], capture_output=True, text=True,
                             timeout=60, check=True).stdout.split("\n")
     assert [b["name"] for b in d["benchmarks"]] == [ln.split()[0] for ln in listed if ln]
     assert d["schema"] == 1 and d["tool"] == "jostle-bench"
@@ -56,16 +57,16 @@ def test_a_choice_outside_the_descriptor_is_refused_by_name():
     d = describe("openmpi")
     mode = next(o for o in next(b for b in d["benchmarks"] if b["name"] == "pingpong")["options"]
                 if o["name"] == "mode")
-    p = run_bench("pingpong", "--mode", "nosuch", timeout=60)
+    p = validate("pingpong", "--mode", "nosuch")
     assert p.returncode == 2
     assert ", ".join(mode["choices"]) in p.stderr and "'nosuch'" in p.stderr
 
 
-# The Python side reads the description through jostle.benchmarks only, and makes the command
+# The Python side reads the description through jostle.records.benchmarks only, and makes the command
 # line of every study from it: options, choices, defaults.
 
 def test_lookups_read_the_committed_copy():
-    from jostle import benchmarks
+    from jostle.records import benchmarks
     assert benchmarks.describe() == json.loads(COPY.read_text())
     assert benchmarks.metric("pingpong", "latency")["better"] == "lower"
     assert benchmarks.metric("pingpong", "bandwidth")["better"] == "higher"
@@ -96,13 +97,13 @@ def _subparser(command):
     (["cholesky"], "cholesky", "matrix"),
 ])
 def test_the_cli_takes_its_choices_from_the_descriptor(command, bench, name):
-    from jostle import benchmarks
+    from jostle.records import benchmarks
     option = next(a for a in _subparser(command)._actions if "--" + name in a.option_strings)
     assert tuple(option.choices) == benchmarks.choices(bench, name)
 
 
 def test_the_cli_shows_the_benchs_defaults_and_passes_only_what_is_given():
-    from jostle import benchmarks
+    from jostle.records import benchmarks
     p = _subparser(["pingpong"])
     text = " ".join(p.format_help().split())
     for name in ("min-reps", "warmup", "max-time", "precision", "sizes"):
@@ -114,7 +115,7 @@ def test_the_cli_shows_the_benchs_defaults_and_passes_only_what_is_given():
 def test_a_runs_headline_takes_each_metric_at_its_best(tmp_path):
     """Latency at its smallest, bandwidth at its largest: the orientation is the descriptor's."""
     import pandas as pd
-    from jostle.results import Run
+    from jostle.records.results import Run
     pts = pd.DataFrame({"metric": ["latency", "latency", "bandwidth", "bandwidth"],
                         "unit": ["us", "us", "MB/s", "MB/s"], "size": [4, 1024, 4, 1024],
                         "median": [0.5, 2.0, 8.0, 4000.0]})

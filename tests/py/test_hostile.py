@@ -9,8 +9,11 @@ import os
 
 import pytest
 
-from jostle import binary, cli, launch
+from jostle import binary, cli
+from jostle.run import bench_query
 from jostle.errors import JostleError
+
+pytestmark = pytest.mark.unit
 
 NL = "a\nb"
 SHELL = "a;touch X"
@@ -190,7 +193,7 @@ def _cases():
 
 def _can_validate():
     try:
-        return launch.can_validate(binary.find_bench())
+        return bench_query.can_validate(binary.find_bench())
     except JostleError:
         return False
 
@@ -238,17 +241,16 @@ def test_hostile_line_is_refused_in_one_line(tmp_path, monkeypatch, argv, needle
     assert not os.path.exists("X")
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize("flavor", ["openmpi", "mpich"])
-def test_a_usage_error_of_the_ranks_is_said_once_without_mpi_noise(tmp_path, flavor):
+def test_a_usage_error_of_the_ranks_is_said_once_without_mpi_noise(tmp_path, flavor, built,
+                                                                     jostle_cli):
     """--comm-core 99 on a host without core 99: refused (by jostle-bench, before or after MPI
     starts) in one error line, without the MPI library's abort output, and no record."""
-    import subprocess
-    import sys
-    from mpijobs import ENV, bench_exe
-    bench_exe(flavor)
-    r = subprocess.run([sys.executable, "-m", "jostle.cli", "pingpong", "--sizes", "4",
-                        "--comm-core", "99", "--mpi", flavor, "--output-dir", str(tmp_path)],
-                       capture_output=True, text=True, env=ENV, timeout=300)
+    from mpijobs import ENV
+    built(flavor)
+    r = jostle_cli("pingpong", "--sizes", "4", "--comm-core", "99", "--mpi", flavor,
+                   "--output-dir", tmp_path, env={k: v for k, v in ENV.items() if "OMPI" in k})
     assert r.returncode == 2, r.stderr
     errors = [x for x in r.stderr.splitlines() if "error" in x.lower()]
     assert len(errors) == 1 and errors[0].startswith("jostle: error: ") and "'99'" in errors[0], \

@@ -19,6 +19,8 @@ import pytest
 
 from conftest import REPO
 
+pytestmark = pytest.mark.system
+
 RECIPE = REPO / "packaging" / "spack" / "packages" / "jostle" / "package.py"
 # The package's own dependencies, read from its pyproject (one list to keep).
 PY_DEPS = tuple(re.split(r"[<>=!~\[ ;]", d, maxsplit=1)[0] for d in
@@ -30,6 +32,7 @@ def project_version():
     return m.group(1)
 
 
+@pytest.mark.unit
 def test_versions_agree_and_spack_recipe_parses():
     tree = ast.parse(RECIPE.read_text(), str(RECIPE))
     cls = next(n for n in tree.body if isinstance(n, ast.ClassDef))

@@ -1,32 +1,20 @@
 """Against the real jostle-bench (2 ranks on this host); skipped when it is not built."""
 
-import shutil
-
 import pytest
 
-from conftest import REPO
 from jostle.cli import main
-from jostle.results import load_run
+from jostle.records.results import load_run
 
-BUILDS = {"openmpi": ("mpirun.openmpi", "mpirun"), "mpich": ("mpiexec.mpich",)}
-
-
-def need(flavor):
-    bench = REPO / "build" / flavor / "jostle-bench"
-    if not bench.exists():
-        pytest.skip(f"{bench} is not built (cmake -B build/{flavor} && make -C build/{flavor})")
-    if not any(shutil.which(x) for x in BUILDS[flavor]):
-        pytest.skip(f"no {flavor} launcher ({', '.join(BUILDS[flavor])}) on PATH")
-    return bench
+pytestmark = pytest.mark.mpi
 
 
 @pytest.mark.parametrize("flavor", ["openmpi", "mpich"])
-def test_real_pingpong_intra_node(flavor, tmp_path, capsys, monkeypatch):
-    bench = need(flavor)
+def test_real_pingpong_intra_node(flavor, tmp_path, capsys, monkeypatch, built):
+    bench = built(flavor)
     monkeypatch.delenv("JOSTLE_BENCH", raising=False)
     monkeypatch.delenv("SLURM_JOB_ID", raising=False)
     rc = main(["pingpong", "--mpi", flavor, "--bench", str(bench), "--sizes", "0:1K",
-               "--min-reps", "20", "--max-time", "0.2", "--output-dir", str(tmp_path),
+               "--min-reps", "20", "--max-time", "0.05", "--output-dir", str(tmp_path),
                "--campaign", "it", "--name", flavor, "--timeout", "120", "--verbose"])
     out, err = capsys.readouterr()
     assert rc == 0, err

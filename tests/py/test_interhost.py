@@ -10,11 +10,13 @@ import json
 import os
 import shutil
 import subprocess
-import time
 
 import pytest
 
 from conftest import REPO
+from mpijobs import built
+
+pytestmark = pytest.mark.system
 
 SCRIPT = REPO / "scripts" / "netns-hosts.sh"
 BENCH = REPO / "build" / "openmpi" / "jostle-bench"
@@ -61,8 +63,7 @@ def hosts():
     """(A, B): the two namespaces, up for this module, down afterwards even on failure."""
     if os.geteuid() != 0:
         pytest.skip("not root: network namespaces need CAP_SYS_ADMIN")
-    if not BENCH.exists():
-        pytest.skip(f"{BENCH} is not built (make build)")
+    built()   # (the conftest fixture's check: this fixture is module-scoped)
     if not MPIRUN:
         pytest.skip("no Open MPI mpirun on PATH")
     for tool in ("ip", "unshare"):
@@ -94,13 +95,12 @@ def test_each_namespace_is_its_own_host(hosts):
     assert "refused" in r.stderr.lower(), r.stderr
 
 
-def test_pingpong_across_namespaces_is_tcp_and_slower_than_intra(hosts, tmp_path):
+def test_pingpong_across_namespaces_is_tcp_between_two_hosts(hosts, tmp_path):
+    """Rank 0 in A, rank 1 in B, by TCP: what the record says. How much slower than shared
+    memory it is is a measurement, not a test: bench/interhost_ratio.py (docs/validation.md)."""
     a, b = hosts
-    inter, intra = tmp_path / "inter.jsonl", tmp_path / "intra.jsonl"
-
-    t0 = time.monotonic()
-    r = _script("mpirun", str(BENCH), "pingpong", *SWEEP, *CORES, "--output", str(inter))
-    t_inter = time.monotonic() - t0
+    inter = tmp_path / "inter.jsonl"
+    _script("mpirun", str(BENCH), "pingpong", *SWEEP, *CORES, "--output", str(inter))
     meta, points, end = _records(inter)
     assert meta["hosts"] == [a, b], meta["hosts"]   # two distinct hosts, rank 0 in A
     assert meta["mpi"]["ranks"] == 2
@@ -108,33 +108,16 @@ def test_pingpong_across_namespaces_is_tcp_and_slower_than_intra(hosts, tmp_path
     assert end["points"] == len(points) == 9      # 3 sizes x (rtt, latency, bandwidth)
     cores = {meta["binding"][k]["comm"]["core"] for k in ("0", "1")}
     assert cores == {0, 1}, meta["binding"]
-
-    # The same sweep on this host, by shared memory (Open MPI's default here: vader).
-    r = subprocess.run([MPIRUN, "--allow-run-as-root", "-np", "2", "--bind-to", "none",
-                        str(BENCH), "pingpong", *SWEEP, *CORES, "--output", str(intra)],
-                       # spinning, not yielding (conftest.py): a yielding rank on a loaded
-                       # machine waits a time slice per message (3.6 ms at 4 B in one run)
-                       env={**os.environ, **ROOT_OK, "OMPI_MCA_mpi_yield_when_idle": "0"},
-                       capture_output=True, text=True, timeout=TIMEOUT)
-    assert r.returncode == 0, r.stderr[-2000:]
-    imeta, ipoints, iend = _records(intra)
-    assert iend["status"] == "ok" and len(set(imeta["hosts"])) == 1
-
-    lat_inter, lat_intra = _median(points, 4, "latency"), _median(ipoints, 4, "latency")
-    bw_inter, bw_intra = _median(points, 1 << 20, "bandwidth"), _median(ipoints, 1 << 20, "bandwidth")
-    print(f"\n4 B latency: inter (veth/TCP) {lat_inter:.2f} us, intra (shared memory) "
-          f"{lat_intra:.2f} us; 1 MiB bandwidth: inter {bw_inter:.0f} MB/s, intra "
-          f"{bw_intra:.0f} MB/s; inter run {t_inter:.1f} s")
-    # TCP through two network stacks and a veth pair against a copy through shared memory:
-    # at least twice as slow (seen: 7-15 us against 0.15-0.5 us on a 2-core VM).
-    assert lat_inter > 2 * lat_intra, (lat_inter, lat_intra)
-    assert bw_inter > 0 and bw_intra > 0
+    # the transport the launch chose (netns-hosts.sh: btl tcp,self), as the record has it
+    assert "tcp" in meta["mpi"]["transport"].get("btl", ""), meta["mpi"]["transport"]
+    assert "vader" not in meta["mpi"]["transport"].get("btl", "")
+    assert _median(points, 4, "latency") > 0 and _median(points, 1 << 20, "bandwidth") > 0
 
 
 def test_jostle_cli_with_the_netns_launcher(hosts, tmp_path, monkeypatch, capsys):
     """What docs/interhost.md tells a user to run."""
     from jostle.cli import main
-    from jostle.results import load_run
+    from jostle.records.results import load_run
     a, b = hosts
     for k, v in _env().items():
         if k.startswith(("JOSTLE_NETNS", "OMPI_ALLOW")):

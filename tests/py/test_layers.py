@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.unit
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "check-layers.py"
 
@@ -41,18 +43,41 @@ def tree(tmp_path, files):
      "src/comm/p2p and src/comm/rma include each other"),
     ({"src/comm/big.c": "int x;\n" * 501}, "src/comm/big.c: 501 lines, more than 500"),
     ({"src/misc/m.c": ""}, "directory 'misc' is not a layer"),
-    # the Python package: ranks read from the imports (a lazy import inside a function too)
-    ({"python/jostle/sizes.py": "def f():\n    from .launch import find_bench\n",
-      "python/jostle/launch.py": ""},
-     "python/jostle/sizes.py:2: sizes (rank 0) imports jostle.launch (launch, rank 1), which is above it"),
+    # the Python package: folders ranked, read from the imports (a lazy import inside a function too)
+    ({"python/jostle/sizes.py": "def f():\n    from .run.launch import find_bench\n",
+      "python/jostle/run/launch.py": ""},
+     "python/jostle/sizes.py:2: shared (rank 0) imports jostle.run.launch (run, rank 2), which is above it"),
     ({"python/jostle/commands/submit.py": "from ..cli import build_parser\n"},
-     "commands (rank 7) imports jostle.cli (cli, rank 8), which is above it"),
-    ({"python/jostle/simgrid.py": "from .commands._common import positive_int\n"},
-     "simgrid (rank 2) imports jostle.commands._common"),
-    ({"python/jostle/model.py": "from . import report\n"}, "model (rank 4) imports jostle.report"),
-    ({"python/jostle/figures/x.py": "import jostle.advise\n"}, "figures (rank 3) imports jostle.advise"),
+     "commands (rank 6) imports jostle.cli (cli, rank 7), which is above it"),
+    ({"python/jostle/run/simgrid.py": "from ..commands._common import positive_int\n"},
+     "run (rank 2) imports jostle.commands._common"),
+    ({"python/jostle/analysis/model.py": "from .. import report\n"},
+     "analysis (rank 3) imports jostle.report"),
+    ({"python/jostle/records/results.py": "from ..analysis import stats\n"},
+     "records (rank 1) imports jostle.analysis (analysis, rank 3)"),
+    ({"python/jostle/figures/x.py": "import jostle.analysis.advise\nimport jostle.commands\n"},
+     "figures (rank 4) imports jostle.commands"),
+    ({"python/jostle/export/junit.py": "from ..figures import pingpong\n"},
+     "export imports jostle.figures of figures, which stands beside it"),
     ({"python/jostle/gadget.py": ""}, "module 'gadget' has no rank"),
+    ({"python/jostle/misc/thing.py": ""}, "module 'misc' has no rank"),
     ({"python/jostle/figures/big.py": "x = 1\n" * 501}, "big.py: 501 lines, more than 500"),
+    # a cycle inside one folder, and one through a function's lazy import
+    ({"python/jostle/analysis/a.py": "from . import b\n",
+      "python/jostle/analysis/b.py": "def f():\n    from .a import g\n"},
+     "python/jostle: analysis.a -> analysis.b import each other"),
+    ({"python/jostle/run/a.py": "from .b import x\n", "python/jostle/run/b.py": "from .c import y\n",
+      "python/jostle/run/c.py": "from . import a\n"},
+     "run.a -> run.b -> run.c import each other"),
+    # only commands/ knows argparse, and it hands no namespace down
+    ({"python/jostle/analysis/scan.py": "import argparse\n"},
+     "analysis/scan.py: analysis imports argparse: only commands/ parses arguments"),
+    ({"python/jostle/commands/scan.py": "from ..analysis import scan\n"
+      "def main(args):\n    return scan.judge(args, 3)\n"},
+     "commands/scan.py:3: passes an argparse namespace to scan.judge, below commands/"),
+    ({"python/jostle/commands/topo.py": "from ..analysis.topo_links import report\n"
+      "def main(parser):\n    ns = parser.parse_args()\n    report(matrix=ns)\n"},
+     "commands/topo.py:4: passes an argparse namespace to report, below commands/"),
 ])
 def test_each_rule_is_enforced(tmp_path, files, expected):
     rc, problems = check(tree(tmp_path, files))
@@ -68,8 +93,11 @@ def test_lower_and_same_layer_includes_pass(tmp_path):
         "src/comm/dbcast.c": '#include "jostle/dbcast.h"\n', "include/jostle/dbcast.h": "",
         "python/jostle/cli.py": "from . import commands\nfrom .errors import JostleError\n",
         "python/jostle/commands/run.py": "from .. import report\nfrom . import _common\n",
-        "python/jostle/figures/pingpong.py": "from . import Figure\nfrom ..results import load\n",
-        "python/jostle/launch.py": "from . import benchmarks\nimport json\n",
+        "python/jostle/figures/pingpong.py": "from . import Figure\nfrom ..records.results import load\n",
+        "python/jostle/run/launch.py": "from ..records import benchmarks\nimport json\n",
+        "python/jostle/commands/scan.py": "from ..analysis import scan\nfrom . import _common as c\n"
+                                        "def main(args):\n    c.check(args)\n"
+                                        "    return scan.judge(args.threshold, 3)\n",
     }))
     assert rc == 0, problems
 

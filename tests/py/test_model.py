@@ -9,9 +9,11 @@ import subprocess
 import numpy as np
 import pytest
 
-from conftest import REPO
-from jostle import cli, model
-from jostle.results import load
+from jostle import cli
+from jostle.analysis import model
+from jostle.records.results import load
+
+pytestmark = pytest.mark.unit
 
 TRUE = {"b": 5.0, "Bc": 40.0, "gamma": 2.0, "Cap": 50.0, "w": 0.8}
 COMM = {1 << 20: 8.0, 8 << 20: 9.0, 64 << 20: 10.0}     # GB/s alone
@@ -19,7 +21,7 @@ CORES = range(1, 17)
 
 
 def together(n, m):
-    """The model's rule written out again, independently of jostle.model.share."""
+    """The model's rule written out again, independently of jostle.analysis.model.share."""
     dc = min(n * TRUE["b"], TRUE["Bc"])
     g, cap, w = TRUE["gamma"], TRUE["Cap"], TRUE["w"]
     if dc + g * m <= cap:
@@ -116,7 +118,15 @@ def test_fit_names_the_missing_runs_and_advise_says_what_to_run(capsys, tmp_path
     assert rc == 2 and "jostle model calibrate" in err
 
 
-def test_predict_refuses_far_on_one_node(capsys, tmp_path):
+@pytest.fixture
+def fewer_draws(monkeypatch):
+    """The commands' fits with 20 bootstrap draws instead of model.DRAWS (200, 2 s of CPU a
+    fit here): for what does not depend on the width of the intervals."""
+    document = model.document
+    monkeypatch.setattr(model, "document", lambda runs, campaign: document(runs, campaign, 20))
+
+
+def test_predict_refuses_far_on_one_node(capsys, tmp_path, fewer_draws):
     d = write_campaign(tmp_path / "c")
     rc, out, err = run(capsys, "model", "predict", str(d), "--cores", "12", "--size", "64M")
     assert rc == 0 and "GB/s together" in out
@@ -125,11 +135,11 @@ def test_predict_refuses_far_on_one_node(capsys, tmp_path):
     assert rc == 2 and "comm-mem far: not identifiable on this machine: one NUMA node" in err
 
 
-def test_real_calibrate_check_advise_report(capsys, tmp_path, monkeypatch):
-    """The real jostle-bench: calibrate --quick (1 and 2 cores), check, advise --json, report."""
-    bench = REPO / "build" / "openmpi" / "jostle-bench"
-    if not bench.exists():
-        pytest.skip(f"{bench} is not built (make build)")
+@pytest.mark.system
+def test_real_calibrate_check_advise_report(capsys, tmp_path, monkeypatch, built):
+    """The real jostle-bench: calibrate --quick (1 and 2 cores), check, advise --json, report
+    (and its page in the browser)."""
+    bench = built()
     monkeypatch.delenv("JOSTLE_BENCH", raising=False)
     rc, out, err = run(capsys, "model", "calibrate", "--quick", "--max-cores", "2", "--mpi",
                        "openmpi", "--bench", str(bench), "--output-dir", str(tmp_path),

@@ -14,6 +14,8 @@ from jostle.commands import nuioa
 from jostle.errors import UsageError
 from jostle.figures import build, close, nuioa as nuioa_figures
 
+pytestmark = pytest.mark.unit
+
 TOPO = REPO / "share" / "topologies"
 
 
@@ -120,7 +122,7 @@ def nuioa_dir(tmp_path):
 
 
 def test_figures_and_load_table(nuioa_dir):
-    from jostle.results import load
+    from jostle.records.results import load
     runs = load([nuioa_dir])
     figs = build(runs)                               # the study's module draws nuioa-… runs
     try:

@@ -3,13 +3,14 @@ more ranks than cores, and record files that are not records."""
 
 import json
 import subprocess
-import sys
 
 import pytest
 
-from mpijobs import ENV, bench_exe, run_bench
+from mpijobs import built, run_bench
 
 from conftest import DATA
+
+pytestmark = pytest.mark.unit
 
 TOPO = DATA / "topologies"
 COD = TOPO / "cod-2numa-nic-on-package.xml"        # 2 NUMA nodes under 1 package, NIC on it
@@ -17,13 +18,14 @@ V1 = TOPO / "hwloc1-no-nodesets.xml"               # hwloc 1.x, no nodeset anywh
 V1_MIXED = TOPO / "hwloc1-mixed-nodesets.xml"      # hwloc 1.x, nodesets on NUMA nodes only
 
 
-def jostle(*argv):
-    return subprocess.run([sys.executable, "-m", "jostle.cli", *map(str, argv)],
-                          capture_output=True, text=True, env=ENV, timeout=120)
+@pytest.fixture
+def jostle(jostle_cli):
+    """`jostle ARGV…`, in this process (conftest.py's jostle_cli)."""
+    return jostle_cli
 
 
 def machine(topology):
-    out = subprocess.run([bench_exe(), "--machine", "--topology", str(topology)],
+    out = subprocess.run([built(), "--machine", "--topology", str(topology)],
                          capture_output=True, text=True, timeout=60)
     return out
 
@@ -42,7 +44,7 @@ def test_hwloc1_file_with_a_mix_of_nodesets_is_refused_not_crashed():
     assert str(V1_MIXED) in r.stderr and "no nodeset while 2 other(s) have one" in r.stderr
 
 
-def test_nic_on_a_package_of_two_nodes_is_near_both():
+def test_nic_on_a_package_of_two_nodes_is_near_both(jostle):
     m = json.loads(machine(COD).stdout)
     assert m["numa_nodes"] == 2
     for nic in m["nics"]:
@@ -51,7 +53,8 @@ def test_nic_on_a_package_of_two_nodes_is_near_both():
     assert "mlx5_0 (openfabrics), NUMA nodes 0,1" in r.stdout
 
 
-def test_placement_treats_every_node_of_the_set_as_near(tmp_path):
+@pytest.mark.mpi
+def test_placement_treats_every_node_of_the_set_as_near(tmp_path, jostle):
     r = jostle("place", "--comm", "--input", COD, "--threads", "2", "--json")
     assert r.returncode == 0, r.stderr
     a = json.loads(r.stdout)
@@ -68,7 +71,7 @@ def test_placement_treats_every_node_of_the_set_as_near(tmp_path):
     assert any("every NUMA node is near the NIC" in w for w in meta["warnings"]), meta["warnings"]
 
 
-def test_ranks_beyond_the_cores_refused_or_warned():
+def test_ranks_beyond_the_cores_refused_or_warned(jostle):
     r = jostle("place", "--input", COD, "--ranks", "6")
     assert r.returncode == 2
     assert "--ranks '6'" in r.stderr and "4 cores" in r.stderr and "--oversubscribe" in r.stderr
@@ -83,7 +86,7 @@ def test_ranks_beyond_the_cores_refused_or_warned():
 @pytest.mark.parametrize("content", [bytes(range(256)) * 8, b"\x00\x01 not json\n", b""],
                          ids=["binary", "not-json", "empty"])
 @pytest.mark.parametrize("command", ["report", "plot"])
-def test_unreadable_record_file_is_one_line_naming_it(tmp_path, content, command):
+def test_unreadable_record_file_is_one_line_naming_it(tmp_path, content, command, jostle):
     d = tmp_path / "c"
     d.mkdir()
     bad = d / "bad.jsonl"

@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
 from jostle.cli import main
-from jostle.results import load_run
+from jostle.records.results import load_run
 
-from mpijobs import run_bench
+from mpijobs import run_bench, validate
+
+pytestmark = pytest.mark.mpi
 
 
 def thp():
@@ -61,13 +62,17 @@ def test_system_pages_are_what_a_page_aligned_buffer_gets(tmp_path):
             assert b["huge_bytes"] == 0, b
 
 
-def test_a_kind_of_pages_outside_the_list_exit_2(tmp_path):
+@pytest.mark.unit
+@pytest.mark.parametrize("flavor", ["openmpi", "mpich"])
+def test_a_kind_of_pages_outside_the_list_exit_2(tmp_path, flavor):
+    """Refused before MPI starts (--validate: no launch)."""
     out = tmp_path / "x.jsonl"
-    p = run_bench("pingpong", "--sizes", "4", "--pages", "giant", out=out)
+    p = validate("pingpong", "--sizes", "4", "--pages", "giant", "--output", out, flavor=flavor)
     assert p.returncode == 2 and "'giant'" in p.stderr, p.stderr
     assert not list(tmp_path.iterdir())
 
 
+@pytest.mark.unit
 def test_cli_names_a_single_kind_apart_from_the_default(capsys, tmp_path):
     """A run with --pages huge (or --buffers cold) is not the default run of the same command:
     its name's hash differs, so resuming one never takes the other for complete."""
@@ -81,12 +86,10 @@ def test_cli_names_a_single_kind_apart_from_the_default(capsys, tmp_path):
 
 
 @pytest.mark.slow
-def test_cli_runs_each_kind_and_draws_what_it_costs(tmp_path, capsys, monkeypatch):
+def test_cli_runs_each_kind_and_draws_what_it_costs(tmp_path, capsys, monkeypatch, built):
     if thp() in (None, "never"):
         pytest.skip(f"transparent huge pages are '{thp()}' on this machine")
-    bench = REPO / "build" / "openmpi" / "jostle-bench"
-    if not bench.exists():
-        pytest.skip(f"{bench} is not built (make build)")
+    bench = built()
     monkeypatch.delenv("JOSTLE_BENCH", raising=False)
     monkeypatch.delenv("SLURM_JOB_ID", raising=False)
     argv = ["pingpong", "--mpi", "openmpi", "--bench", str(bench), "--mode", "stream",
@@ -102,7 +105,7 @@ def test_cli_runs_each_kind_and_draws_what_it_costs(tmp_path, capsys, monkeypatc
     fig = camp / "figures" / "pingpong-buffers-stream.png"
     assert fig.exists() and str(fig) in out
     # advice pairs the two runs that differ by their pages only, size by size
-    from jostle.advise import pages_advice
+    from jostle.analysis.advise import pages_advice
     [item] = pages_advice([load_run(f) for f in camp.glob("*.jsonl")])
     assert item["topic"] == "huge pages" and item["text"].startswith("intra-node stream")
     ratios = item["numbers"]["ratio_by_size"]

@@ -2,17 +2,16 @@
 columns, the NIC-aware placement of each flow on multi-NUMA topologies, and bad input."""
 
 import json
-import shutil
 import subprocess
 import sys
 
 import pytest
 
-from mpijobs import ENV, ROOT, bench_exe, run_bench
+from mpijobs import ENV, ROOT, built, run_bench, validate
 
-QUICK = ["--min-reps", "20", "--max-time", "0.2", "--warmup", "2"]
+pytestmark = pytest.mark.mpi
+QUICK = ["--min-reps", "20", "--max-time", "0.05", "--warmup", "2"]
 TOPOS = ROOT / "share" / "topologies"
-SIM_EXE = ROOT / "build/simgrid/jostle-bench"
 
 
 def records(path):
@@ -23,7 +22,7 @@ def records(path):
 
 def place(topology, threads):
     """What `jostle-bench --place` advises for comm threads 0..threads-1 on TOPOLOGY."""
-    out = subprocess.run([bench_exe(), "--place", "--topology", str(topology), "--threads",
+    out = subprocess.run([built(), "--place", "--topology", str(topology), "--threads",
                           str(threads)], capture_output=True, text=True, check=True)
     return json.loads(out.stdout)
 
@@ -108,34 +107,51 @@ def test_each_flow_placed_by_the_nic_aware_order(tmp_path, topo):
                 assert (got["requested_core"], got["requested_mem"]) == want[r * per + t], (r, t, b)
 
 
-@pytest.mark.parametrize("args, ranks, named", [
-    (["--pairs", "0"], 2, "--pairs '0'"),
-    (["--pairs", "2"], 2, "--pairs 2 is not allowed with 2 ranks"),
-    (["--pairs", "3"], 5, "--pairs 3 is not allowed with 5 ranks"),
-    (["--comm-threads", "0"], 2, "--comm-threads '0'"),
-    (["--pairs", "1", "--mode", "put"], 2, "--pairs is not allowed with --mode put"),
-    (["--comm-threads", "1", "--mode", "get"], 2, "--comm-threads is not allowed with --mode get"),
-    (["--pairs", "2", "--comm-threads", "33"], 4, "66 flows"),
+# Refused before MPI starts: judged through --validate (no launch), with both builds.
+@pytest.mark.unit
+@pytest.mark.parametrize("flavor", ["openmpi", "mpich"])
+@pytest.mark.parametrize("args, named", [
+    (["--pairs", "0"], "--pairs '0'"),
+    (["--comm-threads", "0"], "--comm-threads '0'"),
+    (["--pairs", "1", "--mode", "put"], "--pairs is not allowed with --mode put"),
+    (["--comm-threads", "1", "--mode", "get"], "--comm-threads is not allowed with --mode get"),
+    (["--pairs", "2", "--comm-threads", "33"], "66 flows"),
 ])
-def test_bad_input_exits_2_naming_the_value_and_writes_nothing(tmp_path, args, ranks, named):
-    out = tmp_path / "bad.jsonl"
-    p = run_bench("pingpong", *args, "--sizes", "8", out=out, n=ranks)
+def test_bad_input_exits_2_naming_the_value_and_writes_nothing(tmp_path, flavor, args, named):
+    p = validate("pingpong", *args, "--sizes", "8", "--output", tmp_path / "bad.jsonl",
+                 flavor=flavor)
     assert p.returncode == 2, (p.returncode, p.stderr[-1000:])
     assert named in p.stderr and "Traceback" not in p.stderr
     assert len([x for x in p.stderr.splitlines() if "error:" in x]) == 1
     assert list(tmp_path.iterdir()) == []
 
 
-def test_comm_threads_refused_where_the_library_gives_less_than_multiple(tmp_path):
+# Refused once the ranks are known (how many pairs the job holds): real launches, each library.
+@pytest.mark.parametrize("args, ranks, named, flavor", [
+    (["--pairs", "2"], 2, "--pairs 2 is not allowed with 2 ranks", "openmpi"),
+    (["--pairs", "2"], 2, "--pairs 2 is not allowed with 2 ranks", "mpich"),
+    (["--pairs", "3"], 5, "--pairs 3 is not allowed with 5 ranks", "openmpi"),
+])
+def test_too_many_pairs_for_the_ranks_exits_2_and_writes_nothing(tmp_path, args, ranks, named,
+                                                                  flavor):
+    out = tmp_path / "bad.jsonl"
+    assert validate("pingpong", *args, "--sizes", "8", flavor=flavor).returncode == 0
+    p = run_bench("pingpong", *args, "--sizes", "8", out=out, n=ranks, flavor=flavor)
+    assert p.returncode == 2, (p.returncode, p.stderr[-1000:])
+    assert named in p.stderr and "Traceback" not in p.stderr
+    assert len([x for x in p.stderr.splitlines() if "error:" in x]) == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_comm_threads_refused_where_the_library_gives_less_than_multiple(tmp_path, built):
     """SimGrid's SMPI grants MPI_THREAD_SINGLE to a request for MPI_THREAD_MULTIPLE."""
-    if not shutil.which("smpirun") or not SIM_EXE.exists():
-        pytest.skip("the SimGrid build is not there (make build with smpicc)")
+    sim_exe = built("simgrid")
     sys.path.insert(0, str(ROOT / "python"))
-    from jostle.simgrid import platform_xml
+    from jostle.run.simgrid import platform_xml
     plat = tmp_path / "plat.xml"
     plat.write_text(platform_xml(2, 1.25e9, 1e-6, 1e9))
     out = tmp_path / "sim.jsonl"
-    p = subprocess.run(["smpirun", "-np", "2", "-platform", str(plat), str(SIM_EXE), "pingpong",
+    p = subprocess.run(["smpirun", "-np", "2", "-platform", str(plat), str(sim_exe), "pingpong",
                         "--comm-threads", "2", "--sizes", "8", "--output", str(out)], env=ENV,
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 2, p.stderr[-2000:]
@@ -144,16 +160,11 @@ def test_comm_threads_refused_where_the_library_gives_less_than_multiple(tmp_pat
     assert not out.exists() and not (tmp_path / "sim.jsonl.partial").exists()
 
 
-def jostle_cli(*args, timeout=300):
-    return subprocess.run([sys.executable, "-m", "jostle.cli", *args], env=ENV,
-                          capture_output=True, text=True, timeout=timeout)
-
-
-def test_jostle_pingpong_pairs_list_one_run_each(tmp_path):
-    bench_exe()
-    from jostle.results import load_run
+def test_jostle_pingpong_pairs_list_one_run_each(tmp_path, jostle_cli, built):
+    from jostle.records.results import load_run
     p = jostle_cli("pingpong", "--pairs", "1,2", "--mode", "stream", "--sizes", "64", *QUICK,
-                   "--output-dir", str(tmp_path), "--campaign", "c", "--name", "pp", "--quiet")
+                   "--bench", built(), "--output-dir", str(tmp_path), "--campaign", "c",
+                   "--name", "pp", "--quiet", env=ENV)
     assert p.returncode == 0, p.stderr[-2000:]
     runs = []
     for pairs in (1, 2):
@@ -163,7 +174,7 @@ def test_jostle_pingpong_pairs_list_one_run_each(tmp_path):
         assert sorted(pts[pts["metric"] == "pair_bandwidth"]["pair"]) == list(range(pairs))
         runs.append(run)
     # jostle advise: the fewest ranks x threads reaching 90% of the best aggregate, alone
-    from jostle.advise import talkers_advice
+    from jostle.analysis.advise import talkers_advice
     [item] = talkers_advice(runs)
     num = item["numbers"]
     agg = {p: float(r.points[r.points.metric == "bandwidth"]["median"].max()) / 1e3
@@ -180,7 +191,8 @@ def test_jostle_pingpong_pairs_list_one_run_each(tmp_path):
     (["--pairs", "1", "--mode", "get"], "--pairs is not allowed with --mode get"),
     (["--pairs", "8", "--comm-threads", "9"], "72 flows, at most 64"),
 ])
-def test_jostle_pingpong_refuses_bad_flows(tmp_path, args, named):
+@pytest.mark.unit
+def test_jostle_pingpong_refuses_bad_flows(tmp_path, jostle_cli, args, named):
     p = jostle_cli("pingpong", *args, "--output-dir", str(tmp_path), "--dry-run")
     assert p.returncode == 2 and named in p.stderr and "Traceback" not in p.stderr, p.stderr
     assert list(tmp_path.iterdir()) == []
@@ -194,7 +206,8 @@ def test_contention_with_pairs_and_the_heat_map(tmp_path):
     """contention --pairs N: the phases of fig1 with every pair talking, each rank computing;
     the runs of several pair counts make the heat map communicating ranks × computing cores."""
     from jostle.figures import contention as fig
-    from jostle.results import load_run
+    from jostle.analysis import contention as analysis_contention
+    from jostle.records.results import load_run
     runs = []
     for pairs in (1, 2):
         for cores in (0, 1):
@@ -207,23 +220,24 @@ def test_contention_with_pairs_and_the_heat_map(tmp_path):
     assert last.meta["flows"]["pairs"] == 2
     # every rank of the 2 pairs computes (compute-on both): 4 ranks with one compute thread
     assert all(len(last.meta["binding"][str(r)]["compute"]) == 1 for r in range(4))
-    table = fig.talking(fig.degradation_table(runs))
+    table = fig.talking(analysis_contention.degradation_table(runs))
     assert set(table.talking_ranks) == {2, 4}
     lat = table[(table.metric == "latency") & (table.compute_cores == 1)]
     assert len(lat) == 2 and lat.degradation.notna().all()
     figs = fig.build(runs)
     assert "contention-flows" in [f.id for f in figs]
     # jostle advise under load: together, at the most computing cores, x the flows
-    from jostle.advise import talkers_advice
+    from jostle.analysis.advise import talkers_advice
     [item] = talkers_advice(runs)
     assert item["numbers"]["load"] is True and set(item["numbers"]["measured"]) == {"2x1", "4x1"}
     bw = last.points[(last.points.metric == "bandwidth") & (last.points.phase == "together")]
     assert item["numbers"]["measured"]["4x1"] == pytest.approx(2 * bw["median"].max() / 1e3)
     assert any("4 ranks × 1 thread(s) talk" in s for s in table.run.map(
-        {r.name: fig.series_of(r, "fig1") for r in runs}))
+        {r.name: analysis_contention.series_of(r, "fig1") for r in runs}))
 
 
-def test_jostle_contention_plans_each_count_of_pairs(tmp_path):
+@pytest.mark.unit
+def test_jostle_contention_plans_each_count_of_pairs(tmp_path, jostle_cli):
     p = jostle_cli("contention", "fig1", "--quick", "--pairs", "1,2", "--comm-threads", "2",
                    "--max-cores", "1", "--output-dir", str(tmp_path), "--dry-run")
     assert p.returncode == 0, p.stderr[-2000:]

@@ -12,7 +12,9 @@ import pytest
 from jostle import cli
 from jostle.commands.status import campaign_status
 from jostle.errors import JostleError
-from jostle.results import IncompleteRunError, RecordError, load
+from jostle.records.results import IncompleteRunError, RecordError, load
+
+pytestmark = pytest.mark.unit
 
 DATA = Path(__file__).parent / "data"
 SEEDS = ["pingpong_intra.jsonl", "contention_pairs.jsonl"]
@@ -91,6 +93,8 @@ def _handmade():
         pt(elapsed_s="soon"), pt(elapsed_s=-1), pt(n="100"), pt(n=-5), pt(n=True),
         pt(median="0.6"), pt(median=None), pt(converged="yes"), pt(stddev=-1.0),
         pt(min=5.0), pt(max=0.0), pt(metric=7), pt(unit=None), pt(params=[1, 2]),
+        pt(resolution_limited="no"), pt(tick=-1e-9), pt(tick="1ns"), pt(reps_per_sample=0),
+        pt(reps_per_sample=2.5), pt(reps_per_sample=True),
         point.replace('"median":0.6', '"median":NaN'),
         point.replace('"median":0.6', '"median":Infinity'),
         point.replace('"max":0.6449999999999999', '"max":-Infinity'),
@@ -141,7 +145,7 @@ def _check_one(directory, data: bytes, label):
     return status
 
 
-@pytest.mark.filterwarnings("ignore::jostle.results.IncompleteRunWarning")
+@pytest.mark.filterwarnings("ignore::jostle.records.results.IncompleteRunWarning")
 def test_thousands_of_mutated_records(tmp_path):
     rng = random.Random(28)
     seeds = [_lines(s) for s in SEEDS]
@@ -153,7 +157,7 @@ def test_thousands_of_mutated_records(tmp_path):
     assert all(seen.values()), seen
 
 
-@pytest.mark.filterwarnings("ignore::jostle.results.IncompleteRunWarning")
+@pytest.mark.filterwarnings("ignore::jostle.records.results.IncompleteRunWarning")
 def test_handmade_bad_lines_are_record_errors(tmp_path):
     for name, text in _handmade().items():
         d = tmp_path / name

@@ -8,13 +8,45 @@ import zipfile
 from pathlib import Path
 
 from jostle import report
+import pytest
+
+from conftest import DATA
+
+pytestmark = pytest.mark.unit
 
 
-def test_report_is_self_contained_with_all_sections(campaign_dir, data, tmp_path):
-    shutil.copy(data / "partial.jsonl.partial", campaign_dir / "cut.jsonl.partial")
-    (campaign_dir / "campaign.json").write_text('{"runs": [{"name": "never"}, {"name": "pingpong_intra"}]}')
-    out = report.write([campaign_dir], tmp_path / "r.html", figures_dir=tmp_path / "figs")
-    html = out.read_text()
+@pytest.fixture(scope="module")
+def page(tmp_path_factory):
+    """The page of the two ping-pong runs of data/, an incomplete run and one planned but never
+    run, written once with its figures saved: (the campaign, the page, the figures' directory)."""
+    d = tmp_path_factory.mktemp("report")
+    camp = d / "c1"
+    camp.mkdir()
+    for name in ("pingpong_intra.jsonl", "pingpong_inter.jsonl"):
+        shutil.copy(DATA / name, camp / name)
+    shutil.copy(DATA / "partial.jsonl.partial", camp / "cut.jsonl.partial")
+    (camp / "campaign.json").write_text('{"runs": [{"name": "never"}, {"name": "pingpong_intra"}]}')
+    html = report.write([camp], d / "r.html", figures_dir=d / "figs").read_text()
+    return camp, html, d / "figs"
+
+
+@pytest.fixture(scope="module")
+def hostile_page(tmp_path_factory):
+    """The page of the two ping-pong runs with markup in every string a record gives it."""
+    d = tmp_path_factory.mktemp("hostile")
+    for name in ("pingpong_intra.jsonl", "pingpong_inter.jsonl"):
+        shutil.copy(DATA / name, d / name)
+    p = d / "pingpong_intra.jsonl"
+    p.write_text(p.read_text()
+                 .replace("Fake CPU @ 2.5GHz", "<script>alert(1)</script>")
+                 .replace("oversubscribed: 2 ranks", "<script>w()</script> 2 ranks")
+                 .replace('"library":"Open MPI', '"library":"<script>m()</script> Open MPI')
+                 .replace('"jostle-bench","pingpong"]', '"jostle-bench","<script>a()</script>"]'))
+    return report.write([d], d.parent / "r.html").read_text()
+
+
+def test_report_is_self_contained_with_all_sections(page):
+    _, html, figs = page
     for section in ("warnings", "runs", "machine", "figures", "results"):
         assert f'<section id="{section}">' in html
     # no external asset of any kind
@@ -33,23 +65,16 @@ def test_report_is_self_contained_with_all_sections(campaign_dir, data, tmp_path
     assert results.count("<details>") == 3
     # the runs and their command lines last, folded (issue 13)
     assert html.rindex("<details>") < html.index('id="runs"')
-    assert sorted(p.name for p in (tmp_path / "figs").iterdir())[0] == "pingpong-bytes.png"
+    assert sorted(p.name for p in figs.iterdir())[0] == "pingpong-bytes.png"
 
 
-def test_report_escapes_metadata(campaign_dir, tmp_path):
-    p = campaign_dir / "pingpong_intra.jsonl"
-    p.write_text(p.read_text().replace("Fake CPU @ 2.5GHz", "<script>alert(1)</script>"))
-    html = report.write([campaign_dir], tmp_path / "r.html").read_text()
-    assert "<script>" not in html and "&lt;script&gt;" in html
+def test_report_escapes_metadata(hostile_page):
+    html = hostile_page
+    assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
 
 
-def test_every_record_string_is_escaped_where_the_page_shows_it(campaign_dir, tmp_path):
-    p = campaign_dir / "pingpong_intra.jsonl"
-    p.write_text(p.read_text()
-                 .replace("oversubscribed: 2 ranks", "<script>w()</script> 2 ranks")
-                 .replace('"library":"Open MPI', '"library":"<script>m()</script> Open MPI')
-                 .replace('"jostle-bench","pingpong"]', '"jostle-bench","<script>a()</script>"]'))
-    html = report.write([campaign_dir], tmp_path / "r.html").read_text()
+def test_every_record_string_is_escaped_where_the_page_shows_it(hostile_page):
+    html = hostile_page
     assert "<script" not in html
     section = {s: html[html.index(f'<section id="{s}">'):] for s in ("warnings", "runs", "machine")}
     assert "&lt;script&gt;w()&lt;/script&gt; 2 ranks" in section["warnings"]
@@ -57,6 +82,7 @@ def test_every_record_string_is_escaped_where_the_page_shows_it(campaign_dir, tm
     assert "<td>&lt;script&gt;m()&lt;/script&gt; Open MPI" in section["machine"]
 
 
+@pytest.mark.system
 def test_report_renders_from_a_built_wheel(campaign_dir, tmp_path):
     """The templates are package data: a non-editable install (the wheel, unpacked as pip
     would) writes the same sections with no access to the source tree."""
@@ -83,12 +109,12 @@ def test_clean_runs_say_no_warnings(tmp_path, data):
     assert "No warnings recorded." in html
 
 
-def test_summary_opens_on_the_ping_pong_headline(campaign_dir, tmp_path):
+def test_summary_opens_on_the_ping_pong_headline(page):
     """The first section gives each ping-pong run's smallest-message latency and highest
-    bandwidth with the interval of their median, taken from the run's own points."""
-    from jostle.results import load_run
-    html = report.write([campaign_dir], tmp_path / "r.html",
-                        figures_dir=tmp_path / "figs").read_text()
+    bandwidth with the interval of their median, taken from the run's own points (the
+    complete runs: an incomplete one has no headline)."""
+    from jostle.records.results import load_run
+    campaign_dir, html, _ = page
     summary = html[html.index('id="summary"'):html.index('id="warnings"')]
     runs = [load_run(f) for f in sorted(campaign_dir.glob("*.jsonl"))]
     pp = [r for r in runs if r.benchmark == "pingpong"]

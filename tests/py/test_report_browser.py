@@ -10,6 +10,8 @@ from PIL import Image
 
 from jostle.cli import main
 
+pytestmark = pytest.mark.system
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 # Appended to a copy of the page: once everything has loaded, the title says how many images

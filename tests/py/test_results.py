@@ -4,8 +4,17 @@ import warnings
 
 import pytest
 
-from jostle.results import (IncompleteRunError, IncompleteRunWarning, RecordError, find_run_files,
-                            frame, load, load_run)
+from jostle.records.results import (
+    IncompleteRunError,
+    IncompleteRunWarning,
+    RecordError,
+    find_run_files,
+    frame,
+    load,
+    load_run,
+)
+
+pytestmark = pytest.mark.unit
 
 
 def test_good_file_loads_into_a_frame(data):

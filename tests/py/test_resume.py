@@ -1,5 +1,5 @@
 """A rerun after an interruption keeps what was measured: real ranks, a 1 000-point ping-pong
-stopped by Ctrl-C, then the same command again (python/jostle/resume.py, docs/records.md)."""
+stopped by Ctrl-C, then the same command again (python/jostle/records/resume.py, docs/records.md)."""
 
 import json
 import os
@@ -9,10 +9,12 @@ import sys
 
 import pytest
 
-from jostle.results import launcher_state, load_run
+from jostle.records.results import launcher_state, load_run
 
 from mpijobs import ENV
 from test_bench_ranks import at_a_terminal, last_line_once_ended, tree, wait_for_points
+
+pytestmark = pytest.mark.mpi
 
 REPS = 40     # samples of every point, exactly: a launch's samples are counted below
 
@@ -90,29 +92,33 @@ def test_an_interrupted_sweep_resumes_from_its_last_point(tmp_path):
     assert json.loads(lines[-1])["points"] == len(points) == len(run.points)
 
 
-def test_restart_measures_every_point_again(tmp_path):
-    """--restart: an interrupted run is measured from its first point (its .partial replaced)."""
+def test_restart_measures_every_point_again(tmp_path, jostle_cli):
+    """--restart: an interrupted run is measured from its first point (its .partial replaced).
+    (jostle in this process: no signal is sent here.)"""
     d = tmp_path / "adhoc"
     d.mkdir()
-    fake = subprocess.run(sweep(tmp_path, "--sizes", "1:4:1", "--dry-run"), env=ENV,
-                          capture_output=True, text=True, timeout=120)
+    env = {k: ENV[k] for k in ("OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM",
+                               "OMPI_MCA_rmaps_base_oversubscribe")}
+
+    def jostle(*more):
+        return jostle_cli(*sweep(tmp_path, "--sizes", "1:4:1", *more)[3:], env=env)
+    fake = jostle("--dry-run")
     assert fake.returncode == 0, fake.stderr
-    r = subprocess.run(sweep(tmp_path, "--sizes", "1:4:1"), env=ENV, capture_output=True,
-                       text=True, timeout=300)
+    r = jostle()
     assert r.returncode == 0, r.stderr
     done = d / "r.jsonl"
     # make it an interrupted run of two points, then rerun with --restart
     lines = done.read_text().splitlines()
     (d / "r.jsonl.partial").write_text("\n".join(lines[:7]) + "\n")
     done.unlink()
-    r = subprocess.run(sweep(tmp_path, "--sizes", "1:4:1", "--restart"), env=ENV,
-                       capture_output=True, text=True, timeout=300)
+    r = jostle("--restart")
     assert r.returncode == 0, r.stderr
     assert "resumed" not in r.stderr
     meta = json.loads(done.read_text().splitlines()[0])
     assert "resumed" not in meta and meta["harness"]["skip_points"] == 0
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("alive", [True, False])
 def test_launch_json_tells_a_gone_launcher_from_a_running_one(alive):
     import socket
@@ -128,11 +134,10 @@ def test_launch_json_tells_a_gone_launcher_from_a_running_one(alive):
     assert state == "running" if alive else state.startswith("gone"), state
 
 
-def test_a_trailing_option_without_value_does_not_take_the_next_one(tmp_path):
+def test_a_trailing_option_without_value_does_not_take_the_next_one(tmp_path, built):
     """`--sizes --output F`: --sizes is named as having no value (it took --output before, and
     the error blamed the output path); judged before MPI starts."""
-    from mpijobs import bench_exe
-    r = subprocess.run([bench_exe("openmpi"), "pingpong", "--sizes", "--output",
+    r = subprocess.run([built("openmpi"), "pingpong", "--sizes", "--output",
                         str(tmp_path / "r.jsonl")], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2, r.stderr
     assert "--sizes needs a value" in r.stderr and "'--output'" in r.stderr, r.stderr

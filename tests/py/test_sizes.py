@@ -1,14 +1,15 @@
 import pytest
 
-from jostle.errors import JostleError, UsageError
-from jostle.binary import find_bench
+from jostle.errors import UsageError
 from jostle.sizes import human, parse_sizes
 
-# The parser is jostle-bench's (one parser for C and Python): these tests need it built.
-try:
-    find_bench()
-except JostleError as e:  # pragma: no cover - only before `make build`
-    pytestmark = pytest.mark.skip(reason=f"jostle-bench is not built: {e}")
+pytestmark = pytest.mark.unit
+
+
+@pytest.fixture(autouse=True)
+def _the_parser_is_the_benchs(built):
+    """The parser is jostle-bench's (one parser for C and Python): these tests need it built."""
+    built()
 
 
 def test_single_list_and_suffixes():

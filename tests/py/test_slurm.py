@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from jostle import launch
+from jostle.run import launch
 from jostle.errors import JostleError, UsageError
-from mpijobs import bench_exe
 from slurmlocal import JOSTLE
+
+pytestmark = pytest.mark.system
 
 PLUGIN = {"openmpi": "pmix", "mpich": "pmi2"}
 
@@ -21,8 +22,11 @@ PLUGIN = {"openmpi": "pmix", "mpich": "pmi2"}
 # costs 4-20 s); `run` reports on the ping-pong's campaign.
 STUDIES = {
     "pingpong": ["pingpong", "--sizes", "4,1K", "--max-time", "0.1"],
+    # fig1's 64 MiB messages: the time-out estimated from the options (69 s) was short of a
+    # loaded machine's (75 s with the load average at 12): a bound that only a hang reaches
     "contention": ["contention", "fig1", "--quick", "--max-cores", "0", "--phase-time", "0.05",
-                   "--min-reps", "5", "--max-time", "0.1", "--array-bytes", "1M"],
+                   "--min-reps", "5", "--max-time", "0.1", "--array-bytes", "1M",
+                   "--timeout", "600"],
     "nuioa": ["nuioa", "--quick", "--parts", "placement", "--sizes", "8"],
     "overlap": ["overlap", "--quick", "--ranks", "2", "--collectives", "ialltoall", "--sizes", "4",
                 "--policy", "scatter", "--progress-mode", "none"],
@@ -55,6 +59,7 @@ def check_records(directory: Path, flavor, job=None):
 
 # ------------------------------------------------ the choice of plugin, without SLURM
 
+@pytest.mark.unit
 def test_plugin_list_parsed_from_both_formats():
     new = "MPI plugin types are...\n\tpmix\n\tnone\n\tpmi2\nspecific pmix plugin versions available: pmix_v4,pmix_v5\n"
     old = "srun: MPI types are...\nsrun: none\nsrun: pmi2\n"
@@ -65,6 +70,7 @@ def test_plugin_list_parsed_from_both_formats():
     assert launch.srun_mpi_plugins(fake(old)) == ["none", "pmi2"]
 
 
+@pytest.mark.unit
 def test_plugin_follows_the_build_and_the_override():
     assert launch.choose_srun_mpi("openmpi", ["none", "pmi2", "pmix"]) == "pmix"
     assert launch.choose_srun_mpi("openmpi", ["none", "pmix_v4"]) == "pmix_v4"
@@ -77,6 +83,7 @@ def test_plugin_follows_the_build_and_the_override():
         launch.choose_srun_mpi("openmpi", ["none", "pmi2"])
 
 
+@pytest.mark.unit
 def test_srun_line_carries_the_plugin():
     p = launch.build_command("srun", "/b", ["pingpong"], 2, euid=0, cores=2, srun_mpi="pmi2")
     assert p.argv == ["srun", "-n", "2", "--cpu-bind=none", "--mpi=pmi2", "-N", "1", "/b", "pingpong"]
@@ -85,8 +92,8 @@ def test_srun_line_carries_the_plugin():
 # ------------------------------------------------ a real SLURM
 
 @pytest.mark.parametrize("flavor", ["openmpi", "mpich"])
-def test_salloc_pingpong_on_mpidefault_none(slurm, tmp_path, flavor):
-    bench_exe(flavor)
+def test_salloc_pingpong_on_mpidefault_none(slurm, tmp_path, flavor, built):
+    built(flavor)
     assert "MpiDefault=none" in (slurm.dir / "slurm.conf").read_text()
     r = slurm.salloc(2, *JOSTLE, "pingpong", "--sizes", "4,1K", "--mpi", flavor,
                      "--output-dir", tmp_path, "--campaign", "c", cwd=tmp_path)
@@ -102,8 +109,8 @@ def test_bad_srun_mpi_exits_2_and_leaves_nothing(slurm, tmp_path):
     assert not list(tmp_path.glob("c/*.jsonl*"))
 
 
-def test_every_study_in_salloc_with_open_mpi(slurm, tmp_path):
-    bench_exe("openmpi")
+def test_every_study_in_salloc_with_open_mpi(slurm, tmp_path, built):
+    built("openmpi")
     for name, argv in STUDIES.items():
         r = slurm.salloc(2, *JOSTLE, *argv, "--mpi", "openmpi", "--quiet",
                          "--output-dir", tmp_path, "--campaign", campaign(name), cwd=tmp_path)
@@ -114,8 +121,8 @@ def test_every_study_in_salloc_with_open_mpi(slurm, tmp_path):
     assert "pingpong" in (tmp_path / "pingpong" / "report.html").read_text()
 
 
-def test_every_study_through_sbatch_with_mpich(slurm, tmp_path):
-    bench_exe("mpich")
+def test_every_study_through_sbatch_with_mpich(slurm, tmp_path, built):
+    built("mpich")
     lines = [shlex.join([*JOSTLE, *argv, "--mpi", "mpich", "--quiet", "--output-dir",
                          str(tmp_path), "--campaign", campaign(name)]) for name, argv in STUDIES.items()]
     lines.append(shlex.join([*JOSTLE, *STUDIES["pingpong"], "--mpi", "openmpi", "--quiet",
@@ -160,6 +167,7 @@ def submit(slurm, tmp_path, *argv):
     return r.stdout.strip()
 
 
+@pytest.mark.unit
 def test_submit_dry_run_prints_the_script_and_writes_nothing(tmp_path, jostle_cli):
     r = jostle_cli("submit", "contention", "fig1", "--quick", "--nodes", "1", "--time", "5",
                    "--dry-run", "--output-dir", tmp_path)
@@ -169,6 +177,7 @@ def test_submit_dry_run_prints_the_script_and_writes_nothing(tmp_path, jostle_cl
     assert not list(tmp_path.iterdir())
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("argv, message", [
     (["pingpong", "--sizes", "4", "--time", "5"], "needs SLURM's sbatch"),
     (["pingpong", "--time", "5x", "--dry-run"], "--time: '5x' is not allowed"),
@@ -191,10 +200,10 @@ def test_submit_bad_input_exits_2(tmp_path, jostle_cli, argv, message):
     assert not (tmp_path / "out").exists()
 
 
-def test_submit_script_passes_sbatch_test_only(slurm, tmp_path):
+def test_submit_script_passes_sbatch_test_only(slurm, tmp_path, built):
     """The script of a valid submit is one SLURM itself takes (sbatch --test-only: parsed and
     scheduled, not run); its dry run wrote nothing."""
-    bench_exe("openmpi")
+    built("openmpi")
     out = tmp_path / "out"
     r = slurm.run(*JOSTLE, "submit", *STUDIES["pingpong"], "--mpi", "openmpi", "--time", "1:00",
                   "--partition", "debug",   # scripts/slurm-local.sh's partition
@@ -208,6 +217,7 @@ def test_submit_script_passes_sbatch_test_only(slurm, tmp_path):
     assert t.returncode == 0 and "to start at" in t.stderr, t.stderr
 
 
+@pytest.mark.unit
 def test_submit_checks_the_study_before_writing_a_script(tmp_path, jostle_cli):
     """The study's own parser and plan judge its options: no script for a command that would
     not run (a plan refused: --max-cores above the host's cores)."""
@@ -218,6 +228,7 @@ def test_submit_checks_the_study_before_writing_a_script(tmp_path, jostle_cli):
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.unit
 def test_submit_script_passes_bash_n_with_spaces_and_lists(tmp_path, jostle_cli):
     out = tmp_path / "with space"
     r = jostle_cli("submit", "pingpong", "--time", "1-0:30", "--dry-run", "--partition",
@@ -231,8 +242,8 @@ def test_submit_script_passes_bash_n_with_spaces_and_lists(tmp_path, jostle_cli)
     assert r.returncode == 2 and "cannot go into a job script" in r.stderr, r.stderr
 
 
-def test_submit_then_status_then_report(slurm, tmp_path):
-    bench_exe("openmpi")
+def test_submit_then_status_then_report(slurm, tmp_path, built):
+    built("openmpi")
     job = submit(slurm, tmp_path, *STUDIES["pingpong"], "--mpi", "openmpi",
                  "--output-dir", tmp_path, "--campaign", "sub")
     assert wait_job(slurm, job) == "COMPLETED"
@@ -244,8 +255,8 @@ def test_submit_then_status_then_report(slurm, tmp_path):
     assert r.returncode == 0, r.stderr
 
 
-def test_submit_cancelled_midway_then_resubmitted_loses_nothing(slurm, tmp_path):
-    bench_exe("openmpi")
+def test_submit_cancelled_midway_then_resubmitted_loses_nothing(slurm, tmp_path, built):
+    built("openmpi")
     d = tmp_path / "ov"
     argv = [*OVERLAP, "--output-dir", tmp_path, "--campaign", "ov"]
     first = submit(slurm, tmp_path, *argv)
@@ -271,8 +282,8 @@ def test_submit_cancelled_midway_then_resubmitted_loses_nothing(slurm, tmp_path)
 # ------------------------------------------------ two nodes (network namespaces, TCP)
 
 @pytest.mark.parametrize("flavor", ["openmpi", "mpich"])
-def test_two_nodes_pingpong_goes_between_them(slurm2, tmp_path, flavor):
-    bench_exe(flavor)
+def test_two_nodes_pingpong_goes_between_them(slurm2, tmp_path, flavor, built):
+    built(flavor)
     n1, n2 = slurm2.hosts
     r = slurm2.run("salloc", "-N", 2, "-n", 2, "--time", 10, *JOSTLE, "pingpong", "--hosts",
                    f"{n1},{n2}", "--sizes", "4:4K", "--comm-core", "0,1", "--mpi", flavor,
@@ -286,8 +297,8 @@ def test_two_nodes_pingpong_goes_between_them(slurm2, tmp_path, flavor):
     assert any("inter-node" in f.read_text() for f in (tmp_path / "figs").glob("*.svg"))
 
 
-def test_two_nodes_contention_quick(slurm2, tmp_path):
-    bench_exe("openmpi")
+def test_two_nodes_contention_quick(slurm2, tmp_path, built):
+    built("openmpi")
     n1, n2 = slurm2.hosts
     r = slurm2.run("salloc", "-N", 2, "-n", 2, "--time", 10, *JOSTLE, *STUDIES["contention"],
                    "--hosts", f"{n1},{n2}", "--mpi", "openmpi", "--quiet",

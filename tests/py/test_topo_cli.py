@@ -2,12 +2,10 @@
 on every XML of share/topologies and on this machine; skipped when jostle-bench is not built."""
 
 import json
-import shutil
 
 import pytest
 
 from conftest import REPO
-from jostle import launch
 from jostle.cli import main
 
 TOPO = REPO / "share" / "topologies"
@@ -22,18 +20,14 @@ XMLS = {
 }
 
 
+pytestmark = pytest.mark.unit
+
+
 @pytest.fixture
-def bench(monkeypatch):
-    for flavor in ("openmpi", "mpich", "mpi"):
-        b = REPO / "build" / flavor / "jostle-bench"
-        if b.exists():
-            try:
-                launch._query(b, "--topo")
-            except Exception:
-                pytest.skip(f"{b} predates the --topo query (make build)")
-            monkeypatch.setenv("JOSTLE_BENCH", str(b))
-            return b
-    pytest.skip("jostle-bench is not built (make build)")
+def bench(monkeypatch, built):
+    b = built()
+    monkeypatch.setenv("JOSTLE_BENCH", str(b))
+    return b
 
 
 def run_json(capsys, *argv):
@@ -198,8 +192,7 @@ def test_latency_probe_this_machine_small_buffer(bench, capsys):
         assert "1 x 1" in capsys.readouterr().out
 
 
-@pytest.mark.skipif(not shutil.which("mpirun.openmpi") and not shutil.which("mpiexec"),
-                    reason="no MPI launcher")
+@pytest.mark.mpi
 def test_auto_placement_applied_by_a_benchmark(bench, tmp_path, capsys):
     """--comm-core auto --comm-mem auto: the harness applies jostle place's advice."""
     a = run_json(capsys, "place", "--comm", "--threads", "2", "--json")
@@ -207,7 +200,7 @@ def test_auto_placement_applied_by_a_benchmark(bench, tmp_path, capsys):
                "--max-time", "0.1", "--comm-core", "auto", "--comm-mem", "auto", "--quiet",
                "--output-dir", str(tmp_path), "--campaign", "c", "--name", "auto"])
     assert rc == 0
-    from jostle.results import load_run
+    from jostle.records.results import load_run
     meta = load_run(tmp_path / "c" / "auto.jsonl").meta
     for rank in ("0", "1"):
         comm = meta["binding"][rank]["comm"]

@@ -1,4 +1,4 @@
-"""Tests of jostle.topo_links: NUMA link inference from a latency matrix
+"""Tests of jostle.analysis.topo_links: NUMA link inference from a latency matrix
 (Moreaud 2007, seed 001, section 3.3.2 and table 3.1).
 
 Synthetic matrices are built from known graphs (shortest-path cost per
@@ -20,7 +20,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python"))
 
-from jostle import topo_links as tl  # noqa: E402
+from jostle.analysis import topo_links as tl  # noqa: E402
+from jostle.figures.topo import circle_layout, draw_links  # noqa: E402
+
+pytestmark = pytest.mark.unit
 
 
 # ---------------------------------------------------------------- helpers
@@ -287,24 +290,26 @@ def test_read_matrix_csv_file_and_errors(tmp_path):
 
 def test_draw_links_writes_png(tmp_path):
     pytest.importorskip("matplotlib")
-    out = tl.draw_links(norm(HAGRID), 8, tmp_path / "g.png", highlight=[0],
+    out = draw_links(norm(HAGRID), 8, tmp_path / "g.png", highlight=[0],
                         edge_labels={(0, 1): "37"}, title="Hagrid")
     data = Path(out).read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 2000
 
 
 def test_circle_layout():
-    pos = tl.circle_layout(8)
+    pos = circle_layout(8)
     np.testing.assert_allclose(np.hypot(pos[:, 0], pos[:, 1]), 1.0)
     np.testing.assert_allclose(pos[0], [0.0, 1.0], atol=1e-12)
 
 
-def test_cli(tmp_path, capsys):
+def test_the_command_reports_the_matrix(tmp_path, capsys):
+    """`jostle topo --matrix CSV --graph PNG`: the links of table 3.1, its asymmetry, the graph."""
     pytest.importorskip("matplotlib")
+    from jostle import cli
     csv = tmp_path / "t31.csv"
     csv.write_text("\n".join(",".join("%d" % v for v in row) for row in TABLE_3_1))
     png = tmp_path / "t31.png"
-    assert tl.main([str(csv), "--png", str(png), "--nic-node", "0"]) == 0
+    assert cli.main(["topo", "--matrix", str(csv), "--graph", str(png)]) in (0, None)
     out = capsys.readouterr().out
-    assert "links (11):" in out and "asymmetric 0<->5" in out
-    assert png.exists()
+    assert "11 link(s):" in out and "asymmetric 0<->5" in out
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

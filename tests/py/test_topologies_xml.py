@@ -29,6 +29,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.unit
+
 ROOT = Path(__file__).resolve().parents[2]
 TOPO = ROOT / "share" / "topologies"
 GENERATED = ["henri.xml", "opteron-2numa-nic0.xml", "opteron-2numa-nic1.xml",
@@ -180,7 +182,7 @@ def test_henri_distances_reflect_snc():
 def test_hagrid_distances_give_table_3_1_links():
     sys.path.insert(0, str(ROOT / "python"))
     try:
-        from jostle.topo_links import infer_links
+        from jostle.analysis.topo_links import infer_links
     finally:
         sys.path.pop(0)
     _, m = distances(ET.parse(TOPO / "opteron-8numa.xml").getroot())
