@@ -187,8 +187,10 @@ def test_a_busy_node_is_skipped_not_failed(tmp_path):
             p.kill()
             p.wait()
     assert r.returncode == 3, (r.stdout, r.stderr)
+    # other users may be busy too (the install test builds as one): nobody is among them
     assert r.stdout.startswith("jostle: skipped: node busy: other users' processes on its cores "
-                               "(uid 65534:"), r.stdout
+                               "("), r.stdout
+    assert "uid 65534:" in r.stdout, r.stdout
     [rec] = [json.loads(p.read_text()) for p in (tmp_path / "spool").glob("check-*.json")]
     assert rec["verdict"] == "skipped" and rec["values"] == [] and rec["exit_status"] == 3
     assert rec["load"]["before"]["users"]["65534"] >= 0.1

@@ -46,16 +46,23 @@ class Settings:
         self.reserve = min(3.0, 0.2 * self.timeout)
 
 
-_LOADED = time.monotonic()     # when this module was imported (with every command's)
+_LOADED = time.monotonic()     # when this check began: import time, then each main() (mark_start)
 # At most this much of the process's life before that counts: a wrapper that sleeps and
-# then execs jostle (a staggered health check) keeps its pid, and so its start time.
+# then execs jostle (a staggered health check) keeps its pid, and so its start time; a
+# process that runs several checks (tests, a daemon) has lived long before this one.
 BEFORE_LOAD_MAX_S = 2.0
+
+
+def mark_start() -> None:
+    """This check begins now: the budget of a second check in one process is its own."""
+    global _LOADED
+    _LOADED = time.monotonic()
 
 
 def started_ago() -> float:
     """Seconds since the check started: since the process started (/proc/self/stat's start
     time against /proc/uptime: the interpreter's start-up counts against the budget too), but
-    at most BEFORE_LOAD_MAX_S before this module was loaded."""
+    at most BEFORE_LOAD_MAX_S before this check began (mark_start)."""
     since_load = time.monotonic() - _LOADED
     try:
         with open("/proc/self/stat") as f:

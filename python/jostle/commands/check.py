@@ -20,8 +20,8 @@ from ..run.watchdog import Expired, Watchdog
 from . import _common as c
 from ._check_save import save_reference
 from ._check_run import (BUDGET, BUSY_SHARE, SPOOL, STATE_DIR, TIMEOUT, Check,
-                         Settings, _runs_dir, dry_run, node_name, prepare, run_once,
-                         started_ago)
+                         Settings, _runs_dir, dry_run, mark_start, node_name, prepare,
+                         run_once, started_ago)
 
 ORDER = 44
 EXAMPLES = """examples:
@@ -124,6 +124,7 @@ def register(sub):
 # ---------------------------------------------------------------- the command
 
 def main(args):
+    mark_start()
     args.site_path = args.site or os.environ.get("JOSTLE_SITE")
     if not args.site_path:
         raise UsageError("no site file: give --site FILE or set $JOSTLE_SITE (docs/check.md)")
