@@ -4,17 +4,17 @@ faults, and a small simulated scan under SimGrid (skipped without smpirun or the
 
 import json
 import math
-import shutil
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import REPO
-from jostle import cli, scan, simgrid
+from jostle import cli
+from jostle.analysis import scan
+from jostle.run import simgrid
 from jostle.errors import UsageError
 
-SIM_BENCH = REPO / "build" / "simgrid" / "jostle-bench"
+pytestmark = pytest.mark.unit
 
 
 def test_score_flags_the_outlier_on_its_worse_side_only():
@@ -127,9 +127,9 @@ def test_dry_run_prints_the_plan_and_the_time_bound(tmp_path, capsys, monkeypatc
     assert not (tmp_path / "scan").exists()
 
 
-@pytest.mark.skipif(not (shutil.which("smpirun") and SIM_BENCH.exists()),
-                    reason="needs smpirun and build/simgrid/jostle-bench")
-def test_simulated_scan_names_exactly_the_injected_links(tmp_path, capsys):
+@pytest.mark.mpi
+def test_simulated_scan_names_exactly_the_injected_links(tmp_path, capsys, built):
+    built("simgrid")
     rc = cli.main(["scan", "--simulate", "--nodes", "8", "--inject", "link:2:bandwidth=0.3",
                    "--inject", "link:6:latency=10", "--output-dir", str(tmp_path),
                    "--format", "json", "--drain-script", str(tmp_path / "drain.sh")])
@@ -204,10 +204,11 @@ def test_a_degradation_is_judged_as_a_ratio_against_the_median_ratio():
     assert scan.judge_nodes(_values([2.0, 2.0, 2.0, 2.0, 2.1], [0.0] * 5), {}, 3.5, 0.25)[1] == {}
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize("flavor", ["openmpi", "mpich"])
 def test_memlat_run_gives_the_nodes_memory_latency(tmp_path, flavor):
-    from mpijobs import run_bench
-    from jostle.results import load_run
+    from mpijobs import run_bench, validate
+    from jostle.records.results import load_run
     out = tmp_path / "fp-memlat-n0.jsonl"
     # 8 MiB: the chase of a small cache's worth, enough to check what is recorded and read
     p = run_bench("memlat", "--bytes", "8M", "--accesses", "20000", "--min-reps", "3",
@@ -220,7 +221,7 @@ def test_memlat_run_gives_the_nodes_memory_latency(tmp_path, flavor):
     row = scan.node_values({"n0": {"memlat": run}}).loc["n0"]
     assert row["memory_latency"] == pt["median"]
     assert math.isnan(row["triad"])       # no contention run: not made up
-    bad = run_bench("memlat", "--bytes", "1K", out=tmp_path / "bad.jsonl", n=1, flavor=flavor)
+    bad = validate("memlat", "--bytes", "1K", "--output", tmp_path / "bad.jsonl", flavor=flavor)
     assert bad.returncode == 2 and "--bytes '1K' is not allowed" in bad.stderr
     assert not (tmp_path / "bad.jsonl").exists()
 
@@ -228,7 +229,7 @@ def test_memlat_run_gives_the_nodes_memory_latency(tmp_path, flavor):
 def _baseline_points(runs):
     """A baseline's points (comparison.from_records' frame) of RUNS: {file: [(benchmark,
     metric, params, median)]}."""
-    from jostle.comparison import Points
+    from jostle.analysis.comparison import Points
     rows = [{**params, "benchmark": b, "metric": m, "unit": "", "run": f, "digest": "d",
              "median": v, "ci95_lo": v, "ci95_hi": v}
             for f, pts in runs.items() for b, m, params, v in pts]
@@ -263,12 +264,13 @@ def test_a_baseline_judges_every_node_against_the_saved_nodes():
 
 
 @pytest.mark.slow
-def test_scan_against_a_saved_baseline(tmp_path, monkeypatch, capsys):
+@pytest.mark.mpi
+def test_scan_against_a_saved_baseline(tmp_path, monkeypatch, capsys, built):
     """A real fingerprint of two "hosts" (both this machine, --parts fingerprint), kept as
     baseline fleet; the memory latency saved made 10 times lower by hand, a second scan names
     both nodes against the baseline, and neither against the allocation."""
-    from mpijobs import ENV, bench_exe
-    bench_exe()
+    from mpijobs import ENV
+    built()
     for k in ("OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM",
               "OMPI_MCA_rmaps_base_oversubscribe"):
         monkeypatch.setenv(k, ENV[k])

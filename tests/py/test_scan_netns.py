@@ -1,8 +1,9 @@
-"""`jostle scan` over four "hosts" (network namespaces on a bridge, tests/py/netns4.py): a clean
-scan flags nothing, a degraded link (tbf on a host's veth) and a slow node (its processes in a
-cgroup of 30% of a core) are named, and a host killed mid-scan is named unreachable while the
-others are still reported. Each scan takes one to two minutes here; skipped unless root with
-Open MPI, tc and namespaces."""
+"""`jostle scan` over four "hosts" (network namespaces on a bridge, tests/py/netns4.py): a degraded
+link (tbf on a host's veth) and a slow node (its processes in a cgroup of 30% of a core) are
+named, and a host killed mid-scan is named unreachable while the others, healthy, are reported
+and flag nothing (the clean scan: it was a scan of its own, a minute that told nothing the
+killed host's scan of the three others does not). Each scan takes one to two minutes here;
+skipped unless root with Open MPI, tc and namespaces."""
 
 import json
 import tempfile
@@ -14,7 +15,7 @@ import pytest
 import netns4
 
 REASON = netns4.unavailable()
-pytestmark = pytest.mark.skipif(bool(REASON), reason=REASON or "ok")
+pytestmark = [pytest.mark.system, pytest.mark.skipif(bool(REASON), reason=REASON or "ok")]
 
 
 @pytest.fixture(scope="module")
@@ -34,19 +35,6 @@ def tmp_path():
 def _doc(proc):
     assert proc.returncode in (0, 1), proc.stderr[-3000:]
     return json.loads(proc.stdout)
-
-
-def test_clean_scan_flags_nothing(hosts, tmp_path):
-    doc = _doc(hosts.scan(tmp_path, "clean"))
-    # Four "hosts" of two ranks and a compute thread each on 2 cores: oversubscribed, so the
-    # ratios under load (a rank waiting out a time slice moved the 4-byte latency 30x in CI)
-    # are not judged, and say so; nothing else may be flagged. The clean-scan rate on a quiet
-    # machine is bench/scan_targets.py's (docs/validation.md).
-    assert doc["suspects"] == [], json.dumps(doc["suspects"], indent=1)
-    assert any("not judged" in n and "oversubscribed" in n for n in doc["notes"]), doc["notes"]
-    assert [n["host"] for n in doc["nodes"]] == hosts.ips
-    assert all(n["status"] == "ok" and n["triad"] for n in doc["nodes"])
-    assert len(doc["links"]) == 12 and doc["unreachable"] == []
 
 
 def test_degraded_link_and_slow_node_are_named(hosts, tmp_path):
@@ -77,12 +65,18 @@ def test_degraded_link_and_slow_node_are_named(hosts, tmp_path):
     others = sorted(v for h, v in triad.items() if h != slow)
     assert triad[slow] < others[1] / 2, triad
     assert all(e["run"] for s in doc["suspects"] for e in s["evidence"])
+    # every node measured and every link (4 x 3 ways), the faulty ones too
+    assert [n["host"] for n in doc["nodes"]] == hosts.ips
+    assert all(n["status"] == "ok" and n["triad"] for n in doc["nodes"])
+    assert len(doc["links"]) == 12 and doc["unreachable"] == []
     drain = (tmp_path / "drain.sh").read_text()
     assert f"NodeName={bad_link} State=DRAIN" in drain and f"NodeName={slow} State=DRAIN" in drain
     assert any(p.endswith("-bandwidth.png") for p in doc["figures"])
 
 
-def test_killed_host_is_unreachable_and_the_others_reported(hosts, tmp_path):
+def test_killed_host_is_unreachable_and_the_healthy_others_flag_nothing(hosts, tmp_path):
+    """The scan's false alarms are judged here too: but for the host killed mid-scan, the
+    hosts are healthy (a clean scan of three), and nothing else may be flagged."""
     victim = hosts.ips[3]
     proc = hosts.scan(tmp_path, "killed", "--timeout", "20", background=True)
     try:
@@ -100,9 +94,16 @@ def test_killed_host_is_unreachable_and_the_others_reported(hosts, tmp_path):
     doc = json.loads(out)
     assert doc["unreachable"] == [victim]
     assert doc["suspects"][0]["kind"] == "unreachable" and doc["suspects"][0]["node"] == victim
+    # Hosts of two ranks and a compute thread each on 2 cores: oversubscribed, so the ratios
+    # under load (a rank waiting out a time slice moved the 4-byte latency 30x in CI) are not
+    # judged, and say so; nothing else may be flagged. The clean-scan rate on a quiet machine is
+    # bench/scan_targets.py's (docs/validation.md).
+    assert len(doc["suspects"]) == 1, json.dumps(doc["suspects"], indent=1)
+    assert any("not judged" in n and "oversubscribed" in n for n in doc["notes"]), doc["notes"]
     alive = [n for n in doc["nodes"] if n["status"] == "ok"]
     assert [n["host"] for n in alive] == hosts.ips[:3]
     assert all(n["pingpong_latency"] for n in alive)
+    assert all(n["triad"] for n in alive)
     assert len(doc["links"]) == 6            # the three others, every way
     assert (tmp_path / "killed" / f"fp-pingpong-{victim}.jsonl.partial").exists() or \
         (tmp_path / "killed" / f"fp-pingpong-{victim}.launch.json").exists()

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from .. import binary, figures
-from ..analysis import comparison, scan
+from ..analysis import baselines, comparison, scan
 from ..run import launch, simgrid
 from ..run.campaign import Campaign, LaunchConfig
 from ..errors import JostleError, UsageError
@@ -297,7 +297,7 @@ def baseline_of(args, runs_by_host) -> tuple:
         return ()
     key = comparison.machine_key(comparison.machine_facts(run.meta))
     entry, label = baseline_cmd.entry_for(args.baseline, baseline_cmd.folder(args), key)
-    base = scan.baseline_values(comparison.from_records(entry, label))
+    base = scan.baseline_values(baselines.from_records(entry, label))
     if base.empty:
         raise UsageError(f"--baseline '{args.baseline}': its entry for this machine holds no "
                          "scan fingerprint (fp-… runs); keep a scan's folder: `jostle baseline "
