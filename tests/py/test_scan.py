@@ -1,6 +1,7 @@
-"""`jostle scan` without hosts: its judgement (robust z, a node named for its links), its
-input checks (exit 2, nothing written), the plan and time bound, the simulated platform with
-faults, and a small simulated scan under SimGrid (skipped without smpirun or the build)."""
+"""`jostle scan` without hosts: its judgement (a value against its metric's empirical null, a
+node named for its links), its input checks (exit 2, nothing written), the plan and time
+bound, the simulated platform with faults, and a small simulated scan under SimGrid (skipped
+without smpirun or the build). The judgement at a machine's scale: test_scan_judge.py."""
 
 import json
 import math
@@ -10,29 +11,41 @@ import pandas as pd
 import pytest
 
 from jostle import cli
-from jostle.analysis import scan
+from jostle.analysis import scan, scan_null
+from jostle.analysis.scan_judge import judge_values
 from jostle.run import simgrid
 from jostle.errors import UsageError
 
 pytestmark = pytest.mark.unit
 
 
-def test_score_flags_the_outlier_on_its_worse_side_only():
-    bw = np.array([100, 104, 97, 101, 99, 103, 30.0])
-    z, flagged = scan.score(bw, worse=-1, threshold=3.5, min_effect=0.25)
-    assert flagged.tolist() == [False] * 6 + [True]
-    assert z[-1] > 3.5
+def test_a_value_is_judged_on_its_worse_side_only():
+    x = scan_null.logs_of([100, 104, 97, 101, 99, 103, 30.0])
+    null = scan_null.fit(x, -1)
+    z, p, eff = judge_values(x, null, -1, null.center)
+    assert z[-1] > 3.5 and p[-1] < 1e-6 and eff[-1] > 2 and (p[:-1] > 0.01).all()
     # the same node much faster is not a suspect: lower is not worse for a bandwidth
-    z, flagged = scan.score(np.array([100, 104, 97, 101, 99, 103, 300.0]), -1, 3.5, 0.25)
-    assert not flagged.any() and z[-1] < 0
+    x = scan_null.logs_of([100, 104, 97, 101, 99, 103, 300.0])
+    z, p, eff = judge_values(x, scan_null.fit(x, -1), -1, float(np.median(x)))
+    assert z[-1] < 0 and p[-1] > 0.5 and eff[-1] < 0
+
+
+def _table(**cols):
+    n = len(next(iter(cols.values())))
+    v = pd.DataFrame({m.name: [1.0] * n for m in scan.FINGERPRINT}, index=[f"n{i}" for i in range(n)])
+    for m in scan.FINGERPRINT:
+        if m.degradation:
+            v[m.name + "_u"] = 0.0
+    for k, x in cols.items():
+        v[k] = x
+    return v
 
 
 def test_min_effect_keeps_a_tight_allocation_quiet():
-    lat = np.array([1.00, 1.001, 0.999, 1.0, 1.06])   # 6%: a large z, a small effect
-    _, flagged = scan.score(lat, worse=+1, threshold=3.5, min_effect=0.25)
-    assert not flagged.any()
-    _, flagged = scan.score(lat, worse=+1, threshold=3.5, min_effect=0.05)
-    assert flagged.tolist() == [False] * 4 + [True]
+    lat = [1.00, 1.001, 0.999, 1.0, 1.06]   # 6%: a large z, a small effect
+    assert scan.judge(_table(pingpong_latency=lat), {}, 0.01, 0.25).findings == []
+    found = scan.judge(_table(pingpong_latency=lat), {}, 0.01, 0.05).findings
+    assert [f.where for f in found] == ["n4"]
 
 
 def _links(hosts, slow_src=None, factor=0.1):
@@ -46,30 +59,38 @@ def _links(hosts, slow_src=None, factor=0.1):
     return pd.DataFrame(rows)
 
 
+def _judge_links(df, hosts, min_effect, **kw):
+    return scan.judge(_table(triad=[1.0] * len(hosts)).set_axis(hosts), {}, 0.01, min_effect,
+                      links=df, hosts=hosts, link_run="r.jsonl", **kw)
+
+
 def test_a_node_whose_every_link_out_is_slow_is_named_as_the_node():
     hosts = [f"n{i}" for i in range(6)]
-    links, nodes, found = scan.judge_links(_links(hosts, "n3"), hosts, "r.jsonl", 3.5, 0.25)
-    assert list(nodes) == ["n3"] and found == []
-    assert nodes["n3"][0]["metric"] == "links_out_bandwidth"
-    assert links.bandwidth_flag.sum() == 5
+    verdict = _judge_links(_links(hosts, "n3"), hosts, 0.25)
+    assert [(f.kind, f.where) for f in verdict.findings] == [("node", "n3")]
+    assert verdict.findings[0].evidence[0]["metric"] == "links_out_bandwidth"
+    assert verdict.links.bandwidth_flag.sum() <= 5
 
 
 def test_one_slow_link_is_named_as_the_link():
     hosts = [f"n{i}" for i in range(5)]
     df = _links(hosts)
     df.loc[(df.src == "n1") & (df.dst == "n4"), "bandwidth"] = 200.0
-    _, nodes, found = scan.judge_links(df, hosts, "r.jsonl", 3.5, 0.25)
-    assert nodes == {} and [f.where for f in found] == ["n1->n4"]
+    verdict = _judge_links(df, hosts, 0.25)
+    assert [(f.kind, f.where) for f in verdict.findings] == [("link", "n1->n4")]
 
 
 def test_suspects_rank_unreachable_first_and_drain_lines_name_nodes_only():
-    node_ev = {"n2": [{"metric": "triad", "z": 6.0}], "n5": [{"metric": "triad", "z": 9.0}]}
-    link = scan.Finding("link", "n1->n4", [{"metric": "bandwidth", "z": 20.0}], 20.0)
-    ranked = scan.rank({"n7": ("no answer before the time-out", "x.partial")}, node_ev, [link])
-    assert [s.where for s in ranked] == ["n7", "n1->n4", "n5", "n2"]
+    found = [scan.Finding("node", "n2", [{"metric": "triad", "z": 6.0}], 6.0, 1e-5),
+             scan.Finding("node", "n5", [{"metric": "triad", "z": 9.0}], 9.0, 1e-9),
+             scan.Finding("link", "n1->n4", [{"metric": "bandwidth", "z": 20.0}], 20.0, 1e-20),
+             scan.Finding("cable", "l0-s1", [{"metric": "cable_bandwidth", "z": 30.0}], 30.0, 1e-30)]
+    ranked = scan.rank({"n7": ("no answer before the time-out", "x.partial")}, found)
+    assert [s.where for s in ranked] == ["n7", "l0-s1", "n1->n4", "n5", "n2"]
     lines = scan.drain_lines(ranked)
     assert [ln.split()[2] for ln in lines] == ["NodeName=n7", "NodeName=n5", "NodeName=n2"]
     assert all(ln.startswith("scontrol update") and "State=DRAIN" in ln for ln in lines)
+    assert ranked[1].to_dict(2)["cable"] == "l0-s1"
 
 
 def test_inject_parsing():
@@ -156,15 +177,16 @@ def test_a_bad_node_among_four_is_judged_against_the_links_that_do_not_touch_it(
           ("c", "d"): 200.5, ("d", "a"): 122.8, ("d", "b"): 2.42, ("d", "c"): 358.1}
     df = pd.DataFrame([{"src": s, "dst": d, "latency": np.nan, "bandwidth": v}
                        for (s, d), v in bw.items()])
-    z_all, _ = scan.score(df.bandwidth, -1, 3.5, 0.5)
-    assert z_all[df.src == "b"].min() < 4.5      # the margin of a judgement against all links
-    links, nodes, found = scan.judge_links(df, list("abcd"), "r.jsonl", 3.5, 0.5,
-                                           metrics=("bandwidth",))
-    assert list(nodes) == ["b"] and found == []
-    out = [e for e in nodes["b"] if e["metric"] == "links_out_bandwidth"]
-    assert len(out) == 1 and out[0]["z"] > 7
+    # four nodes: too few to estimate a spread, the effect alone (--min-effect 0.5) decides,
+    # each node's links against the links that do not touch it
+    verdict = _judge_links(df, list("abcd"), 0.5, link_metrics=("bandwidth",))
+    assert [(f.kind, f.where) for f in verdict.findings] == [("node", "b")]
+    ev = verdict.findings[0].evidence
+    out = [e for e in ev if e["metric"] == "links_out_bandwidth"]
+    assert len(out) == 1 and out[0]["effect"] > 20
     # the slow link into b (d->b) is b's evidence, not a link suspect of its own
-    assert any(e["label"] == "link d->b" for e in nodes["b"])
+    assert any(e["label"].startswith("link d->b") for e in ev)
+    assert any("effect alone" in n for n in verdict.notes)
 
 
 def _pairs(alone, together, metric="latency", lo_hi=None):
@@ -194,14 +216,14 @@ def test_a_degradation_is_judged_as_a_ratio_against_the_median_ratio():
     # slice), one host 30x the median ratio
     ratios = [7700.0, 8400.0, 13250.0, 9000.0, 245000.0]
     tight = [0.05] * 5
-    _, flagged = scan.judge_nodes(_values(ratios, tight), {}, 3.5, 0.5)
-    assert list(flagged) == ["n4"] and flagged["n4"][0]["metric"] == "latency_under_load"
+    found = scan.judge(_values(ratios, tight), {}, 0.01, 0.5).findings
+    assert [f.where for f in found] == ["n4"] and found[0].evidence[0]["metric"] == "latency_under_load"
     # the same ratio from a few samples spread over time slices (95% interval of the together
     # median from 4 ms to 250 ms): not evidence of a bad node
     loose = tight[:4] + [math.log(250 / 4) / (2 * 1.96)]
-    assert scan.judge_nodes(_values(ratios, loose), {}, 3.5, 0.5)[1] == {}
+    assert scan.judge(_values(ratios, loose), {}, 0.01, 0.5).findings == []
     # a ratio 5% above the median is never flagged, whatever its z (--min-effect)
-    assert scan.judge_nodes(_values([2.0, 2.0, 2.0, 2.0, 2.1], [0.0] * 5), {}, 3.5, 0.25)[1] == {}
+    assert scan.judge(_values([2.0, 2.0, 2.0, 2.0, 2.1], [0.0] * 5), {}, 0.01, 0.25).findings == []
 
 
 @pytest.mark.mpi
@@ -253,14 +275,15 @@ def test_a_baseline_judges_every_node_against_the_saved_nodes():
     # every node against the baseline
     now = base.copy()
     now["memory_latency"] = [300.0, 310.0, 305.0]
-    _, flagged = scan.judge_nodes(now, {}, 3.5, 0.25)
-    assert flagged == {}
-    table, flagged = scan.judge_nodes(now, {}, 3.5, 0.25, base, "fleet")
+    assert scan.judge(now, {}, 0.01, 0.25).findings == []
+    verdict = scan.judge(now, {}, 0.01, 0.25, baseline=base, against="fleet")
+    flagged = {f.where: f.evidence for f in verdict.findings}
     assert sorted(flagged) == ["n0", "n1", "n2"]
     ev = flagged["n1"]
     assert [e["metric"] for e in ev] == ["memory_latency"] and ev[0]["reference"] == "baseline fleet"
-    assert ev[0]["median"] == 100.0 and table.loc["n1", "memory_latency_zb"] > 3.5
-    assert (table.pingpong_latency_zb.abs() < 1).all()      # the same as saved: not far
+    # three nodes saved: too few for a spread, the effect (3 times the saved) decides
+    assert ev[0]["median"] == 100.0 and ev[0]["effect"] > 1.5
+    assert "memory_latency_zb" in verdict.table
 
 
 @pytest.mark.slow

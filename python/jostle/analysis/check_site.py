@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import check
-from ..errors import UsageError
+from ..errors import UsageError, read_input
 
 SCHEMA = 1
 NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -97,12 +97,7 @@ def load(path) -> Site:
     """The site file at PATH, checked (exit 2 naming what is wrong: not TOML, an unknown key,
     a host pattern that is not a valid regular expression, a reference that is not a number)."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise UsageError(f"--site '{path}': cannot read it ({e.strerror})") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"--site '{path}': not a TOML file (not UTF-8 text)") from None
+    text = read_input(path, "--site")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:

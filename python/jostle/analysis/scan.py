@@ -1,41 +1,34 @@
-"""`jostle scan`'s reading of its campaign: each node and link against the allocation.
+"""`jostle scan`'s reading of its campaign: each node, link and cable against the allocation.
 
-A scan's runs (commands/scan.py plans them) are a fingerprint per node (pingpong and contention
-runs on that node alone) and one `shift` run over all nodes (every directed link). This module
-turns their records into one value per node and metric and one per link and metric, and flags
-what is far from the allocation's own median on the side that is worse:
-
-    z = (log x - median) / sqrt(MAD^2 + u^2)   (robust z: the MAD scaled by 1.4826, at least
-                                                 0.01; u: the value's own uncertainty, if any)
-
-on the log scale for every metric: a latency, a bandwidth, and the degradation under load as
-a ratio (how many times worse under load than alone, against the allocation's median ratio;
-its u from the 95% intervals of the two medians, so a 4-byte latency that waited out a time
-slice in a few loose samples is not far; on an oversubscribed node the ratios are not judged
-at all: a time slice is all they would measure). A value is flagged when z >= the threshold AND it
-differs from the median by at least the minimum effect (relative): with few nodes the MAD can
-be tiny, and a 3% difference is not a fault whatever its z. A node whose every link out (or
-in) is flagged against the links that do not touch it is named as the node, not as N-1 links.
+A scan's runs (commands/scan.py plans them) are a fingerprint per node (pingpong, memlat and
+contention runs on that node alone) and one `shift` run over all nodes (the directed links of
+its rounds). This module turns their records into one value per node and metric and one per
+link and metric, and judges them (docs/scan.md, "How suspects are found"): each value against
+an empirical null of its metric estimated from the allocation itself (scan_null), on the log
+scale, one-sided on the worse side; every test of the scan in one Benjamini-Hochberg family at
+--fdr (scan_judge); a node by the median of its links out and in, a cable of the fabric by the
+links that cross it, and the smallest set of nodes and cables that explains the flagged links
+(scan_links). A value is flagged only when selected and at least --min-effect worse than its
+reference; below 5 nodes the effect alone decides, and the scan says so.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import SimpleNamespace
 
-from . import comparison, contention
+from . import comparison, contention, scan_links
 from .. import lazy
-from ..errors import UsageError
-from .stats import mad
+from ..errors import UsageError, read_input
+from . import scan_null
+from .scan_judge import decide, node_tests, rejudge_node
+from .scan_links import LINK_METRICS
 
 np = lazy.module("numpy")
 pd = lazy.module("pandas")
 
-# The MAD is never taken below 1% (of the median: 0.01 on the log scale): values
-# all alike (a simulation, a quiet machine) give a MAD of 0, and every difference an infinite z.
-MAD_FLOOR = 0.01
 HOST_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
 INJECT_KINDS = ("bandwidth", "latency")
 
@@ -69,7 +62,6 @@ FINGERPRINT = (
     NodeMetric("bandwidth_under_load", "contention", "bandwidth", "x", +1, "large",
                degradation=True, label="bandwidth at the large size (64 MiB) alone / under load"),
 )
-LINK_METRICS = (("latency", "us", +1), ("bandwidth", "MB/s", -1))
 
 
 # ---------------------------------------------------------------- input
@@ -98,10 +90,7 @@ def check_hosts(hosts, allowed=None, where="--hosts") -> list:
 
 def read_hostfile(path) -> list:
     """One host per line (`host slots=N` and `host:N` read as host; # starts a comment)."""
-    try:
-        text = open(path).read()
-    except OSError as e:
-        raise UsageError(f"--hostfile '{path}': cannot read it ({e.strerror})") from None
+    text = read_input(path, "--hostfile")
     out = []
     for line in text.splitlines():
         line = line.split("#", 1)[0].strip()
@@ -110,19 +99,28 @@ def read_hostfile(path) -> list:
     return out
 
 
-def parse_inject(text, nodes) -> tuple:
+def parse_inject(text, nodes, fabric=None) -> tuple:
     """'link:I:bandwidth=F' or 'link:I:latency=F' -> (I, kind, F): node I's link at F times the
-    platform's bandwidth (or latency)."""
-    m = re.match(r"^link:([0-9]+):([a-z_]+)=([0-9.eE+-]+)$", text or "")
+    platform's bandwidth (or latency); 'link:A-B:KIND=F' -> ((child, parent), kind, F): the
+    cable between switches A and B of FABRIC, both ways."""
+    m = re.match(r"^link:([^:]+):([a-z_]+)=([0-9.eE+-]+)$", text or "")
     if not m:
-        raise UsageError(f"--inject '{text}' is not allowed; expected link:I:bandwidth=F or "
-                         "link:I:latency=F")
-    i, kind = int(m.group(1)), m.group(2)
+        raise UsageError(f"--inject '{text}' is not allowed; expected link:I:bandwidth=F, "
+                         "link:I:latency=F, or link:SWITCH-SWITCH:KIND=F with --topology-conf")
+    target, kind = m.group(1), m.group(2)
     if kind not in INJECT_KINDS:
         raise UsageError(f"--inject '{text}': unknown kind '{kind}'; allowed: "
                          f"{', '.join(INJECT_KINDS)}")
-    if i >= nodes:
-        raise UsageError(f"--inject '{text}': node {i} does not exist; allowed: 0 to {nodes - 1}")
+    if target.isdigit():
+        where = int(target)
+        if where >= nodes:
+            raise UsageError(f"--inject '{text}': node {where} does not exist; allowed: 0 to "
+                             f"{nodes - 1}")
+    elif fabric is None:
+        raise UsageError(f"--inject '{text}': '{target}' is not a node number; a cable "
+                         "(SWITCH-SWITCH) needs --topology-conf")
+    else:
+        where = fabric.cable_named(target, f"--inject '{text}'")
     try:
         f = float(m.group(3))
     except ValueError:
@@ -130,7 +128,7 @@ def parse_inject(text, nodes) -> tuple:
     if not (f > 0 and math.isfinite(f)):
         raise UsageError(f"--inject '{text}': factor '{m.group(3)}' is not allowed; expected a "
                          "number > 0")
-    return i, kind, f
+    return where, kind, f
 
 
 # ---------------------------------------------------------------- tables from records
@@ -228,79 +226,202 @@ def link_values(run, hosts=None) -> pd.DataFrame:
     return out.rename(columns={"src_host": "src", "dst_host": "dst"}).reset_index(drop=True)
 
 
-# ---------------------------------------------------------------- outliers
-
-def score(values, worse, threshold, min_effect, center=None, reference=None, noise=None):
-    """(z, flagged) of each value against the values' median and MAD (or CENTER, a baseline;
-    or the median and MAD of REFERENCE, other values of the same metric), on the log scale.
-    NOISE: each value's own standard uncertainty on that scale, added to the MAD in
-    quadrature (a value measured too loosely to tell is not far)."""
-    def logs(a):
-        a = np.asarray(a, dtype=float)
-        ok = np.isfinite(a) & (a > 0)
-        return np.log(np.where(ok, a, 1.0)), ok
-    x, ok = logs(values)
-    r, rok = logs(values if reference is None else reference)
-    if center is not None:
-        med = math.log(center)
-    elif rok.any():
-        med = float(np.median(r[rok]))
-    else:
-        return np.full(x.shape, math.nan), np.zeros(x.shape, bool)
-    s = max(mad(r[rok]) if rok.sum() > 1 else 0.0, MAD_FLOOR)
-    u = np.zeros(x.shape) if noise is None else np.nan_to_num(np.asarray(noise, dtype=float))
-    z = worse * (x - med) / np.hypot(s, u)
-    flagged = ok & (z >= threshold) & (np.abs(np.exp(x - med) - 1) >= min_effect)
-    return np.where(ok, z, np.nan), flagged
-
+# ---------------------------------------------------------------- judgement
 
 @dataclass
 class Finding:
-    kind: str          # unreachable | node | link
-    where: str         # a host, or SRC->DST
-    evidence: list     # [{metric, value, unit, median, z, run, label}]
+    kind: str          # unreachable | node | link | cable
+    where: str         # a host, SRC->DST, or the cable A-B
+    evidence: list     # [{metric, value, unit, median, z, p, q, effect, run, label, …}]
     z: float
+    p: float = math.nan
+    tests: list = field(default_factory=list, repr=False)   # the scan_judge.Tests behind it
 
     def to_dict(self, rank) -> dict:
-        node = self.where if self.kind != "link" else None
-        return {"rank": rank, "kind": self.kind, "node": node,
+        def num(x, nd):
+            return None if x is None or not math.isfinite(x) else round(float(x), nd)
+        return {"rank": rank, "kind": self.kind,
+                "node": self.where if self.kind in ("node", "unreachable") else None,
                 "link": self.where if self.kind == "link" else None,
-                "z": None if not math.isfinite(self.z) else round(self.z, 2),
+                "cable": self.where if self.kind == "cable" else None,
+                "z": num(self.z, 2),
+                "p": None if not math.isfinite(self.p) else float(f"{self.p:.3g}"),
                 "evidence": self.evidence}
 
 
-def _ev(metric, value, unit, median, z, run, label="", reference="allocation"):
-    def num(x):
-        return None if x is None or not math.isfinite(x) else round(float(x), 6)
-    return {"metric": metric, "value": num(value), "unit": unit, "median": num(median),
-            "z": None if not math.isfinite(z) else round(float(z), 2), "run": run,
-            "label": label, "reference": reference}
+@dataclass
+class Verdict:
+    table: pd.DataFrame          # node values, METRIC_z (and METRIC_zb against a baseline)
+    links: "pd.DataFrame | None"  # the links, METRIC_z and METRIC_flag
+    tests: list                  # every test of the scan
+    findings: list               # Findings, not ranked (the unreachable apart)
+    ctx: object = None           # scan_links.LinkContext
+    cut: float = 0.0             # the family's p-value cut-off
+    notes: list = field(default_factory=list)
 
 
-def judge_nodes(values: pd.DataFrame, runs_of: dict, threshold, min_effect, baseline=None,
-                against="") -> tuple:
-    """(table with a z and a flag per metric, {host: [evidence]}). BASELINE: the node_values
-    of a saved scan (baseline_values), AGAINST its name: each value is also judged against the
-    baseline's nodes (their median and MAD), its z in METRIC_zb."""
+LINK_EVIDENCE = 8   # flagged links kept in a node's or a cable's evidence
+
+
+def judge(values, runs_of, fdr, min_effect, threshold=None, links=None, hosts=(), link_run="",
+          link_metrics=None, fabric=None, baseline=None, against="") -> Verdict:
+    """Every test of a scan in one family: VALUES (node_values) against the allocation and
+    BASELINE (a baseline's node_values, named AGAINST); LINKS (link_values over HOSTS, from
+    LINK_RUN) by node, cable (FABRIC) and link; flagged at FDR and MIN_EFFECT (THRESHOLD: a
+    robust z floor, or None)."""
+    tests = node_tests(values, FINGERPRINT, runs_of)
+    if baseline is not None and not baseline.empty:
+        tests += node_tests(values, FINGERPRINT, runs_of, f"baseline {against}", baseline)
+    ctx = None
+    if links is not None and len(links):
+        more, ctx = scan_links.link_tests(links, list(hosts), link_run, min_effect,
+                                          link_metrics, fabric)
+        tests += more
+    cut = decide(tests, fdr, min_effect, threshold)
+    findings, notes = _assemble(tests, ctx, cut, min_effect, threshold)
+    if 0 < len(hosts or values.index) < scan_null.MIN_TEST:
+        notes.append(f"{len(hosts or values.index)} nodes: too few to estimate the "
+                     "allocation's spread; judged by the relative effect alone (--min-effect "
+                     f"{min_effect:g}), no test")
+    return Verdict(_node_table(values, tests), _link_table(links, tests), tests, findings, ctx,
+                   cut, notes)
+
+
+def _assemble(tests, ctx, cut, min_effect, threshold) -> tuple:
+    chosen, away = scan_links.explain(tests, ctx, cut, min_effect, threshold) if ctx else ([], {})
+    named = {}
+    for t in tests:
+        if t.flagged and t.kind == "node" and not t.links:
+            named.setdefault(("node", t.where), []).append(t)
+    cover = {}
+    for t in chosen:
+        named.setdefault((t.kind, t.where), []).append(t)
+        for k in t.links:
+            cover.setdefault((k, t.link_metric), (t.kind, t.where))
+    lone = {}
+    for t in tests:
+        if not (t.flagged and t.kind == "link"):
+            continue
+        owner = cover.get((t.links[0], t.link_metric))
+        ends = [("node", h) for h in t.links[0] if ("node", h) in named]
+        if owner is None and ends:
+            owner = ends[0]
+        (named.setdefault(owner, []) if owner else lone.setdefault(t.where, [])).append(t)
+    findings = [_finding(kind, where, ts) for (kind, where), ts in named.items()]
+    findings += [_finding("link", where, ts) for where, ts in lone.items()]
+    notes = [f"{where}: its slow links are explained by {', '.join(by)}"
+             for where, by in away.items() if ("node", where) not in named and by]
+    return findings, notes
+
+
+def _finding(kind, where, tests) -> Finding:
+    own = [t for t in tests if t.kind != "link" or kind == "link"]
+    links = [t for t in tests if t.kind == "link" and kind != "link"]
+    links.sort(key=lambda t: -t.z if math.isfinite(t.z) else 0)
+    ev = [t.evidence() for t in own + links[:LINK_EVIDENCE]]
+    if len(links) > LINK_EVIDENCE:
+        ev.append({"metric": "links", "value": len(links), "unit": "", "median": None,
+                   "z": None, "run": links[0].run, "label": f"{len(links) - LINK_EVIDENCE} "
+                   "more flagged links of it, not listed", "reference": "allocation",
+                   "pass": 1})
+    zs = [t.z for t in tests if math.isfinite(t.z)]
+    ps = [t.p for t in tests if math.isfinite(t.p)]
+    return Finding(kind, where, ev, max(zs) if zs else math.nan, min(ps) if ps else math.nan,
+                   list(own + links))
+
+
+def _node_table(values, tests) -> pd.DataFrame:
     table = values.copy()
-    flagged = {}
     for m in FINGERPRINT:
-        col = values[m.name].to_numpy(dtype=float)
-        noise = values[m.name + "_u"].to_numpy(dtype=float) if m.degradation else None
-        refs = [("allocation", None, "_z")]
-        if baseline is not None and np.isfinite(baseline[m.name].to_numpy(dtype=float)).any():
-            refs.append((f"baseline {against}", baseline[m.name].to_numpy(dtype=float), "_zb"))
-        for ref_name, ref, suffix in refs:
-            z, f = score(col, m.worse, threshold, min_effect, noise=noise, reference=ref)
-            table[m.name + suffix] = z
-            base = col if ref is None else ref
-            med = float(np.nanmedian(base)) if np.isfinite(base).any() else math.nan
-            for host, zz, ff, v in zip(values.index, z, f, col):
-                if ff:
-                    flagged.setdefault(host, []).append(
-                        _ev(m.name, v, m.unit, med, zz, runs_of.get((host, m.benchmark), ""),
-                            m.label, ref_name))
-    return table, flagged
+        table[m.name + "_z"] = math.nan
+    for t in tests:
+        if t.kind == "node" and not t.links and t.where in table.index:
+            col = t.metric + ("_z" if t.reference == "allocation" else "_zb")
+            table.loc[t.where, col] = t.z
+    return table
+
+
+def _link_table(links, tests):
+    if links is None:
+        return None
+    out = links.copy()
+    for metric, _, _ in LINK_METRICS:
+        out[metric + "_z"], out[metric + "_flag"] = math.nan, False
+    at = {(s, d): i for i, (s, d) in enumerate(zip(out.src, out.dst))}
+    zcol = {m: out[m + "_z"].to_numpy(dtype=float).copy() for m, _, _ in LINK_METRICS}
+    fcol = {m: out[m + "_flag"].to_numpy(dtype=bool).copy() for m, _, _ in LINK_METRICS}
+    for t in tests:
+        if t.kind == "link" and t.links[0] in at:
+            i = at[t.links[0]]
+            zcol[t.link_metric][i], fcol[t.link_metric][i] = t.z, t.flagged
+    for m, _, _ in LINK_METRICS:
+        out[m + "_z"], out[m + "_flag"] = zcol[m], fcol[m]
+    return out
+
+
+def second_pass(verdict, fdr, min_effect, threshold=None, values=None, links=None) -> list:
+    """The findings of VERDICT judged again on a second measurement: VALUES (node_values of
+    the fingerprints measured again) and LINKS (the links measured again), each test behind
+    a finding the same way as the first time, against the first pass's nulls; one family at
+    FDR. A finding is kept when a test behind it is flagged again on the same metric, with
+    both passes as its evidence; one with nothing measured again is kept as it was."""
+    logs = {}
+    if links is not None and len(links):
+        for m, _, _ in LINK_METRICS:
+            if m in links:
+                x = scan_null.logs_of(links[m])
+                logs[m] = {(s, d): v for s, d, v in zip(links.src, links.dst, x)
+                           if math.isfinite(v)}
+    pairs = []
+    for f in verdict.findings:
+        for t in f.tests:
+            new = None
+            if t.kind == "node" and not t.links and values is not None \
+                    and t.where in values.index and t.metric in values:
+                u = values.loc[t.where].get(t.metric + "_u")
+                new = rejudge_node(t, values.loc[t.where, t.metric], u)
+            elif t.links and t.link_metric in logs:
+                new = scan_links.rejudge(t, verdict.ctx, logs[t.link_metric])
+            if new is not None and math.isfinite(new.value):
+                pairs.append((f, new))
+    decide([n for _, n in pairs], fdr, min_effect, threshold)
+    again = {}
+    for f, n in pairs:
+        again.setdefault(id(f), []).append(n)
+    kept = []
+    for f in verdict.findings:
+        second = again.get(id(f))
+        if second is None:
+            kept.append(f)
+        elif any(n.flagged for n in second):
+            f.evidence = f.evidence + [n.evidence() for n in second
+                                       if n.kind != "link" or f.kind == "link"][:2 * LINK_EVIDENCE]
+            kept.append(f)
+    return kept
+
+
+def rank(unreachable: dict, findings: list) -> list:
+    """Suspects, worst first: unreachable nodes, then by their smallest p-value (their
+    largest robust z where judged by the effect alone)."""
+    out = [Finding("unreachable", h, [{"metric": "reachable", "value": None, "unit": "",
+                                       "median": None, "z": None, "run": run, "label": why}],
+                   math.inf) for h, (why, run) in unreachable.items()]
+    return out + sorted(findings, key=lambda f: (f.p if math.isfinite(f.p) else 1.0,
+                                                 -(f.z if math.isfinite(f.z) else 0.0)))
+
+
+def drain_lines(suspects) -> list:
+    """`scontrol update` lines that drain each flagged node (links and cables name no node to
+    drain)."""
+    out = []
+    for s in suspects:
+        if s.kind in ("link", "cable"):
+            continue
+        what = "unreachable" if s.kind == "unreachable" else \
+            ", ".join(f"{e['metric']} z={e['z']}" for e in s.evidence[:3])
+        reason = re.sub(r"[^A-Za-z0-9 .,:=_+-]", "", f"jostle scan: {what}")[:200]
+        out.append(f'scontrol update NodeName={s.where} State=DRAIN Reason="{reason}"')
+    return out
 
 
 def baseline_values(points) -> pd.DataFrame:
@@ -319,78 +440,6 @@ def baseline_values(points) -> pd.DataFrame:
         by_host.setdefault(stem[len(f"fp-{bench}-"):], {})[bench] = \
             SimpleNamespace(points=df.reset_index(drop=True), param_names=names)
     return node_values(by_host)
-
-
-def judge_links(links: pd.DataFrame, hosts, run_path, threshold, min_effect,
-                metrics=None) -> tuple:
-    """(links table with z and flags, node findings, link findings). Each link is judged
-    against every link; a node all of whose links out (or all in) are far, for one metric, from
-    the links that do not touch it is one node finding: one bad node touches 2(N-1) of the
-    N(N-1) links, half of them at N = 4, where their own median and MAD would no longer be the
-    healthy links'. A flagged link of a node so named is that node's evidence too (into a node
-    whose sending is capped, TCP's acknowledgements wait behind its data, in the round where
-    the pair exchange both ways). METRICS: the names of LINK_METRICS judged (default all; the
-    others get no flag)."""
-    links = links.copy()
-    judged = [m for m in LINK_METRICS if metrics is None or m[0] in metrics]
-    for metric, _unit, _worse in LINK_METRICS:
-        links[metric + "_z"], links[metric + "_flag"] = np.nan, False
-    for metric, _unit, worse in judged:
-        z, f = score(links[metric].to_numpy(dtype=float), worse, threshold, min_effect)
-        links[metric + "_z"], links[metric + "_flag"] = z, f
-    nodes, claimed = {}, set()
-    for h in hosts:
-        others = links[(links.src != h) & (links.dst != h)]
-        for side, col in (("out", "src"), ("in", "dst")):
-            mine = links[links[col] == h]
-            for metric, unit, worse in judged:
-                ref = others[metric] if others[metric].notna().sum() >= 2 else links[metric]
-                z, f = score(mine[metric].to_numpy(dtype=float), worse, threshold, min_effect,
-                             reference=ref.to_numpy(dtype=float))
-                if len(mine) >= 2 and f.all():
-                    nodes.setdefault(h, []).append(_ev(
-                        f"links_{side}_{metric}", float(mine[metric].median()), unit,
-                        float(ref.median()), float(z.min()), str(run_path),
-                        f"every link {side} of the node: median {metric} of its {len(mine)}, "
-                        "against the links that do not touch it"))
-                    claimed.update(mine.index)
-    found = []
-    for idx, row in links.iterrows():
-        if idx in claimed:
-            continue
-        ev = [_ev(metric, row[metric], unit, float(links[metric].median()), row[metric + "_z"],
-                  str(run_path), f"link {row.src}->{row.dst}")
-              for metric, unit, _ in judged if row[metric + "_flag"]]
-        named = [h for h in (row.src, row.dst) if h in nodes]
-        if ev and named:
-            nodes[named[0]].extend(ev)
-        elif ev:
-            found.append(Finding("link", f"{row.src}->{row.dst}", ev, max(e["z"] for e in ev)))
-    return links, nodes, found
-
-
-def rank(unreachable: dict, node_ev: dict, link_findings: list) -> list:
-    """Suspects, worst first: unreachable nodes, then by their largest robust z."""
-    out = [Finding("unreachable", h, [{"metric": "reachable", "value": None, "unit": "",
-                                       "median": None, "z": None, "run": run, "label": why}],
-                   math.inf) for h, (why, run) in unreachable.items()]
-    found = [Finding("node", h, ev, max((e["z"] or 0) for e in ev)) for h, ev in node_ev.items()]
-    found += link_findings
-    out += sorted(found, key=lambda f: -f.z)
-    return out
-
-
-def drain_lines(suspects) -> list:
-    """`scontrol update` lines that drain each flagged node (links name no node to drain)."""
-    out = []
-    for s in suspects:
-        if s.kind == "link":
-            continue
-        what = "unreachable" if s.kind == "unreachable" else \
-            ", ".join(f"{e['metric']} z={e['z']}" for e in s.evidence[:3])
-        reason = re.sub(r"[^A-Za-z0-9 .,:=_+-]", "", f"jostle scan: {what}")[:200]
-        out.append(f'scontrol update NodeName={s.where} State=DRAIN Reason="{reason}"')
-    return out
 
 
 # ---------------------------------------------------------------- output
@@ -412,6 +461,16 @@ def links_json(links) -> list:
              "flagged": bool(r.latency_flag or r.bandwidth_flag)} for r in links.itertuples()]
 
 
+def _text_evidence(e) -> str:
+    if e["value"] is None:
+        return f"{e['label']} [{e['run']}]"
+    ref = "" if e.get("reference", "allocation") == "allocation" else e["reference"] + " "
+    cross = f", {e['slow']} of the {e['pairs']} links across it slow" if "slow" in e else ""
+    again = " (measured again)" if e.get("pass") == 2 else ""
+    return (f"{e['metric']} {e['value']} {e['unit']} ({ref}median {e['median']}, z {e['z']}, "
+            f"p {e.get('p')}{cross}){again} [{e['run']}]")
+
+
 def text(doc, table) -> str:
     cols = [m.name for m in FINGERPRINT]
     lines = [f"jostle scan: {len(doc['hosts'])} nodes, {len(doc['unreachable'])} unreachable, "
@@ -426,14 +485,8 @@ def text(doc, table) -> str:
         flagged = sum(x["flagged"] for x in doc["links"])
         lines.append(f"links: {len(doc['links'])} measured, {flagged} flagged")
     for s in doc["suspects"]:
-        where = s["node"] or s["link"]
-        ev = "; ".join(f"{e['metric']} {e['value']} {e['unit']} ("
-                       + ("" if e.get("reference", "allocation") == "allocation"
-                          else e["reference"] + " ")
-                       + f"median {e['median']}, z {e['z']}) "
-                       f"[{e['run']}]" if e["value"] is not None else f"{e['label']} [{e['run']}]"
-                       for e in s["evidence"])
-        lines.append(f"  {s['rank']}. {s['kind']} {where}: {ev}")
+        ev = "; ".join(_text_evidence(e) for e in s["evidence"])
+        lines.append(f"  {s['rank']}. {s['kind']} {s['node'] or s['link'] or s['cable']}: {ev}")
     if not doc["suspects"]:
         lines.append("nothing flagged")
     lines += [f"figure: {f}" for f in doc["figures"]] + [f"note: {n}" for n in doc["notes"]]

@@ -1,9 +1,12 @@
 """`jostle scan`'s runs: the fingerprint of each node, the link run, and the probes that tell
 a dead node from a failed run (commands/scan.py plans, judges and reports; docs/scan.md)."""
 
+import hashlib
 import os
+import random
 from pathlib import Path
 
+from ..binary import repo_root
 from ..run import process
 from ..run.campaign import Campaign, Failure, RunSpec
 from ..errors import JostleError, UsageError
@@ -61,13 +64,86 @@ def per_host(comm_core, hosts) -> "dict | None":
     return dict(zip(hosts, parts))
 
 
-def link_run(args, hosts, exact=False) -> RunSpec:
+def choose_shifts(n, k=None, quick=False, seed=1) -> list:
+    """The rounds of the link part for N nodes: every shift 1..N-1 (a full scan), K of them
+    (one drawn at random from each of K equal stretches of 1..N-1, seeded: near and far
+    partners both), or --quick: the one round N/2, every node with one partner (n/2 disjoint
+    pairs for an even N; for an odd N the shift by (N-1)/2). Every node sends and receives
+    once a round."""
+    if quick:
+        return [n // 2] if n % 2 == 0 else [(n - 1) // 2]
+    if k is None or k >= n - 1:
+        return list(range(1, n))
+    rng = random.Random(f"jostle-scan-shifts-{seed}-{n}-{k}")
+    edges = [1 + (n - 1) * i // k for i in range(k + 1)]
+    return [rng.randrange(edges[i], edges[i + 1]) for i in range(k)]
+
+
+def check_shifts(args, n):
+    """--shifts K against N nodes (exit 2, the value named)."""
+    k = getattr(args, "shifts", None)
+    if k is not None and k > n - 1:
+        raise UsageError(f"--shifts {k} is not allowed for {n} nodes; expected 1 to {n - 1} (a "
+                         f"full scan is {n - 1} rounds: leave --shifts out)")
+
+
+def shifts_of(args, n) -> list:
+    check_shifts(args, n)
+    return choose_shifts(n, getattr(args, "shifts", None), getattr(args, "quick", False),
+                         getattr(args, "seed", None) or 1)
+
+
+def arrange_rounds(links, n_at_once) -> list:
+    """LINKS (src, dst ranks) in rounds of at most N_AT_ONCE links, each rank sending once and
+    receiving once a round: [(round, src, dst)]."""
+    rounds, left = [], list(links)
+    while left:
+        sends, recvs, this, rest = set(), set(), [], []
+        for s, d in left:
+            if len(this) < n_at_once and s not in sends and d not in recvs:
+                this.append((s, d))
+                sends.add(s)
+                recvs.add(d)
+            else:
+                rest.append((s, d))
+        rounds.append(this)
+        left = rest
+    return [(q, s, d) for q, r in enumerate(rounds) for s, d in r]
+
+
+def pairs_file(camp_dir, rounds) -> Path:
+    """The rounds as jostle-bench shift --pairs reads them, in CAMP_DIR, named by content (the
+    same rounds: the same file, and the run that measured them resumes)."""
+    body = "".join(f"{q} {s} {d}\n" for q, s, d in rounds)
+    path = Path(camp_dir) / f"pairs-{hashlib.sha1(body.encode()).hexdigest()[:10]}.txt"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _write_atomic(path, body)
+    return path
+
+
+LINKS_PER_POINT_SIMULATED = "32"   # links a point of a simulated run: every rank walks every point
+# Every simulated rank loads a topology: this machine's, discovered (0.05 s a rank here, minutes
+# at 1024 ranks), or a small XML one (nothing is bound in a simulation either way).
+SIM_TOPOLOGY = Path("share") / "topologies" / "memonly-numa.xml"
+
+
+def link_run(args, hosts, exact=False, shifts=None, pairs=None, nrounds=None) -> RunSpec:
+    """The shift run over HOSTS: SHIFTS (None: all N-1) or the rounds of PAIRS (a file,
+    NROUNDS rounds); EXACT: simulated, one sample a link."""
     n = len(hosts)
     sizes = {"all": LINK_SIZES, "bandwidth": "1M", "latency": "8"}[args.link_metrics]
     nsizes = len(sizes.split(","))
     a = ["--sizes", sizes, "--pattern", "pairwise" if args.pairwise else "shift"]
+    rounds = nrounds if pairs is not None else (len(shifts) if shifts else n - 1)
+    if pairs is not None:
+        a += ["--pairs", str(pairs)]
+    elif shifts and len(shifts) < n - 1:
+        a += ["--shifts", ",".join(map(str, shifts))]
     if exact:   # simulated: deterministic, one sample says it all
-        a += ["--iterations", "1", "--warmup", "0"]
+        a += ["--iterations", "1", "--warmup", "0", "--links-per-point", LINKS_PER_POINT_SIMULATED]
+        topo = (repo_root() or Path.cwd()) / SIM_TOPOLOGY
+        a += ["--topology", str(topo)] if topo.is_file() else []
     else:
         # --max-reps bounds the rounds measured: a point fed from the rounds already taken
         # is fast, and the harness would size its next batch of new rounds from that speed.
@@ -78,18 +154,32 @@ def link_run(args, hosts, exact=False) -> RunSpec:
         a += ["--comm-core", ",".join(of[h] for h in hosts)]
     elif getattr(args, "comm_core", None):
         a += ["--comm-core", args.comm_core]
-    bound = (n - 1) * args.round_time + 10
-    name = c.default_name(f"links-{'pairwise' if args.pairwise else 'shift'}-n{n}", a, n, hosts)
+    bound = rounds * args.round_time + 10
+    kind = "pairwise" if args.pairwise else "shift"
+    name = c.default_name(f"links-{kind}-n{n}", [x if x != str(pairs) else Path(pairs).name
+                                                 for x in a], n, hosts)
     return RunSpec(name, "shift", a, n, list(hosts), 2 * bound + (args.timeout or DEFAULT_MARGIN),
                    estimate=bound)
 
-def time_bound(args, n) -> str:
+
+def time_bound(args, n, shifts=None) -> str:
+    """The plan's time, part by part: the fingerprint, the link part's rounds, and what a
+    confirmation may add."""
+    rounds = len(shifts) if shifts else n - 1
     fp = 0 if args.parts == "links" else args.budget * -(-n // (args.fingerprint_jobs or n))
-    links = 0 if args.parts == "fingerprint" else (n - 1) * args.round_time
-    return (f"jostle: scan of {n} nodes: fingerprint ≤ {duration(fp)} "
-            f"({'every node at once' if not args.fingerprint_jobs else f'{args.fingerprint_jobs} at once'}), "
-            f"links {n - 1} rounds × {args.round_time:g} s ≤ {duration(links)}, plus start-ups: "
-            f"at most about {duration(fp + links + 60)}")
+    links = 0 if args.parts == "fingerprint" else rounds * args.round_time
+    which = "every node at once" if not args.fingerprint_jobs else \
+        f"{args.fingerprint_jobs} at once"
+    part = (f"{rounds} of the {n - 1} shift rounds ({shift_text(shifts)})"
+            if shifts and rounds < n - 1 else f"{n - 1} rounds")
+    return (f"jostle: scan of {n} nodes: fingerprint ≤ {duration(fp)} ({which}), "
+            f"links {part} × {args.round_time:g} s ≤ {duration(links)}, plus start-ups: "
+            f"at most about {duration(fp + links + 60)}; a confirmation measures again what "
+            "is flagged (its fingerprints, its links in rounds of half as many at once)")
+
+
+def shift_text(shifts) -> str:
+    return ",".join(map(str, shifts[:12])) + (f",… ({len(shifts)})" if len(shifts) > 12 else "")
 
 # ---------------------------------------------------------------- running
 
@@ -132,11 +222,15 @@ def run_fingerprints(args, camp_dir, hosts, config_of, progress, suffix="") -> d
     return dead
 
 
-def run_links(args, camp_dir, hosts, config_of, progress, dead, suffix="") -> "Path | None":
-    """The link run over HOSTS; when it fails, the hosts that do not answer are added to DEAD
-    and it is run again without them. Returns the complete run file, or None."""
+def run_links(args, camp_dir, hosts, config_of, progress, dead, suffix="", shifts_for=None,
+              pairs=None) -> "Path | None":
+    """The link run over HOSTS (SHIFTS_FOR(n): its rounds for n hosts; PAIRS: (file, rounds)
+    instead); when it fails, the hosts that do not answer are added to DEAD and it is run
+    again without them (not with PAIRS, whose ranks are HOSTS'). Returns the complete run
+    file, or None."""
     while len(hosts) >= 2:
-        spec = link_run(args, hosts)
+        spec = link_run(args, hosts, shifts=shifts_for(len(hosts)) if shifts_for else None,
+                        pairs=pairs[0] if pairs else None, nrounds=pairs[1] if pairs else None)
         spec.name += suffix
         camp = Campaign(camp_dir, [spec])
         [(_, status)] = camp.run(config_of, progress, quiet=True, keep_going=True)
@@ -147,6 +241,8 @@ def run_links(args, camp_dir, hosts, config_of, progress, dead, suffix="") -> "P
             raise JostleError(f"the link run failed and every host answers: {status.message}")
         for h, why in lost.items():
             dead[h] = (why, str(camp.output(spec)) + ".partial")
+        if pairs:
+            return None
         hosts = [h for h in hosts if h not in lost]
     return None
 

@@ -1,34 +1,34 @@
 """`jostle scan`: the slow node and the bad link of an allocation (docs/scan.md).
 
 A campaign like every study: a fingerprint per node (every node at once, each measuring only
-itself), then every link with mpiGraph's shift pattern, then each node and link against the
-allocation's median (jostle.analysis.scan). A node that does not answer is named unreachable after its
-run's time-out and the scan goes on without it; what was measured is kept, and the same command
-resumes."""
+itself), then the links with mpiGraph's shift pattern (every round, or K of them), then every
+node, link and cable judged against the allocation itself, false alarms controlled over the
+whole scan (jostle.analysis.scan); what is flagged is measured again. A node that does not
+answer is named unreachable after its run's time-out and the scan goes on without it; what was
+measured is kept, and the same command resumes."""
 
 import argparse
-import json
 import os
-import shlex
 import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from .. import binary, figures
-from ..analysis import baselines, comparison, scan
+from .. import binary
+from ..analysis import scan
 from ..run import launch, simgrid
 from ..run.campaign import Campaign, LaunchConfig
 from ..errors import JostleError, UsageError
-from ..figures import shift as shift_figures
+from ..records import fabric as fabric_mod
 from ..run.progress import Progress
-from ..records.results import load_run
 from . import _common as c
 from . import _simulation as simulation
 from . import baseline as baseline_cmd
-from ._scan_runs import (DEFAULT_MARGIN, FP_SIZES, _write_atomic, fingerprint_runs, fp_outputs,
-                         link_run, per_host, run_fingerprints, run_links, time_bound)
+from ._scan_report import MIN_EFFECT, MIN_EFFECT_FEW, analyse, confirm, report
+from ._scan_runs import (DEFAULT_MARGIN, FP_SIZES, check_shifts, fingerprint_runs, fp_outputs,
+                         link_run, per_host, run_fingerprints, run_links, shift_text, shifts_of,
+                         time_bound)
 
 ORDER = 45
 EXAMPLES = """examples:
@@ -37,8 +37,11 @@ EXAMPLES = """examples:
   jostle scan --hostfile nodes.txt --format json    the figures and suspects as JSON
   jostle scan --drain-script drain.sh               scontrol lines for the flagged nodes
   jostle scan --dry-run --nodes 256                 the plan and its time bound for 256 nodes
+  jostle scan --shifts 32                           32 of the N-1 rounds of links
   jostle scan --simulate --nodes 256 --inject link:7:bandwidth=0.5
                                                     the link part under SimGrid, one bad link
+  jostle scan --simulate --nodes 1024 --shifts 32 --noise 0.05 --noise-tails t3 --seed 3
+                                                    a machine whose nodes all differ
 
 exit status: 0 nothing flagged, 1 a node or link flagged (or unreachable), 2 bad input."""
 
@@ -59,6 +62,29 @@ def threshold_type(text):
     return c.positive_float(text)
 
 
+def fdr_type(text):
+    try:
+        v = float(text)
+    except ValueError:
+        v = float("nan")
+    if not 0 < v < 0.5:
+        raise argparse.ArgumentTypeError(f"'{text}' is not allowed; expected a false discovery "
+                                         "rate from 0 to 0.5 (exclusive), e.g. 0.01")
+    return v
+
+
+def noise_type(text):
+    try:
+        v = float(text)
+    except ValueError:
+        v = float("nan")
+    if not (v >= 0 and v < 10):
+        raise argparse.ArgumentTypeError(f"'{text}' is not allowed; expected a spread from 0 "
+                                         "to 10 (the standard deviation of a log: 0.05 is 5%)")
+    return v
+
+
+
 def register(sub):
     p = sub.add_parser("scan", help="find the slow node and the bad link of an allocation",
                        description=__doc__.split("\n\n")[0], epilog=EXAMPLES,
@@ -70,7 +96,15 @@ def register(sub):
     m.add_argument("--budget", type=c.positive_float, default=60.0, metavar="S",
                    help="seconds of fingerprint per node (default 60; every node at once)")
     m.add_argument("--round-time", type=c.positive_float, default=1.0, metavar="S",
-                   help="seconds per round of the link part, N-1 rounds (default 1)")
+                   help="seconds per round of the link part (default 1)")
+    r = m.add_mutually_exclusive_group()
+    r.add_argument("--shifts", type=c.positive_int, metavar="K",
+                   help="K of the N-1 rounds of the link part (every node sends and receives K "
+                        "times; drawn with --seed); default all N-1")
+    r.add_argument("--quick", action="store_true",
+                   help="one round of the link part: n/2 disjoint pairs, each both ways")
+    m.add_argument("--seed", type=c.nonneg_int, default=1, metavar="S",
+                   help="seed of the rounds drawn by --shifts (and of --noise) (default 1)")
     m.add_argument("--link-metrics", choices=("all", "bandwidth", "latency"), default="all",
                    help="what the link part measures and judges: bandwidth at 1 MiB, latency at "
                         "8 B, or both (default)")
@@ -88,14 +122,22 @@ def register(sub):
                         "free cores of the rank's share)")
     m.add_argument("--comm-core", metavar="LIST", help="--comm-core of the link run's ranks")
     j = p.add_argument_group("judging")
-    j.add_argument("--threshold", type=threshold_type, default=3.5, metavar="Z",
-                   help="robust z (from the MAD) from which a value is flagged (default 3.5, Iglewicz and Hoaglin's cut-off for the modified z score)")
+    j.add_argument("--fdr", type=fdr_type, default=0.01, metavar="Q",
+                   help="false discovery rate over every test of the scan (Benjamini-Hochberg; "
+                        "with nothing wrong, the chance of any flag) (default 0.01)")
+    j.add_argument("--min-effect", type=c.positive_float, default=None, metavar="F",
+                   help="never flag what is less than F worse than its reference (relative: "
+                        f"0.1 is 10%%) (default {MIN_EFFECT:g}; below 5 nodes, where the effect "
+                        f"alone decides, {MIN_EFFECT_FEW:g})")
+    j.add_argument("--threshold", type=threshold_type, default=None, metavar="Z",
+                   help="also require a robust z (from the MAD) of at least Z (default: none; "
+                        "--fdr controls the false alarms)")
     j.add_argument("--no-confirm", action="store_true",
                    help="do not measure again what was flagged (by default a suspect must be "
                         "flagged twice: a shared node can be slow for a moment)")
-    j.add_argument("--min-effect", type=c.positive_float, default=0.25, metavar="F",
-                   help="never flag a difference from the median smaller than F (relative; "
-                        "a ratio under load: relative to the median ratio) (default 0.25)")
+    j.add_argument("--topology-conf", metavar="FILE",
+                   help="the fabric, in SLURM's topology.conf format: slow links are also "
+                        "judged by the cable between switches they cross")
     j.add_argument("--baseline", type=c.name_type, metavar="NAME",
                    help="also judge each node's fingerprint against baseline NAME, a scan "
                         "kept with `jostle baseline save SCAN-FOLDER --name NAME`")
@@ -119,8 +161,15 @@ def register(sub):
                         f"and its node named unreachable (default {DEFAULT_MARGIN:g})")
     s = simulation.add_options(p, "1Gf", "node speed")
     s.add_argument("--inject", action="append", metavar="link:I:KIND=F",
-                   help="with --simulate: node I's link at F times the platform's bandwidth or "
-                        "latency (KIND); repeatable")
+                   help="with --simulate: node I's link (or link:SWITCH-SWITCH:KIND=F, the "
+                        "cable between two switches of --topology-conf) at F times the "
+                        "platform's bandwidth or latency (KIND); repeatable")
+    s.add_argument("--noise", type=noise_type, metavar="SD",
+                   help="with --simulate: every node's link and every cable drawn from a "
+                        "lognormal of spread SD (0.05: 5%%), each measured link's own draw too")
+    s.add_argument("--noise-tails", choices=("normal", "t3"),
+                   help="with --noise: the measured links' draws normal (default) or heavy-"
+                        "tailed (t3: Student's t, 3 degrees of freedom)")
     c.add_output_options(p, campaign_default="scan")
     p.set_defaults(func=main)
 
@@ -184,28 +233,44 @@ def main(args):
     else:
         nodes = None
     simulation.check_simulation(args)
+    if not args.simulate:
+        for flag in ("inject", "noise", "noise_tails"):
+            if getattr(args, flag) is not None:
+                name = "--" + flag.replace("_", "-")
+                raise UsageError(f"{name} is only used with --simulate; add --simulate, or "
+                                 f"leave {name} out")
+    if args.noise_tails and not args.noise:
+        raise UsageError(f"--noise-tails '{args.noise_tails}' needs --noise SD")
     if args.baseline:   # before anything is measured: a missing baseline is bad input
         if args.simulate or args.parts == "links":
             raise UsageError(f"--baseline '{args.baseline}': a baseline judges the nodes' "
                              "fingerprint, which " + ("a simulated scan" if args.simulate else
                                                       "--parts links") + " does not measure")
         baseline_cmd.existing(args.baseline, baseline_cmd.folder(args))
+    fabric = fabric_mod.read_topology(args.topology_conf) if args.topology_conf else None
     if args.simulate:
-        return simulated(args)
-    if args.inject:
-        raise UsageError("--inject is only used with --simulate")
+        from . import _scan_sim
+        return _scan_sim.simulated(args, fabric)
     if args.dry_run and nodes is not None and not (args.hosts or args.hostfile):
         hosts = [f"node-{i}" for i in range(simgrid.parse_nodes(nodes)[-1])]
     else:
         hosts = allocation(args)
+    check_shifts(args, len(hosts))
+    if fabric is not None:
+        fabric.check_hosts(hosts)
     args.comm_core_of = per_host(args.comm_core, hosts)
     camp_dir = Path(args.output_dir) / args.campaign
     config_of = config_for(args)
+    shifts = shifts_of(args, len(hosts))
     if args.dry_run:
         parts = (fingerprint_runs(args, hosts) if args.parts != "links" else []) + \
-            ([link_run(args, hosts)] if args.parts != "fingerprint" else [])
+            ([link_run(args, hosts, shifts=shifts)] if args.parts != "fingerprint" else [])
         Campaign(camp_dir, parts).dry_run(config_of)
-        print(time_bound(args, len(hosts)), file=sys.stderr)
+        print(time_bound(args, len(hosts), shifts), file=sys.stderr)
+        if args.parts != "fingerprint" and len(shifts) < len(hosts) - 1:
+            print(f"jostle: rounds (shift k: every node sends to node+k, receives from "
+                  f"node-k): {shift_text(shifts) if len(shifts) > 64 else ','.join(map(str, shifts))}",
+                  file=sys.stderr)
         return 0
     progress = Progress()
     t0 = time.monotonic()
@@ -214,179 +279,17 @@ def main(args):
     link_file = None
     if args.parts != "fingerprint":
         link_file = run_links(args, camp_dir, [h for h in hosts if h not in dead], config_of,
-                              progress, dead)
+                              progress, dead, shifts_for=lambda n: shifts_of(args, n))
     fp_files = fp_outputs(args, camp_dir, [h for h in hosts if h not in dead])
-    result = analyse(args, hosts, fp_files, link_file, dead)
-    if not args.no_confirm and any(s.kind != "unreachable" for s in result["suspects"]):
-        result = confirm(args, camp_dir, hosts, config_of, progress, result, fp_files, dead)
-    return report(args, camp_dir, hosts, result, dead, time.monotonic() - t0)
+    verdict, extra = analyse(args, hosts, fp_files, link_file, dead, fabric)
+    findings = verdict.findings
+    if not args.no_confirm and findings:
+        def measure(pairs, rounds):
+            return run_links(args, camp_dir, extra["link_hosts"], config_of, progress, dead,
+                             "-again", pairs=(pairs, rounds))
+        findings = confirm(args, camp_dir, hosts, config_of, progress, verdict, extra, dead,
+                           measure)
+    return report(args, camp_dir, hosts, verdict, findings, extra, dead,
+                  time.monotonic() - t0)
 
 
-def confirm(args, camp_dir, hosts, config_of, progress, first, fp_files, dead) -> dict:
-    """Measure again what was flagged (the flagged nodes' fingerprints, the links) and keep a
-    suspect only when the second measurement flags it too: a node of a shared machine can be
-    slow for a few seconds because of another job, a bad one stays bad. Its evidence: both."""
-    fp_names = {m.name for m in scan.FINGERPRINT}
-    again = sorted({s.where for s in first["suspects"] if s.kind == "node"
-                    and any(e["metric"] in fp_names for e in s.evidence)})
-    fp2 = dict(fp_files)
-    if again:
-        lost = run_fingerprints(args, camp_dir, again, config_of, progress, "-again")
-        dead.update(lost)
-        fp2.update(fp_outputs(args, camp_dir, [h for h in again if h not in lost], "-again"))
-    link_file = first["link_file"]
-    if link_file is not None and any(s.kind == "link" or any(
-            e["metric"].startswith("links_") for e in s.evidence) for s in first["suspects"]):
-        link_file = run_links(args, camp_dir, first["link_hosts"], config_of, progress, dead,
-                              "-again")
-    second = analyse(args, hosts, {k: v for k, v in fp2.items() if k[0] not in dead},
-                     link_file, dead)
-    before = {(s.kind, s.where): s for s in first["suspects"]}
-    kept = []
-    for s in second["suspects"]:
-        if s.kind == "unreachable":
-            # flagged, then lost when measured again (a throttled node can outlast its
-            # time-out): unreachable, with what the first measurement found
-            flagged = before.get(("node", s.where))
-            s.evidence = (flagged.evidence if flagged else []) + s.evidence
-            kept.append(s)
-        elif (s.kind, s.where) in before:
-            s.evidence = before[(s.kind, s.where)].evidence + s.evidence
-            kept.append(s)
-    second["suspects"] = kept
-    return second
-
-
-# ---------------------------------------------------------------- output
-
-def analyse(args, hosts, fp_files, link_file, dead) -> dict:
-    runs_by_host = {}
-    for (h, bench), path in fp_files.items():
-        runs_by_host.setdefault(h, {})[bench] = load_run(path)
-    values = scan.node_values({h: runs_by_host.get(h, {}) for h in hosts if h not in dead})
-    table, node_ev = scan.judge_nodes(values, {k: str(v) for k, v in fp_files.items()},
-                                      args.threshold, args.min_effect,
-                                      *baseline_of(args, runs_by_host))
-    links, link_findings, link_run_ = None, [], None
-    if link_file is not None:
-        link_run_ = load_run(link_file)
-        links, more, link_findings = scan.judge_links(
-            scan.link_values(link_run_, (link_run_.launch or {}).get("hosts") or
-                             [h for h in hosts if h not in dead]),
-            [h for h in hosts if h not in dead], link_file,
-            args.threshold, args.min_effect,
-            metrics=None if args.link_metrics == "all" else (args.link_metrics,))
-        for h, ev in more.items():
-            node_ev.setdefault(h, []).extend(ev)
-    suspects = scan.rank(dead, node_ev, link_findings)
-    crowded = sorted(h for h, runs in runs_by_host.items()
-                     if h not in dead and scan.oversubscribed(runs.get("contention")))
-    notes = [f"latency_under_load and bandwidth_under_load not judged on {', '.join(crowded)}: "
-             "oversubscribed (more bound threads than cores: under load, a compute thread "
-             "shares the communicating thread's core)"] if crowded else []
-    return {"table": table, "links": links, "suspects": suspects, "link_run": link_run_,
-            "notes": notes,
-            "link_file": link_file, "link_hosts": [h for h in hosts if h not in dead]}
-
-
-def baseline_of(args, runs_by_host) -> tuple:
-    """(baseline_values, name) of --baseline for the machine the fingerprints ran on; () with
-    no --baseline or nothing measured."""
-    run = next((r for runs in runs_by_host.values() for r in runs.values()), None)
-    if not args.baseline or run is None:
-        return ()
-    key = comparison.machine_key(comparison.machine_facts(run.meta))
-    entry, label = baseline_cmd.entry_for(args.baseline, baseline_cmd.folder(args), key)
-    base = scan.baseline_values(baselines.from_records(entry, label))
-    if base.empty:
-        raise UsageError(f"--baseline '{args.baseline}': its entry for this machine holds no "
-                         "scan fingerprint (fp-… runs); keep a scan's folder: `jostle baseline "
-                         f"save results/scan --name {args.baseline}`")
-    return base, args.baseline
-
-
-def report(args, camp_dir, hosts, a, dead, elapsed) -> int:
-    suspects = a["suspects"]
-    figs = []
-    if a["link_run"] is not None:
-        figs = figures.write(shift_figures.build([a["link_run"]]), camp_dir / "figures")
-    if args.drain_script:
-        _write_atomic(Path(args.drain_script),
-                      "#!/bin/sh\n# written by jostle scan; review before running\n"
-                      + "".join(line + "\n" for line in scan.drain_lines(suspects)))
-    doc = {"schema": 1, "campaign": str(camp_dir), "hosts": hosts, "elapsed_s": round(elapsed, 1),
-           "threshold": args.threshold, "min_effect": args.min_effect,
-           "baseline": getattr(args, "baseline", None),
-           "unreachable": sorted(dead), "nodes": scan.nodes_json(a["table"], dead),
-           "links": [] if a["links"] is None else scan.links_json(a["links"]),
-           "suspects": [s.to_dict(i + 1) for i, s in enumerate(suspects)],
-           "figures": [str(p) for p in figs if str(p).endswith(".png")],
-           "notes": a.get("notes", [])}
-    _write_atomic(camp_dir / "scan.json", json.dumps(doc, indent=1) + "\n")
-    if args.format == "json":
-        print(json.dumps(doc, indent=1))
-    else:
-        print(scan.text(doc, a["table"]))
-    return 1 if suspects else 0
-
-
-# ---------------------------------------------------------------- simulated
-
-# SimGrid 3.32's SMPI network model with its cross-traffic (each flow's acknowledgements as a
-# reverse flow on the route) crashes (SIGSEGV in lmm::MaxMin::do_solve, from
-# Model::next_occurring_event_lazy) on the shift pattern over 128 nodes or more as soon as one
-# node's link is slower than the others; the same platform with every link alike runs, and so
-# does the faulty one without cross-traffic, or with the CM02 or LV08 model. Without it, the
-# reverse direction of a split-duplex link carries no acknowledgements: a link's bandwidth is
-# its own, which is what the scan compares (docs/scan.md, "Simulated").
-SCAN_SMPI_FLAGS = ("--cfg=network/crosstraffic:0",)
-
-
-def simulated(args) -> int:
-    """The link part on a generated cluster under SimGrid, with faults injected."""
-    counts = simgrid.parse_nodes(args.nodes)
-    if len(counts) != 1:
-        raise UsageError(f"--nodes '{args.nodes}': a scan simulates one node count; give N")
-    n = counts[0]
-    injected = [scan.parse_inject(x, n) for x in args.inject or []]
-    bw, lat = simgrid.parse_bandwidth(args.bandwidth), simgrid.parse_latency(args.latency)
-    speed = simgrid.parse_speed(args.speed)
-    links = {}
-    for i, kind, f in injected:
-        b, l_ = links.get(i, (bw, lat))
-        links[i] = (b * f, l_) if kind == "bandwidth" else (b, l_ * f)
-    hosts = [f"node-{i}" for i in range(n)]
-    camp_dir = Path(args.output_dir) / args.campaign
-    tag = "-" + c.default_name("inject", sorted(map(str, injected)))[7:] if injected else ""
-    spec = link_run(args, hosts, exact=True)
-    spec.name += tag
-    spec.timeout = (args.timeout or 600) + 0.06 * n * n   # N(N-1) links: about 16 ms each at 256 here
-    if not args.dry_run and not shutil_which("smpirun"):
-        raise JostleError("smpirun is not installed (SimGrid); --simulate needs it")
-    bench = simgrid.find_bench(args.bench)
-    plat, hostfile = simgrid.write_platform(camp_dir / "platforms", n, bw, lat, speed,
-                                            links=links, tag=tag, write=not args.dry_run)
-    prefix = shlex.join(["smpirun", "-np", str(n), "-platform", str(plat), "-hostfile",
-                         str(hostfile), *simgrid.smpi_flags(args.poll_cost), *SCAN_SMPI_FLAGS,
-
-                         "--log=root.thresh:warning", "--log=smpi_config.thresh:error"])
-    config = LaunchConfig(bench, "custom", prefix=prefix)
-    camp = Campaign(camp_dir, [spec])
-    if args.dry_run:
-        camp.dry_run(config)
-        print(time_bound(argparse.Namespace(**{**vars(args), "parts": "links"}), n),
-              file=sys.stderr)
-        return 0
-    camp.run(config, Progress(), quiet=True)
-    run = load_run(camp.output(spec))
-    real = float((run.launch or {}).get("elapsed_s") or 0)   # the launch's, also when resumed
-    print(f"jostle: simulated {n} nodes: the link part would take "
-          f"{float((run.end or {}).get('elapsed_s') or 0):.3f} s of simulated time on this "
-          f"platform; it took {real:.1f} s here", file=sys.stderr)
-    return report(args, camp_dir, hosts, analyse(args, hosts, {}, camp.output(spec), {}), {},
-                  real)
-
-
-def shutil_which(name):
-    import shutil
-    return shutil.which(name)

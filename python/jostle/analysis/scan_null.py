@@ -1,0 +1,200 @@
+"""The statistics of `jostle scan`'s judgement (docs/scan.md, "How suspects are found"): an
+empirical null for each metric, estimated from the allocation's own values, a one-sided
+p-value for each value under it, and Benjamini-Hochberg over every test of the scan.
+
+The null of a metric is Efron's empirical null (Efron 2004, "Large-scale simultaneous
+hypothesis testing: the choice of a null hypothesis", JASA 99:96-104): the healthy values'
+centre and spread taken from the bulk of the values themselves (the median of their logs and
+their MAD), not assumed. From TAIL_MIN values on, the worse side's own spread and tail are
+estimated too: its quantiles at TAIL_LOW (0.75: its MAD) and at the one with TAIL_BEYOND values beyond it
+(0.95 to 0.999) give the spread, and the degrees of freedom of a Student t when the second lies
+more than TAIL_SES standard errors further out than a normal's would. So the heavy tails of
+interference are not taken for faults, a summary compressed near its median (the median link
+of a node whose own link is faster than most) does not make its worse side look narrow, and a
+normal sample's chance wobble of a tail quantile does not cost the power that a t's heavier
+extreme tail would. With fewer than MIN_TEST values no spread can be estimated: such a metric
+is judged by the relative effect alone.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .. import lazy
+from . import stats
+
+np = lazy.module("numpy")
+
+MIN_TEST = 5          # fewer values of a metric: the relative effect alone
+TAIL_MIN = 200        # values from which the worse side's spread and tail are estimated
+TAIL_LOW = 0.75       # the quantile of the worse side that gives its spread (its MAD)
+TAIL_BEYOND = 10      # its tail: the quantile with this many values beyond it, from 0.95 to 0.999
+TAIL_Q = (0.95, 0.999)
+TAIL_SES = 3.0        # a tail heavier than a normal's by this many standard errors is a t's
+MAD_FLOOR = 0.01      # on the log scale: values all alike (a simulation) still have a spread
+Q75_NORMAL = 0.6744897501960817
+NU_MAX = 200.0
+
+
+def tail_q(n) -> float:
+    """The quantile that measures the tail of N values: TAIL_BEYOND of them beyond it."""
+    return min(max(1 - TAIL_BEYOND / n, TAIL_Q[0]), TAIL_Q[1])
+
+
+def tail_ratio(nu, q) -> float:
+    """The ratio of the Q-quantile of a t with NU d.f. to its TAIL_LOW-quantile."""
+    return stats.t_quantile(q, nu) / stats.t_quantile(TAIL_LOW, nu)
+
+
+def tail_se(n, q) -> float:
+    """The standard error of tail_ratio's estimate at Q from N normal values (each sample
+    quantile's relative one, sqrt(p(1-p)/n) / density / quantile, in quadrature)."""
+    def rel(p):
+        zq = stats.t_quantile(p, math.inf)
+        dens = math.exp(-zq * zq / 2) / math.sqrt(2 * math.pi)
+        return math.sqrt(p * (1 - p) / n) / dens / zq
+    return tail_ratio(math.inf, q) * math.hypot(rel(q), rel(TAIL_LOW))
+
+
+def fit_nu(ratio, q) -> float:
+    """The degrees of freedom whose tail_ratio at Q is RATIO: inf (a normal) when RATIO is no
+    more than a normal's, 1 (Cauchy) at most heavy."""
+    if not math.isfinite(ratio) or ratio <= tail_ratio(NU_MAX, q):
+        return math.inf
+    if ratio >= tail_ratio(1.0, q):
+        return 1.0
+    lo, hi = 1.0, NU_MAX   # tail_ratio falls as nu grows
+    for _ in range(60):
+        mid = math.sqrt(lo * hi)
+        if tail_ratio(mid, q) > ratio:
+            lo = mid
+        else:
+            hi = mid
+    return math.sqrt(lo * hi)
+
+
+@dataclass(frozen=True)
+class Null:
+    """A metric's empirical null on the log scale: CENTER (the median), MAD (raw: what the MAD
+    of the null is, floored), NU (inf: normal), from N values."""
+    center: float
+    mad: float
+    nu: float
+    n: int
+
+    @property
+    def sigma(self) -> float:
+        """The robust standard deviation: 1.4826 MAD (the scale of the reported z)."""
+        return self.mad / Q75_NORMAL
+
+    @property
+    def t_scale(self) -> float:
+        """The scale of the t whose MAD is the null's."""
+        if math.isinf(self.nu):
+            return self.sigma
+        return self.mad / stats.t_quantile(0.75, self.nu)
+
+    def z(self, logs, worse, u=None):
+        """Robust z of each log value, positive on the worse side; U: each value's own
+        standard uncertainty on the log scale, added in quadrature."""
+        x = np.asarray(logs, dtype=float)
+        u = np.zeros(x.shape) if u is None else np.nan_to_num(np.asarray(u, dtype=float))
+        return worse * (x - self.center) / np.hypot(self.sigma, u)
+
+    def p(self, logs, worse, u=None):
+        """One-sided p-value of each log value on the worse side (NaN where it is NaN)."""
+        x = np.asarray(logs, dtype=float)
+        u = np.zeros(x.shape) if u is None else np.nan_to_num(np.asarray(u, dtype=float))
+        t = worse * (x - self.center) / np.hypot(self.t_scale, u)
+        return survival(t, self.nu)
+
+    def median_se(self, m) -> float:
+        """Standard error of the median of M values drawn from this null, on the log scale
+        (the sample median's asymptotic normal: 1 / (2 f(0) sqrt(m)))."""
+        if math.isinf(self.nu):
+            f0 = 1 / (math.sqrt(2 * math.pi) * self.sigma)
+        else:
+            nu = self.nu
+            f0 = math.exp(math.lgamma((nu + 1) / 2) - math.lgamma(nu / 2)) / \
+                math.sqrt(nu * math.pi) / self.t_scale
+        return 1 / (2 * f0 * math.sqrt(max(m, 1)))
+
+
+def survival(t, nu):
+    """P(T > t), elementwise, for Student's t with NU d.f. (inf: the normal). On the better
+    side (t <= 0, p >= 0.5, never a rejection at --fdr < 0.5) the normal's, which is cheap."""
+    t = np.asarray(t, dtype=float)
+    out = np.full(t.shape, np.nan)
+    ok = np.isfinite(t)
+    normal = np.vectorize(lambda v: 0.5 * math.erfc(v / math.sqrt(2)), otypes=[float])
+    if ok.any():
+        out[ok] = normal(t[ok])
+    heavy = ok & (t > 0) & (not math.isinf(nu))
+    if heavy.any():
+        out[heavy] = np.vectorize(lambda v: stats.t_sf(v, nu), otypes=[float])(t[heavy])
+    out[np.isposinf(t)] = 0.0
+    out[np.isneginf(t)] = 1.0
+    return out
+
+
+def fit(logs, worse, medians=False) -> "Null | None":
+    """The empirical null of LOGS (finite values only), or None below MIN_TEST values.
+    MEDIANS: the values are medians of several links each (a node's links out): a normal (the
+    links' own heavy tails do not survive a median), whose spread is read from the worse
+    side's tail quantile, since near the centre such medians are compressed (a node faster
+    than the links it talks to has the median of theirs)."""
+    x = np.asarray(logs, dtype=float)
+    x = x[np.isfinite(x)]
+    if x.size < MIN_TEST:
+        return None
+    center = float(np.median(x))
+    floor = MAD_FLOOR * Q75_NORMAL
+    mad = max(float(np.median(np.abs(x - center))), floor)
+    if x.size < TAIL_MIN:
+        return Null(center, mad, math.inf, int(x.size))
+    if medians:
+        q = tail_q(x.size)
+        hi = float(np.quantile(worse * (x - center), q))
+        return Null(center, max(mad, hi / stats.t_quantile(q, math.inf) * Q75_NORMAL),
+                    math.inf, int(x.size))
+    side_mad, nu = fit_side(worse * (x - center))
+    return Null(center, max(mad, side_mad), nu, int(x.size))
+
+
+def fit_side(side) -> tuple:
+    """(MAD-equivalent spread, degrees of freedom) of the worse side, SIDE the values'
+    distances from the median towards it, from its quantiles at TAIL_LOW and tail_q(n)."""
+    n, q = side.size, tail_q(side.size)
+    lo, hi = float(np.quantile(side, TAIL_LOW)), float(np.quantile(side, q))
+    if not lo > 0:
+        return 0.0, math.inf
+    ratio = hi / lo
+    if ratio <= tail_ratio(math.inf, q) + TAIL_SES * tail_se(n, q):
+        return lo / stats.t_quantile(TAIL_LOW, math.inf) * Q75_NORMAL, math.inf
+    nu = fit_nu(ratio, q)
+    return lo / stats.t_quantile(TAIL_LOW, nu) * stats.t_quantile(0.75, nu), nu
+
+
+def effect(logs, ref_logs, worse):
+    """How many times worse than the reference, minus 1 (0.25: 25% worse; a bandwidth at 0.6
+    of the reference is 0.67 worse); negative on the better side."""
+    return np.exp(worse * (np.asarray(logs, dtype=float) - np.asarray(ref_logs, dtype=float))) - 1
+
+
+def logs_of(values):
+    """The logs of VALUES, NaN where a value is not a positive number."""
+    v = np.asarray(values, dtype=float)
+    ok = np.isfinite(v) & (v > 0)
+    return np.where(ok, np.log(np.where(ok, v, 1.0)), np.nan)
+
+
+def bh(pvalues, q):
+    """Benjamini-Hochberg over P-VALUES (NaN: not a test): (rejected mask, adjusted p)."""
+    p = np.asarray(pvalues, dtype=float)
+    ok = np.isfinite(p)
+    rejected, adjusted = np.zeros(p.shape, bool), np.full(p.shape, np.nan)
+    if ok.any():
+        r, adj, _ = stats.bh(p[ok], q)
+        rejected[ok], adjusted[ok] = r, adj
+    return rejected, adjusted
