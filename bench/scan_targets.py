@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import checkout_venv
@@ -71,16 +72,24 @@ def _sim_time(err) -> str:
     return line.split("; it took ", 1)[-1] if line else "?"
 
 
-def simulated(keep, nodes, seeds, shifts) -> bool:
+def scans(keep, nodes, todo, jobs):
+    """scan() of each (campaign, extra) of TODO, JOBS at a time (a simulation is one process
+    on one core, and its judgement does not depend on the real time it took), in order."""
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        yield from pool.map(lambda t: scan(keep, t[0], nodes, t[1]), todo)
+
+
+def simulated(keep, nodes, seeds, shifts, jobs=1) -> bool:
     faults = {37 % nodes: "bandwidth=0.6", 200 % nodes: "latency=5"}
     want = sorted(("node", f"node-{i}") for i in faults)
     ok_clean = ok_faults = True
     for label, inject in (("clean", {}), ("faults", faults)):
         hits, times = 0, []
-        for seed in range(1, seeds + 1):
-            extra = [*NOISE, "--seed", str(seed), "--shifts", str(shifts),
-                     *[a for i, f in inject.items() for a in ("--inject", f"link:{i}:{f}")]]
-            rc, doc, err, dt = scan(keep, f"{label}-n{nodes}-s{seed}", nodes, extra)
+        todo = [(f"{label}-n{nodes}-s{seed}",
+                 [*NOISE, "--seed", str(seed), "--shifts", str(shifts),
+                  *[a for i, f in inject.items() for a in ("--inject", f"link:{i}:{f}")]])
+                for seed in range(1, seeds + 1)]
+        for seed, (rc, doc, err, dt) in enumerate(scans(keep, nodes, todo, jobs), 1):
             times.append(dt)
             if doc is None:
                 print(f"  {label} seed {seed}: the scan failed (exit {rc}):\n{err[-1500:]}")
@@ -103,17 +112,18 @@ def simulated(keep, nodes, seeds, shifts) -> bool:
     return ok_clean and ok_faults
 
 
-def tree(keep, nodes, seeds, shifts) -> bool:
+def tree(keep, nodes, seeds, shifts, jobs=1) -> bool:
     conf = keep / f"fat-tree-{nodes}.conf"
     keep.mkdir(parents=True, exist_ok=True)
     conf.write_text(fat_tree_text(nodes, 16, 16))
     hits, drained = 0, 0
-    for seed in range(1, seeds + 1):
+    todo = [(f"tree-n{nodes}-s{seed}",
+             [*NOISE, "--seed", str(seed), "--shifts", str(shifts), "--topology-conf", str(conf),
+              "--inject", f"link:{BAD_CABLE}:bandwidth=0.5",
+              "--drain-script", str(keep / f"drain-tree-{seed}.sh")])
+            for seed in range(1, seeds + 1)]
+    for seed, (rc, doc, err, dt) in enumerate(scans(keep, nodes, todo, jobs), 1):
         drain = keep / f"drain-tree-{seed}.sh"
-        extra = [*NOISE, "--seed", str(seed), "--shifts", str(shifts), "--topology-conf",
-                 str(conf), "--inject", f"link:{BAD_CABLE}:bandwidth=0.5",
-                 "--drain-script", str(drain)]
-        rc, doc, err, dt = scan(keep, f"tree-n{nodes}-s{seed}", nodes, extra)
         if doc is None:
             print(f"  tree seed {seed}: the scan failed (exit {rc}):\n{err[-1500:]}")
             return False
@@ -184,6 +194,7 @@ def main():
     ap.add_argument("--skip", action="append", default=[], choices=("sim", "tree", "netns"))
     ap.add_argument("--quick-check", action="store_true")
     ap.add_argument("--keep", metavar="DIR", help="keep the campaigns here (resumed)")
+    ap.add_argument("--jobs", type=int, default=1, help="simulated scans at once (default 1)")
     a = ap.parse_args()
     if a.quick_check:
         a.nodes, a.seeds, a.tree_seeds, a.clean = 256, 5, 3, 2
@@ -193,9 +204,9 @@ def main():
         keep = Path(a.keep or tmp)
         ok = True
         if "sim" not in a.skip:
-            ok &= simulated(keep, a.nodes, a.seeds, a.shifts)
+            ok &= simulated(keep, a.nodes, a.seeds, a.shifts, a.jobs)
         if "tree" not in a.skip:
-            ok &= tree(keep, a.tree_nodes, a.tree_seeds, a.shifts)
+            ok &= tree(keep, a.tree_nodes, a.tree_seeds, a.shifts, a.jobs)
         if "netns" not in a.skip:
             ok &= netns(a.clean, keep)
     return 0 if ok else 1

@@ -1,4 +1,4 @@
-"""`jostle check` as a site runs it (docs/check.md): 20 checks of this machine each within
+"""`jostle check` as a site runs it (docs/check.md): checks of this machine each within
 its budget, a node slowed by a cgroup cpu quota found unhealthy, a busy node skipped, and
 SLURM's HealthCheckProgram on two slurmd in network namespaces: the slowed node drained after
 its suspect run, the healthy one not, an operator's drain never resumed, the slowed node
@@ -72,6 +72,12 @@ class Group:
 
 @pytest.fixture(scope="module")
 def node():
+    g = make_node()
+    yield g
+    g.remove()
+
+
+def make_node() -> Group:
     """This machine as a node of its own: the checks' processes in a cpu group of the
     largest cpu.shares. The machine may be shared with other work (other sessions' test
     suites): outside a cgroup each session is an autogroup of equal weight, so that a check's
@@ -86,46 +92,65 @@ def node():
     if why:
         warnings.warn(f"this machine is shared ({why}): the checks run in a cpu group of the "
                       "largest shares, with --no-busy-check", stacklevel=2)
-    yield g
-    g.remove()
+    return g
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory, node):
     built("openmpi")
-    d = tmp_path_factory.mktemp("check-sys")
+    path = save_site(tmp_path_factory.mktemp("check-sys"), node)
+    if path is None:
+        pytest.skip("the reference could not be saved: the node is busy")
+    return path
+
+
+def save_site(d: Path, node):
+    """This machine's reference saved in D/site.toml (class `here`), or None when the check
+    says the node is busy."""
     path = d / "site.toml"
     r = jostle("check", "--save-reference", "--site", path, "--class", "here", "--match", "*",
                *SAVE, "--budget", BUDGET, "--repeat", "5", "--spool", d / "spool",
                *node.busy_flags, prefix=node.prefix())
     if r.returncode == 3:
-        pytest.skip(r.stdout.strip())
+        return None
     assert r.returncode == 0, r.stderr
     return path
 
 
-def test_twenty_checks_each_within_its_budget_and_healthy(site, node, tmp_path):
-    """20 checks of this machine: each within budget + 2 s, each exit 0. On a machine shared
-    with other work (node.busy_flags) a neighbour's memory traffic can double a memory
+def checks_in_a_row(site, node, spool, n, budget=BUDGET) -> tuple:
+    """N checks one after the other: ([(exit, wall, line)], [the retests]). On a machine
+    shared with other work (node.busy_flags) a neighbour's memory traffic can double a memory
     latency for one check: there a failure is retested at once, as --slurm's suspect mode
-    does before it drains, and only a failure confirmed by its retest fails the test."""
+    does before it drains, and a retest that fails too is an error."""
     def one():
-        r = jostle("check", "--site", site, "--budget", BUDGET, "--spool", tmp_path / "spool",
+        r = jostle("check", "--site", site, "--budget", budget, "--spool", spool,
                    *node.busy_flags, prefix=node.prefix())
         return r.returncode, round(r.wall, 2), r.stdout.strip()
     out, retests = [], []
-    for _ in range(20):
+    for _ in range(n):
         out.append(one())
         if out[-1][0] == 1 and node.busy_flags:
             retests.append(one())
             assert retests[-1][0] == 0, ("failed twice in a row", out[-1], retests[-1])
+    return out, retests
+
+
+def healthy_enough(out, retests, node) -> bool:
+    """Every check healthy, or (on a shared machine) at most one in ten failed and healthy
+    on its retest."""
+    return all(o[0] == 0 for o in out) or bool(node.busy_flags
+                                               and len(retests) <= max(1, len(out) // 10))
+
+
+def test_checks_each_within_its_budget_and_healthy(site, node, tmp_path):
+    """3 checks of this machine: each within budget + 2 s, each exit 0, each one record in
+    the spool (bench/check_targets.py measures the target of 20)."""
+    out, retests = checks_in_a_row(site, node, tmp_path / "spool", 3)
     print("\n".join(map(str, out)))
-    if retests:
-        print(f"{len(retests)} failure(s) not confirmed by their retest: {retests}")
     assert all(wall <= BUDGET + 2 for _, wall, _ in out + retests), out + retests
-    assert all(o[0] == 0 for o in out) or (node.busy_flags and len(retests) <= 2), (out, retests)
+    assert healthy_enough(out, retests, node), (out, retests)
     recs = [json.loads(p.read_text()) for p in (tmp_path / "spool").glob("check-*.json")]
-    assert len(recs) == 20 + len(retests) and all(r["duration_s"] <= BUDGET + 2 for r in recs)
+    assert len(recs) == 3 + len(retests) and all(r["duration_s"] <= BUDGET + 2 for r in recs)
 
 
 def test_a_node_at_30_percent_of_a_core_is_unhealthy(site, node, tmp_path):

@@ -290,7 +290,7 @@ def test_a_baseline_judges_every_node_against_the_saved_nodes():
 @pytest.mark.mpi
 def test_scan_against_a_saved_baseline(tmp_path, monkeypatch, capsys, built):
     """A real fingerprint of two "hosts" (both this machine, --parts fingerprint), kept as
-    baseline fleet; the memory latency saved made 10 times lower by hand, a second scan names
+    baseline fleet; the memory latency saved made 100 times lower by hand, a second scan names
     both nodes against the baseline, and neither against the allocation."""
     from mpijobs import ENV
     built()
@@ -310,7 +310,7 @@ def test_scan_against_a_saved_baseline(tmp_path, monkeypatch, capsys, built):
     data = json.loads(path.read_text())
     for p in data["machines"][0]["points"]:
         if p["benchmark"] == "memlat":
-            p["median"] /= 10
+            p["median"] /= 100   # a loaded machine's memory latency varies 2-3 times
     path.write_text(json.dumps(data))
     capsys.readouterr()
     rc = cli.main([*common, "--campaign", "now", "--baseline", "fleet"])
@@ -321,7 +321,7 @@ def test_scan_against_a_saved_baseline(tmp_path, monkeypatch, capsys, built):
         # (another metric may differ 3 times from one scan to the next on a loaded machine)
         [mem] = [e for e in s["evidence"]
                  if (e["metric"], e["reference"]) == ("memory_latency", "baseline fleet")]
-        assert mem["value"] > 5 * mem["median"]
+        assert mem["value"] > 10 * mem["median"]
         assert not any(e["metric"] == "memory_latency" and e["reference"] == "allocation"
                        for e in s["evidence"])
     assert all(n["memory_latency"] > 0 for n in doc["nodes"])

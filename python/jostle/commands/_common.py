@@ -16,6 +16,7 @@ from ..run.campaign import Campaign, LaunchConfig, unwritable_dir
 from ..run.progress import Progress
 from ..errors import UsageError
 from ..sizes import human, parse_bytes
+from . import _record
 
 
 # jostle-bench's largest count (--min-reps, --warmup, …: jt_opt_long's bound in
@@ -125,6 +126,8 @@ def add_launch_options(p):
 
 
 def add_output_options(p, campaign_default):
+    """--output-dir, --campaign, --verbose and --record (the command's end calls
+    _record.campaign or _record.then)."""
     g = p.add_argument_group("output")
     g.add_argument("--output-dir", default="results", metavar="DIR",
                    help="where campaigns are written (default: results)")
@@ -134,6 +137,7 @@ def add_output_options(p, campaign_default):
                    help="print jostle-bench's result tables (default: one line per run; every "
                         "point is in the run's record)")
     g.add_argument("--quiet", action="store_true", help=argparse.SUPPRESS)  # the default now
+    _record.add_option(g)
 
 
 def add_runs_option(group):
@@ -311,7 +315,8 @@ def check_memory(sizes, ranks_per_host, buffers=1, option="--sizes", spec=""):
 def run_campaign(args, runs, after=None) -> int:
     """The end of a study that launches one list of runs: the campaign OUTPUT-DIR/CAMPAIGN of
     RUNS, its plan with --dry-run, else its runs and where each one's records are, then
-    AFTER(campaign, config, progress) for what the study adds (figures, a reference)."""
+    AFTER(campaign, config, progress) for what the study adds (figures, a reference), then the
+    campaign into the results store with --record."""
     camp = Campaign(f"{args.output_dir}/{args.campaign}", runs)
     config = launch_config(args)
     if args.dry_run:
@@ -320,4 +325,4 @@ def run_campaign(args, runs, after=None) -> int:
     camp.run(config, progress, quiet=args.quiet)
     for run in runs:
         print(f"jostle: results in {camp.output(run)}", file=sys.stderr)
-    return after(camp, config, progress) if after else 0
+    return _record.campaign(args, after(camp, config, progress) if after else 0)

@@ -15,6 +15,7 @@ from ..run.campaign import RunSpec, repeated
 from ..errors import UsageError
 from ..sizes import parse_bytes, parse_sizes
 from . import _common as c
+from . import _record
 from . import _simulation as simulation
 
 ORDER = 30
@@ -152,7 +153,7 @@ def _check_segment(args, sizes, spec):
 def main(args):
     simulation.check_simulation(args)
     if args.simulate:
-        return simulate(args)
+        return _record.campaign(args, simulate(args))
     spec = args.sizes or benchmarks.default("bcast", "sizes")
     sizes = parse_sizes(spec)
     _check_segment(args, sizes, spec)

@@ -18,6 +18,7 @@ from ..errors import JostleError, UsageError
 from ..run import check_node
 from ..run.watchdog import Expired, Watchdog
 from . import _common as c
+from . import _record
 from ._check_save import save_reference
 from ._check_run import (BUDGET, BUSY_SHARE, SPOOL, STATE_DIR, TIMEOUT, Check,
                          Settings, _runs_dir, dry_run, mark_start, node_name, prepare,
@@ -114,6 +115,7 @@ def register(sub):
     o.add_argument("--format", choices=("text", "json"), default="text",
                    help="stdout: the one line (default), or the record")
     o.add_argument("--dry-run", action="store_true", help="print the runs, measure nothing")
+    _record.add_option(o)
     l = p.add_argument_group("launching")
     l.add_argument("--mpi", choices=("auto", "openmpi", "mpich"), default="auto")
     l.add_argument("--bench", metavar="PATH", help="the jostle-bench binary")
@@ -138,6 +140,9 @@ def main(args):
         raise UsageError("--save-reference needs --class NAME (the class the values go to)")
     if saving and args.slurm:
         raise UsageError("--save-reference measures a known-good node: it does not take --slurm")
+    if saving and args.record:
+        raise UsageError("--record adds a check's record to the store; --save-reference "
+                         "writes none (its values go to the site file)")
     path = Path(args.site_path)
     site = check_site.load(path) if (path.exists() or not saving) else check_site.Site(path)
     st = Settings(args, site)
@@ -184,7 +189,8 @@ def main(args):
     else:
         action = (rec.get("slurm") or {}).get("action")
         print(line + (f" [{action}]" if action not in (None, "none", "clear") else ""))
-    return status
+    # after the verdict is out and outside the watchdog: the store never changes the verdict
+    return _record.then(args, [rec["record"]], status)
 
 
 def plan_check(args, st, site, chk: Check, wd: Watchdog) -> bool:

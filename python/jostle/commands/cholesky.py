@@ -18,6 +18,7 @@ from ..errors import UsageError
 from ..run.progress import Progress
 from ..records.results import load_run
 from . import _common as c
+from . import _record
 from . import _simulation as simulation
 
 ORDER = 31
@@ -137,7 +138,7 @@ def bench_args(args, sim) -> list:
 def main(args):
     simulation.check_simulation(args)
     if args.simulate:
-        return simulate(args)
+        return _record.campaign(args, simulate(args))
     if args.grid != "auto":
         p, q = map(int, args.grid.split("x"))
         if p * q != args.ranks:

@@ -30,6 +30,7 @@ from ..records.results import load_run
 from ..sizes import human, parse_sizes
 from ..units import duration
 from . import _common as c
+from . import _record
 from .run import Step
 
 ORDER = 20
@@ -378,7 +379,7 @@ def main(args):
     print(f"jostle: {len(camp.runs)} run(s) in {camp.dir}, {time.monotonic() - t0:.0f} s", file=sys.stderr)
     if args.quick:
         print(f"jostle: {estimate_note(study, args, camp, machine, config.bench)}", file=sys.stderr)
-    return 0
+    return _record.campaign(args, 0)
 
 
 def _step_study(ctx):

@@ -6,17 +6,16 @@ import argparse
 import csv
 import json
 import math
-import os
 import sys
 import time
 from pathlib import Path
 
 from .. import units
 from ..analysis import drift, history
-from ..errors import UsageError
-from ..records import store, store_docs, store_spool
+from ..records import store, store_spool
 from ..records.store_keys import utc
 from . import _common as c
+from ._record import database, record, site_defaults
 
 ORDER = 47
 EXIT_SPOOLED = store.EXIT_SPOOLED
@@ -136,26 +135,6 @@ def register(sub):
     p.set_defaults(func=main)
 
 
-def site_defaults(site) -> dict:
-    """The [check] table of the site file SITE (or $JOSTLE_SITE; docs/check.md): its `store`
-    names the results store, its `spool` the checks' records. {} without a site file."""
-    path = site or os.environ.get("JOSTLE_SITE")
-    if not path:
-        return {}
-    if not Path(path).is_file():
-        if site:
-            raise UsageError(f"--site '{site}': no such file")
-        return {}
-    from ..analysis import check_site
-    return check_site.load(path).defaults
-
-
-def database(args) -> str:
-    return (getattr(args, "db", None) or os.environ.get("JOSTLE_DB")
-            or site_defaults(getattr(args, "site", None)).get("store")
-            or str(store.DEFAULT_PATH))
-
-
 def query(args) -> store.Query:
     since = args.since
     if args.days:
@@ -170,42 +149,12 @@ def query(args) -> store.Query:
 
 # ---------------------------------------------------------------- add
 
-def _left_out(found):
-    for path, why in found.skipped[:10]:
-        print(f"jostle: {path}: left out: {why}", file=sys.stderr)
-    if len(found.skipped) > 10:
-        print(f"jostle: … and {len(found.skipped) - 10} more left out", file=sys.stderr)
-
-
 def add(args) -> int:
-    db = database(args)
-    spool = store_spool.folder(args.spool)
     paths = list(args.paths)
     if not paths:      # the checks' own spool, when the site file names it
         checks = site_defaults(getattr(args, "site", None)).get("spool")
         paths = [checks] if checks and Path(checks).is_dir() else []
-    found = store_docs.find(paths, args.campaign, args.add_class)
-    waiting = store_spool.pending(spool)
-    spooled = {d["uid"]: (p, d) for p, d in waiting + found.spooled}
-    docs = [d for _, d in spooled.values()] + [d for d in found.docs if d["uid"] not in spooled]
-    try:
-        with store.open_store(db) as st:     # a file that is not a store: refused here
-            _left_out(found)
-            added, present = st.add(docs)
-    except store.StoreUnreachable as e:
-        fresh = [d for d in found.docs if d["uid"] not in spooled]
-        store_spool.put(spool, fresh)
-        _left_out(found)
-        print(f"jostle: {e}; {len(fresh)} run(s) kept in the spool {spool} ({len(spooled)} "
-              "already there): `jostle history add` adds them when the store is back",
-              file=sys.stderr)
-        return EXIT_SPOOLED
-    store_spool.done(p for p, _ in spooled.values())
-    damaged = [p for p, why in found.skipped if not why.startswith("incomplete")]
-    print(f"jostle: {len(added)} run(s) added to {store.shown(db)}, {len(present)} already "
-          f"there ({len(spooled)} from the spool); {len(found.skipped)} file(s) left out",
-          file=sys.stderr)
-    return 1 if damaged else 0
+    return record(paths, database(args), args.campaign, args.add_class, args.spool)
 
 
 # ---------------------------------------------------------------- show

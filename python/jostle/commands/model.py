@@ -19,6 +19,7 @@ from ..run.progress import Progress
 from ..records.results import find_run_files, load, load_run
 from ..sizes import human, parse_sizes
 from . import _common as c
+from . import _record
 from . import contention as cont
 
 ORDER = 21
@@ -219,7 +220,7 @@ def calibrate(args):
           f"{sweep_estimate(args, machine, done)}", file=sys.stderr)
     for lim in doc["not_identifiable"]:
         print(f"jostle: {lim['what']}: {lim['reason']}", file=sys.stderr)
-    return 0
+    return _record.campaign(args, 0)
 
 
 def fit_main(args):

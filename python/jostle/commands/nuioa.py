@@ -27,6 +27,7 @@ from ..run.progress import Progress
 from ..records.results import load_run
 from ..sizes import parse_sizes
 from . import _common as c
+from . import _record
 from .topo import describe
 
 ORDER = 22
@@ -174,4 +175,4 @@ def main(args):
         print(p)
     print(f"jostle: {len(runs)} run(s) in {camp.dir}, {time.monotonic() - t0:.0f} s",
           file=sys.stderr)
-    return 0
+    return _record.campaign(args, 0)

@@ -20,6 +20,7 @@ from ..records.results import load_run
 from ..run.progress import Progress
 from ..sizes import parse_sizes
 from . import _common as c
+from . import _record
 from .run import Step
 
 ORDER = 25
@@ -232,7 +233,7 @@ def main(args):
         print(p)
     print(f"jostle: {len(paths)} run(s) in {camp_dir}, {time.monotonic() - t0:.0f} s",
           file=sys.stderr)
-    return 0
+    return _record.campaign(args, 0)
 
 
 def _step_args(ctx):

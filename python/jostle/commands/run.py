@@ -21,6 +21,7 @@ from ..run.progress import Progress
 from ..records.results import find_run_files
 from ..sizes import parse_sizes
 from . import _common as c
+from . import _record
 from . import run_steps
 from .machine import summary
 
@@ -156,6 +157,7 @@ def main(args):
     for step in chosen:
         print(f"jostle: step {step.name}: {step.help}", file=sys.stderr)
         step.func(ctx)
+    _record.campaign(args, 0)   # before the notes: the report's path stays the last line
     print(f"jostle: done in {time.monotonic() - t0:.0f} s; campaign {camp_dir.resolve()}",
           file=sys.stderr)
     for note in ctx.notes:

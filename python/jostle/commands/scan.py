@@ -23,6 +23,7 @@ from ..errors import JostleError, UsageError
 from ..records import fabric as fabric_mod
 from ..run.progress import Progress
 from . import _common as c
+from . import _record
 from . import _simulation as simulation
 from . import baseline as baseline_cmd
 from ._scan_report import MIN_EFFECT, MIN_EFFECT_FEW, analyse, confirm, report
@@ -250,7 +251,7 @@ def main(args):
     fabric = fabric_mod.read_topology(args.topology_conf) if args.topology_conf else None
     if args.simulate:
         from . import _scan_sim
-        return _scan_sim.simulated(args, fabric)
+        return _record.campaign(args, _scan_sim.simulated(args, fabric))
     if args.dry_run and nodes is not None and not (args.hosts or args.hostfile):
         hosts = [f"node-{i}" for i in range(simgrid.parse_nodes(nodes)[-1])]
     else:
@@ -289,7 +290,7 @@ def main(args):
                              "-again", pairs=(pairs, rounds))
         findings = confirm(args, camp_dir, hosts, config_of, progress, verdict, extra, dead,
                            measure)
-    return report(args, camp_dir, hosts, verdict, findings, extra, dead,
-                  time.monotonic() - t0)
+    return _record.campaign(args, report(args, camp_dir, hosts, verdict, findings, extra, dead,
+                                         time.monotonic() - t0))
 
 

@@ -38,9 +38,12 @@ def keepable(partial: Path, same_run) -> Optional[Kept]:
     except (JostleError, OSError):
         return None
     order = ((meta.get("harness") or {}).get("order") or {}).get("kind")
-    # A shuffled order draws its seed anew, and --keep-samples' points point into a samples
-    # file of their own: neither is continued (measured anew).
-    if not rows or not same_run(meta) or order == "shuffled" or "samples" in meta:
+    # A shuffled order draws its seed anew, --keep-samples' points point into a samples
+    # file of their own, and a point of `shift --links-per-point G` is up to G links of
+    # params of their own (a count of params is not a count of points): none is continued
+    # (measured anew).
+    several = int((meta.get("options") or {}).get("links-per-point") or 1) > 1
+    if not rows or not same_run(meta) or order == "shuffled" or "samples" in meta or several:
         return None
     whole = data[:data.rfind(b"\n") + 1].split(b"\n")[1:-1]   # whole lines after the meta
     kept, groups, last = [], [], None

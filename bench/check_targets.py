@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""Target of `jostle check` on this machine (docs/check.md), printed with PASS or FAIL, the
+machine and the date: --checks N checks in a row (default 20), each within its budget + 2 s
+and each healthy (exit 0), against a reference of this machine saved first (--repeat 5).
+
+The checks run as a site runs them, in a cpu group of their own with the largest shares
+(tests/py/test_check_system.py's Group: on a machine shared with other work a check's ranks
+otherwise get a share of the cores by autogroup); when others keep the machine busy, with
+--no-busy-check, and then a failure retested at once (as --slurm's suspect mode does before
+it drains) counts only when its retest fails too. tests/py/test_check_system.py checks the same
+on three checks; the twenty are a target, measured here. Needs root, the cgroup v1 cpu
+controller and build/openmpi. Exit status 0 when the target passes, 1 when it fails, 2 when it
+cannot be measured here."""
+import argparse
+import datetime
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import checkout_venv
+
+checkout_venv.use()
+sys.path.insert(0, str(checkout_venv.ROOT / "tests" / "py"))
+import test_check_system as tcs  # noqa: E402
+from scan_targets import machine  # noqa: E402
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--checks", type=int, default=20, help="checks in a row (default 20)")
+    ap.add_argument("--budget", type=int, default=tcs.BUDGET, help="--budget of each check")
+    a = ap.parse_args()
+    if not (tcs.CGROUP_CPU / "cpu.cfs_quota_us").exists() or os.geteuid() != 0:
+        print("SKIP: needs root and the cgroup v1 cpu controller at /sys/fs/cgroup/cpu")
+        return 2
+    print(f"jostle check targets, {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} "
+          f"UTC, on {machine()}", flush=True)
+    node = tcs.make_node()
+    try:
+        with tempfile.TemporaryDirectory(prefix="jostle-check-") as tmp:
+            d = Path(tmp)
+            site = tcs.save_site(d, node)
+            if site is None:
+                print("SKIP: the reference could not be saved: the node is busy")
+                return 2
+            out, retests = tcs.checks_in_a_row(site, node, d / "spool", a.checks, a.budget)
+            for rc, wall, line in out:
+                print(f"  exit {rc}, {wall:5.2f} s: {line}")
+            for rc, wall, line in retests:
+                print(f"  retest: exit {rc}, {wall:5.2f} s: {line}")
+            walls = [w for _, w, _ in out + retests]
+            healthy = sum(rc == 0 for rc, _, _ in out)
+            ok = max(walls) <= a.budget + 2 and tcs.healthy_enough(out, retests, node)
+            recs = [json.loads(p.read_text()) for p in (d / "spool").glob("check-*.json")]
+            print(f"{'PASS' if ok else 'FAIL'} {a.checks} checks: {healthy} healthy, "
+                  f"{len(retests)} retested, the longest {max(walls):.2f} s for a budget of "
+                  f"{a.budget} s (target: each within budget + 2 s, each healthy); "
+                  f"{len(recs)} records in the spool{' (busy: --no-busy-check)' if node.busy_flags else ''}")
+            return 0 if ok else 1
+    finally:
+        node.remove()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
