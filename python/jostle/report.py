@@ -297,13 +297,16 @@ def write(paths, output, title=None, figures_dir=None, compare_with=None,
 
 # ---------------------------------------------------------------- the results store's history
 
-def history_section(view, where, title, max_rows=200) -> dict:
-    """The section of a history (analysis.history.View) read from the store WHERE."""
+def history_section(view, where, title, max_rows=200, figures_dir=None) -> dict:
+    """The section of a history (analysis.history.View) read from the store WHERE; with
+    FIGURES_DIR its figures are saved there too (PNG and SVG), each drawn once."""
     from .figures import history as history_figures
     figs = history_figures.build(view.series, view.drifts, view.bands)
     try:
+        saved = figures.save(figs, figures_dir) if figures_dir is not None else []
+        png = {p.stem: p for p in saved if p.suffix == ".png"}
         items = [{"id": f.id, "title": f.title, "caption": f.caption,
-                  "png": figures.png_base64(f.fig)} for f in figs]
+                  "png": figures.png_base64(f.fig, png.get(f.id))} for f in figs]
     finally:
         figures.close(figs)
     from .analysis import history

@@ -235,14 +235,18 @@ def show(args) -> int:
     if args.figures or args.report:
         from .. import figures, report
         from ..figures import history as history_figures
-        if args.figures:
+        if args.report:     # its figures drawn once, saved in --figures too
+            what = ", ".join(_split(args.node) or _split(args.cls)) or "every node"
+            section = report.history_section(v, store.shown(db), what,
+                                             figures_dir=args.figures)
+            for f in section["figures"] if args.figures else ():
+                for ext in figures.FORMATS:
+                    print(Path(args.figures) / f"{f['id']}.{ext}")
+            print(report.history_page(section, args.report, f"jostle history: {what}"))
+        elif args.figures:
             figs = history_figures.build(v.series, v.drifts, v.bands)
             for p in figures.write(figs, args.figures):
                 print(p)
-        if args.report:
-            what = ", ".join(_split(args.node) or _split(args.cls)) or "every node"
-            print(report.history_page(report.history_section(v, store.shown(db), what),
-                                      args.report, f"jostle history: {what}"))
     return 0
 
 
