@@ -1,6 +1,7 @@
 """The bcast benchmark: a real run (Open MPI, 4 ranks, oversubscribed), bad input, a small
 simulated run under SimGrid, and the platform files.  Assertions are about structure and
 delivery (--check makes every recipient verify every payload), never machine speeds."""
+import re
 import subprocess
 from pathlib import Path
 
@@ -157,6 +158,31 @@ def test_small_simulated_sweep(tmp_path, jostle_cli, built):
         one, two = (load_run(tmp_path / c / f"bcast-sim-{n}.jsonl").points for c in ("sim", "side"))
         key = ["metric", "routing", "size", "recipients"]
         assert one.sort_values(key)["median"].tolist() == two.sort_values(key)["median"].tolist()
+
+
+def test_nodes_that_differ_under_noise(tmp_path, jostle_cli, built):
+    """--noise 0.2 --seed S: each node's link its own (drawn once from S), runs and platforms
+    named by the spread and the seed; a flat broadcast waits for the slowest node's link, so
+    its time moves off the identical nodes' and depends on the seed."""
+    built("simgrid")
+    base = ["bcast", "--simulate", "--nodes", "8", "--sizes", "1M", "--routing", "flat",
+            "--output-dir", tmp_path, "--campaign", "n", "--quiet"]
+    for more in ([], ["--noise", "0.2", "--seed", "1"], ["--noise", "0.2", "--seed", "2"]):
+        p = jostle_cli(*base, *more)
+        assert p.returncode == 0, p.stderr
+    times = {}
+    for name in ("bcast-sim-8", "bcast-sim-8-noise0.2-seed1", "bcast-sim-8-noise0.2-seed2"):
+        t = load_run(tmp_path / "n" / f"{name}.jsonl").points
+        times[name] = float(t[t["metric"] == "time"]["median"].iloc[0])
+    plat = (tmp_path / "n" / "platforms" / "platform-8-noise0.2-seed1.xml").read_text()
+    assert "each node its own" in plat and len(set(
+        re.findall(r'_link" bandwidth="([^"]+)"', plat))) == 8
+    same, one, two = times.values()
+    assert one != same and two != same and one != two, times
+    p = jostle_cli("bcast", "--noise", "0.1")           # a platform's option, without --simulate
+    assert p.returncode == 2 and "--noise is only used with --simulate" in p.stderr
+    p = jostle_cli(*base, "--noise", "-1")
+    assert p.returncode == 2 and "'-1' is not allowed" in p.stderr
 
 
 # ---- smpi:<algorithm> baselines (SimGrid's MPI_Bcast algorithms) -------------------------

@@ -9,9 +9,22 @@ from ..run.simgrid import Sweep
 from . import _common as c
 
 
-def add_options(parser, speed_default: str, speed_help: str, poll_default: float = 1e-7):
+def noise_type(text):
+    try:
+        v = float(text)
+    except ValueError:
+        v = float("nan")
+    if not (v >= 0 and v < 10):
+        raise argparse.ArgumentTypeError(f"'{text}' is not allowed; expected a spread from 0 "
+                                         "to 10 (the standard deviation of a log: 0.05 is 5%)")
+    return v
+
+
+def add_options(parser, speed_default: str, speed_help: str, poll_default: float = 1e-7,
+                noise=False):
     """The options every simulated command shares (what run_sweep reads); returns the group,
-    for a command's own simulation options."""
+    for a command's own simulation options. NOISE: also --noise and --seed (nodes that
+    differ, drawn by run_sweep)."""
     s = parser.add_argument_group("simulation (SimGrid)")
     s.add_argument("--simulate", action="store_true",
                    help="run under smpirun on generated platforms")
@@ -30,8 +43,16 @@ def add_options(parser, speed_default: str, speed_help: str, poll_default: float
     s.add_argument("--jobs", type=c.positive_int, default=none, metavar="N",
                    help="simulated runs side by side (default 1): SimGrid runs on one core, and "
                         "a simulated time does not depend on the machine's load")
+    if noise:
+        s.add_argument("--noise", type=noise_type, default=none, metavar="SD",
+                       help="nodes that differ: each node's link bandwidth and latency times "
+                            "e^(SD·e), e a standard normal drawn once per node from --seed "
+                            "(0.05: about 5%%; default 0, identical nodes)")
+        s.add_argument("--seed", type=c.nonneg_int, default=none, metavar="S",
+                       help="seed of --noise's draws (default 1)")
     parser.set_defaults(sim_defaults={**SIM_DEFAULTS, "speed": speed_default,
-                                      "poll_cost": poll_default})
+                                      "poll_cost": poll_default,
+                                      **({"noise": 0.0, "seed": 1} if noise else {})})
     return s
 
 
@@ -58,4 +79,5 @@ def sweep(args) -> Sweep:
     return Sweep(Path(args.output_dir) / args.campaign, args.bandwidth, args.latency, args.speed,
                  args.poll_cost, cores_per_node=getattr(args, "cores_per_node", 1),
                  bench=args.bench, timeout=args.timeout, jobs=args.jobs, dry_run=args.dry_run,
-                 quiet=args.quiet)
+                 quiet=args.quiet, noise=getattr(args, "noise", 0.0),
+                 seed=getattr(args, "seed", 1))

@@ -108,7 +108,7 @@ def register(sub):
     c.bench_option(g, "bcast", "segment", type=c.bytes_type)
     c.bench_option(g, "bcast", "progress-mode")
     c.bench_option(g, "bcast", "check", help="verify every payload (real runs)")
-    simulation.add_options(p, "1Gf", "node speed, flop/s")
+    simulation.add_options(p, "1Gf", "node speed, flop/s", noise=True)
     h = p.add_argument_group("repetitions")
     c.bench_option(h, "bcast", "min-reps", type=c.positive_int,
                    help=f"samples per point at least ({benchmarks.default('bcast', 'min-reps')}; "

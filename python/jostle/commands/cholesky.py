@@ -84,7 +84,7 @@ def register(sub):
     # with SIM_CFG's fixed test cost, 1 µs instead of 0.1 gives the same GFlop/s within 1%
     # (16 nodes: 1231/1241 against 1231/1241 flat-ordered/dbcast) in a third of the real time.
     s = simulation.add_options(p, "100Gf", "speed of a node's core, flop/s: the kernels' "
-                                        "modelled rate", poll_default=1e-6)
+                                        "modelled rate", poll_default=1e-6, noise=True)
     s.add_argument("--kernel-rates", metavar="measure|LIST",
                    help="each kernel's GFlop/s per simulated core instead of --speed: "
                         "'measure' times them here on the tile size (jostle-bench "

@@ -150,7 +150,7 @@ def _explicit_cluster(nodes, bandwidth, latency, speed, prefix, cores, links) ->
     out = ["<?xml version='1.0'?>\n", '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n',
            '<platform version="4.1">\n',
            f"  <!-- jostle: {nodes} nodes, {_fmt(bandwidth)} B/s and {_fmt(latency)} s per node link"
-           f" (except nodes {', '.join(map(str, sorted(links)))}), {cores} core(s) of "
+           f" ({'each node its own' if len(links) == nodes else 'except nodes ' + ', '.join(map(str, sorted(links)))}), {cores} core(s) of "
            f"{_fmt(speed)} flop/s per node -->\n",
            '  <zone id="jostle" routing="Cluster">\n']
     for i in range(nodes):
@@ -238,6 +238,17 @@ class Sweep:
     jobs: int = 1
     dry_run: bool = False
     quiet: bool = True
+    noise: float = 0.0  # nodes' spread (node_links)
+    seed: int = 1
+
+
+def node_links(nodes: int, bandwidth: float, latency: float, sd: float, seed: int) -> dict:
+    """{node: (bandwidth, latency)} of nodes that differ: each node's link bandwidth and latency
+    times e^(SD·e), e a standard normal drawn once per node and quantity from SEED (the same
+    draws as a scan's hardware, run/sim_fabric.py, for its node links)."""
+    import numpy as np
+    f = np.exp(sd * np.random.default_rng([seed, 1]).standard_normal((nodes, 4)))
+    return {i: (bandwidth * f[i, 0], latency * f[i, 2]) for i in range(nodes)}
 
 
 def run_sweep(sweep: Sweep, benchmark: str, nodes: list, bench_args: list,
@@ -258,11 +269,14 @@ def run_sweep(sweep: Sweep, benchmark: str, nodes: list, bench_args: list,
     flags = smpi_flags(sweep.poll_cost)
     t0 = time.monotonic()
     runs, config_of = [], {}
+    # nodes that differ: a platform and runs of their own, named by the spread and the seed
+    tag = f"-noise{sweep.noise:g}-seed{sweep.seed}" if sweep.noise > 0 else ""
     for n in nodes:   # one platform per node count; a launcher prefix per variant
+        links = node_links(n, bw, lat, sweep.noise, sweep.seed) if tag else None
         plat, hosts = write_platform(camp_dir / "platforms", n, bw, lat, speed,
-                                     sweep.cores_per_node, write=not sweep.dry_run)
+                                     sweep.cores_per_node, links, tag, write=not sweep.dry_run)
         for suffix, vargs, cfg in variants or [("", bench_args, ())]:
-            run = RunSpec(f"{benchmark}-sim-{n}{suffix}", benchmark, vargs, n, [],
+            run = RunSpec(f"{benchmark}-sim-{n}{tag}{suffix}", benchmark, vargs, n, [],
                           sweep.timeout or 600 + seconds_per_node * n)
             prefix = shlex.join(["smpirun", "-np", str(n), "-platform", str(plat),
                                  "-hostfile", str(hosts), *flags, *(f"--cfg={c}" for c in cfg),
@@ -271,8 +285,8 @@ def run_sweep(sweep: Sweep, benchmark: str, nodes: list, bench_args: list,
             config_of[run.name] = LaunchConfig(bench, "custom", prefix=prefix)
     camp = Campaign(camp_dir, runs)
     cores = sweep.cores_per_node
-    for run in runs:   # the platform is not in the arguments: a resumed run must match it too
-        _check_platform(camp.output(run), speed, cores, bw, lat)
+    for run in runs if not tag else ():   # the platform is not in the arguments: a resumed
+        _check_platform(camp.output(run), speed, cores, bw, lat)   # run must match it too
     if sweep.dry_run:
         return camp.dry_run(lambda run: config_of[run.name], sweep.quiet)
     camp.run(lambda run: config_of[run.name], Progress(), quiet=sweep.quiet, jobs=sweep.jobs)
