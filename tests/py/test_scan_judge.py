@@ -6,13 +6,14 @@ named by the links that cross it, the second pass; the fabric (topology.conf), t
 
 import json
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from jostle import cli
-from jostle.analysis import scan, scan_null
+from jostle.analysis import scan, scan_null, scan_output
 from jostle.commands._scan_runs import arrange_rounds, choose_shifts
 from jostle.errors import UsageError
 from jostle.records import fabric as fb
@@ -295,3 +296,31 @@ def test_a_simulated_fat_tree_names_its_bad_cable_and_measures_it_again(tmp_path
                      "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert len(doc["links"]) == 32 and doc["suspects"] == []
+
+
+def test_a_node_the_fdr_selects_but_holm_does_not_is_named_not_drained():
+    # 50 tests of one fault (a cable's slow pairs) lower Benjamini-Hochberg's bar for the rest
+    # 50-fold: a node at p 5e-6 among 10 000 tests is selected (51 x 0.01/10 000 = 5.1e-5) but
+    # Holm's family-wise level keeps it out of the drain script (0.01/9 950 = 1.0e-6)
+    ps = [1e-12] * 50 + [5e-6] + [0.5] * 9949
+    rejected, _ = scan_null.bh(ps, 0.01)
+    assert rejected[:51].all() and not rejected[51:].any()
+    cut = scan_null.holm_cut(ps, 0.01)
+    assert cut == 1e-12 and scan_null.holm_cut([0.5, 0.9], 0.01) == 0.0
+    assert scan_null.holm_cut([1e-9, 1e-9, math.nan], 0.01) == 1e-9
+    def ev(metric, z):
+        return [{"metric": metric, "value": 1.0, "unit": "MB/s", "median": 2.0, "z": z,
+                 "run": "r.jsonl"}]
+    found = [scan.Finding("node", "slow-side", ev("links_out_bandwidth", 4.7), 4.7, 5e-6),
+             scan.Finding("node", "broken", ev("links_out_bandwidth", 30.0), 30.0, 1e-12),
+             scan.Finding("node", "few", ev("triad", 3.0), 3.0),   # judged by the effect alone
+             scan.Finding("cable", "l0-s1", ev("cable_bandwidth", 20.0), 20.0, 1e-12)]
+    kept = scan.hold_back(found, SimpleNamespace(drain_cut=cut))
+    assert [f.where for f in kept if f.drain and f.kind == "node"] == ["broken", "few"]
+    lines = scan.drain_lines(scan.rank({}, kept))
+    assert sorted(ln.split()[2] for ln in lines) == ["NodeName=broken", "NodeName=few"]
+    doc = {"hosts": ["a"], "unreachable": [], "suspects": [f.to_dict(i + 1) for i, f in
+                                                        enumerate(kept)],
+           "elapsed_s": 1, "campaign": "c", "links": [], "figures": [], "notes": []}
+    assert [s["drain"] for s in doc["suspects"]] == [False, True, True, False]
+    assert "slow-side [not drained" in scan_output.text(doc, pd.DataFrame())

@@ -236,6 +236,7 @@ class Finding:
     z: float
     p: float = math.nan
     tests: list = field(default_factory=list, repr=False)   # the scan_judge.Tests behind it
+    drain: bool = True   # a node's: in the drain script (hold_back)
 
     def to_dict(self, rank) -> dict:
         def num(x, nd):
@@ -245,6 +246,7 @@ class Finding:
                 "link": self.where if self.kind == "link" else None,
                 "cable": self.where if self.kind == "cable" else None,
                 "z": num(self.z, 2),
+                "drain": self.kind in ("node", "unreachable") and self.drain,
                 "p": None if not math.isfinite(self.p) else float(f"{self.p:.3g}"),
                 "evidence": self.evidence}
 
@@ -257,6 +259,7 @@ class Verdict:
     findings: list               # Findings, not ranked (the unreachable apart)
     ctx: object = None           # scan_links.LinkContext
     cut: float = 0.0             # the family's p-value cut-off
+    drain_cut: float = 0.0       # Holm's at the same level: what a node is drained at
     notes: list = field(default_factory=list)
 
 
@@ -284,7 +287,7 @@ def judge(values, runs_of, fdr, min_effect, threshold=None, links=None, hosts=()
                      "allocation's spread; judged by the relative effect alone (--min-effect "
                      f"{min_effect:g}), no test")
     return Verdict(_node_table(values, tests), _link_table(links, tests), tests, findings, ctx,
-                   cut, notes)
+                   cut, scan_null.holm_cut([t.p for t in tests], fdr), notes)
 
 
 def _assemble(tests, ctx, cut, min_effect, threshold) -> tuple:
@@ -410,12 +413,24 @@ def rank(unreachable: dict, findings: list) -> list:
                                                  -(f.z if math.isfinite(f.z) else 0.0)))
 
 
+def hold_back(findings, verdict) -> list:
+    """FINDINGS with each node's drain decided: a node is named when the scan's false
+    discovery rate selects it, and drained only when Holm's family-wise test at the same level
+    does too (or, below 5 nodes, by its effect alone). A healthy allocation then has a node
+    drained in at most --fdr of its scans; the discoveries of one fault (a cable's slow pairs)
+    no longer lower the bar of Benjamini-Hochberg for a node that is merely on the slow side
+    of the spread (docs/scan.md, "Named, drained")."""
+    for f in findings:
+        f.drain = f.kind != "node" or not math.isfinite(f.p) or f.p <= verdict.drain_cut
+    return findings
+
+
 def drain_lines(suspects) -> list:
-    """`scontrol update` lines that drain each flagged node (links and cables name no node to
-    drain)."""
+    """`scontrol update` lines that drain each node flagged to be drained (links and cables
+    name no node to drain; a node held back by hold_back is named, not drained)."""
     out = []
     for s in suspects:
-        if s.kind in ("link", "cable"):
+        if s.kind in ("link", "cable") or not s.drain:
             continue
         what = "unreachable" if s.kind == "unreachable" else \
             ", ".join(f"{e['metric']} z={e['z']}" for e in s.evidence[:3])
@@ -440,54 +455,3 @@ def baseline_values(points) -> pd.DataFrame:
         by_host.setdefault(stem[len(f"fp-{bench}-"):], {})[bench] = \
             SimpleNamespace(points=df.reset_index(drop=True), param_names=names)
     return node_values(by_host)
-
-
-# ---------------------------------------------------------------- output
-
-def _num(x):
-    return None if x is None or x != x or x in (float("inf"), float("-inf")) else round(float(x), 4)
-
-
-def nodes_json(table, dead) -> list:
-    out = [{"host": h, "status": "ok", **{k: _num(v) for k, v in row.items()}}
-           for h, row in table.iterrows()]
-    return out + [{"host": h, "status": "unreachable"} for h in sorted(dead)]
-
-
-def links_json(links) -> list:
-    return [{"src": r.src, "dst": r.dst, "latency_us": _num(r.latency),
-             "bandwidth_MBps": _num(r.bandwidth), "latency_z": _num(r.latency_z),
-             "bandwidth_z": _num(r.bandwidth_z),
-             "flagged": bool(r.latency_flag or r.bandwidth_flag)} for r in links.itertuples()]
-
-
-def _text_evidence(e) -> str:
-    if e["value"] is None:
-        return f"{e['label']} [{e['run']}]"
-    ref = "" if e.get("reference", "allocation") == "allocation" else e["reference"] + " "
-    cross = f", {e['slow']} of the {e['pairs']} links across it slow" if "slow" in e else ""
-    again = " (measured again)" if e.get("pass") == 2 else ""
-    return (f"{e['metric']} {e['value']} {e['unit']} ({ref}median {e['median']}, z {e['z']}, "
-            f"p {e.get('p')}{cross}){again} [{e['run']}]")
-
-
-def text(doc, table) -> str:
-    cols = [m.name for m in FINGERPRINT]
-    lines = [f"jostle scan: {len(doc['hosts'])} nodes, {len(doc['unreachable'])} unreachable, "
-             f"{len(doc['suspects'])} suspect(s), {doc['elapsed_s']:.0f} s; {doc['campaign']}"]
-    if not table.empty and table[cols].notna().any().any():
-        lines.append("node".ljust(18) + "".join(c_[:19].rjust(21) for c_ in cols))
-        for h, row in table.iterrows():
-            lines.append(h[:17].ljust(18) + "".join(
-                f"{row[c_]:.4g} (z {row[c_ + '_z']:+.1f})".rjust(21) if row[c_] == row[c_]
-                else "-".rjust(21) for c_ in cols))
-    if doc["links"]:
-        flagged = sum(x["flagged"] for x in doc["links"])
-        lines.append(f"links: {len(doc['links'])} measured, {flagged} flagged")
-    for s in doc["suspects"]:
-        ev = "; ".join(_text_evidence(e) for e in s["evidence"])
-        lines.append(f"  {s['rank']}. {s['kind']} {s['node'] or s['link'] or s['cable']}: {ev}")
-    if not doc["suspects"]:
-        lines.append("nothing flagged")
-    lines += [f"figure: {f}" for f in doc["figures"]] + [f"note: {n}" for n in doc["notes"]]
-    return "\n".join(lines)

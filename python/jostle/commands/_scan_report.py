@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 from .. import figures
-from ..analysis import baselines, comparison, scan
+from ..analysis import baselines, comparison, scan, scan_output
 from ..errors import UsageError
 from ..figures import shift as shift_figures
 from ..records.results import load_run
@@ -124,7 +124,7 @@ def baseline_of(args, runs_by_host) -> tuple:
 
 
 def report(args, camp_dir, hosts, verdict, findings, extra, dead, elapsed) -> int:
-    suspects = scan.rank(dead, findings)
+    suspects = scan.rank(dead, scan.hold_back(findings, verdict))
     for s in suspects:
         if s.kind == "unreachable" and s.where in extra.get("lost_evidence", {}):
             s.evidence = extra["lost_evidence"][s.where] + s.evidence
@@ -140,8 +140,8 @@ def report(args, camp_dir, hosts, verdict, findings, extra, dead, elapsed) -> in
            "fdr": args.fdr, "threshold": args.threshold, "min_effect": min_effect(args, n),
            "tests": len(verdict.tests), "baseline": getattr(args, "baseline", None),
            "topology": args.topology_conf,
-           "unreachable": sorted(dead), "nodes": scan.nodes_json(verdict.table, dead),
-           "links": [] if verdict.links is None else scan.links_json(verdict.links),
+           "unreachable": sorted(dead), "nodes": scan_output.nodes_json(verdict.table, dead),
+           "links": [] if verdict.links is None else scan_output.links_json(verdict.links),
            "suspects": [s.to_dict(i + 1) for i, s in enumerate(suspects)],
            "figures": [str(p) for p in figs if str(p).endswith(".png")],
            "notes": extra.get("notes", [])}
@@ -149,5 +149,5 @@ def report(args, camp_dir, hosts, verdict, findings, extra, dead, elapsed) -> in
     if args.format == "json":
         print(json.dumps(doc, indent=1))
     else:
-        print(scan.text(doc, verdict.table))
+        print(scan_output.text(doc, verdict.table))
     return 1 if suspects else 0

@@ -1,0 +1,57 @@
+"""`jostle scan`'s output: the nodes and links of scan.json, and the text a person reads."""
+
+from __future__ import annotations
+
+
+from .scan import FINGERPRINT
+
+
+def _num(x):
+    return None if x is None or x != x or x in (float("inf"), float("-inf")) else round(float(x), 4)
+
+
+def nodes_json(table, dead) -> list:
+    out = [{"host": h, "status": "ok", **{k: _num(v) for k, v in row.items()}}
+           for h, row in table.iterrows()]
+    return out + [{"host": h, "status": "unreachable"} for h in sorted(dead)]
+
+
+def links_json(links) -> list:
+    return [{"src": r.src, "dst": r.dst, "latency_us": _num(r.latency),
+             "bandwidth_MBps": _num(r.bandwidth), "latency_z": _num(r.latency_z),
+             "bandwidth_z": _num(r.bandwidth_z),
+             "flagged": bool(r.latency_flag or r.bandwidth_flag)} for r in links.itertuples()]
+
+
+def _text_evidence(e) -> str:
+    if e["value"] is None:
+        return f"{e['label']} [{e['run']}]"
+    ref = "" if e.get("reference", "allocation") == "allocation" else e["reference"] + " "
+    cross = f", {e['slow']} of the {e['pairs']} links across it slow" if "slow" in e else ""
+    again = " (measured again)" if e.get("pass") == 2 else ""
+    return (f"{e['metric']} {e['value']} {e['unit']} ({ref}median {e['median']}, z {e['z']}, "
+            f"p {e.get('p')}{cross}){again} [{e['run']}]")
+
+
+def text(doc, table) -> str:
+    cols = [m.name for m in FINGERPRINT]
+    lines = [f"jostle scan: {len(doc['hosts'])} nodes, {len(doc['unreachable'])} unreachable, "
+             f"{len(doc['suspects'])} suspect(s), {doc['elapsed_s']:.0f} s; {doc['campaign']}"]
+    if not table.empty and table[cols].notna().any().any():
+        lines.append("node".ljust(18) + "".join(c_[:19].rjust(21) for c_ in cols))
+        for h, row in table.iterrows():
+            lines.append(h[:17].ljust(18) + "".join(
+                f"{row[c_]:.4g} (z {row[c_ + '_z']:+.1f})".rjust(21) if row[c_] == row[c_]
+                else "-".rjust(21) for c_ in cols))
+    if doc["links"]:
+        flagged = sum(x["flagged"] for x in doc["links"])
+        lines.append(f"links: {len(doc['links'])} measured, {flagged} flagged")
+    for s in doc["suspects"]:
+        ev = "; ".join(_text_evidence(e) for e in s["evidence"])
+        held = "" if s["drain"] or s["kind"] != "node" else " [not drained: selected at --fdr, " \
+            "not at the family-wise level]"
+        lines.append(f"  {s['rank']}. {s['kind']} {s['node'] or s['link'] or s['cable']}{held}: {ev}")
+    if not doc["suspects"]:
+        lines.append("nothing flagged")
+    lines += [f"figure: {f}" for f in doc["figures"]] + [f"note: {n}" for n in doc["notes"]]
+    return "\n".join(lines)
