@@ -74,18 +74,6 @@ def fdr_type(text):
     return v
 
 
-def noise_type(text):
-    try:
-        v = float(text)
-    except ValueError:
-        v = float("nan")
-    if not (v >= 0 and v < 10):
-        raise argparse.ArgumentTypeError(f"'{text}' is not allowed; expected a spread from 0 "
-                                         "to 10 (the standard deviation of a log: 0.05 is 5%)")
-    return v
-
-
-
 def register(sub):
     p = sub.add_parser("scan", help="find the slow node and the bad link of an allocation",
                        description=__doc__.split("\n\n")[0], epilog=EXAMPLES,
@@ -165,7 +153,7 @@ def register(sub):
                    help="with --simulate: node I's link (or link:SWITCH-SWITCH:KIND=F, the "
                         "cable between two switches of --topology-conf) at F times the "
                         "platform's bandwidth or latency (KIND); repeatable")
-    s.add_argument("--noise", type=noise_type, metavar="SD",
+    s.add_argument("--noise", type=simulation.noise_type, metavar="SD",
                    help="with --simulate: every node's link and every cable drawn from a "
                         "lognormal of spread SD (0.05: 5%%), each measured link's own draw too")
     s.add_argument("--noise-tails", choices=("normal", "t3"),
