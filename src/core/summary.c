@@ -89,9 +89,11 @@ void jt_summary(const double *x, size_t n, double tick, double *sorted, jt_stats
     double lo, hi;
     if (jt_lag1_significant(s->lag1, n) && jt_median_ci95_batches(x, n, s->median, &lo, &hi) == 0) {
         /* never narrower than the order statistics' (a batch estimate can come out narrow by
-         * chance; the dependent samples' interval is not narrower than independent ones') */
-        s->ci_lo = fmin(lo, s->ci_lo);
-        s->ci_hi = fmax(hi, s->ci_hi);
+         * chance; the dependent samples' interval is not narrower than independent ones'), and
+         * never beyond the samples: a t interval of batch medians is symmetric, and one far
+         * batch took a round trip's lower bound below zero (-0.45 us for a median of 1.56) */
+        s->ci_lo = fmax(fmin(lo, s->ci_lo), s->min);
+        s->ci_hi = fmin(fmax(hi, s->ci_hi), s->max);
         s->ci_batches = 1;
     }
     jt_widen_to_tick(s->median, s->tick, &s->ci_lo, &s->ci_hi);

@@ -92,6 +92,14 @@ int main(void)
     jt_stats s;
     jt_summary(x, 150, 0.0, sorted, &s);
     CHECK(jt_lag1_significant(s.lag1, 150) && !s.ci_batches);
+    /* Correlated, with one far batch: the batch medians' t interval would reach below zero;
+     * it stays inside the samples. */
+    static double y[400], ysorted[400];
+    for (int i = 0; i < 400; i++)
+        y[i] = i < 380 ? 1.5 + (i / 20) * 1e-3 : 200.0 + i * 1e-3;
+    jt_summary(y, 400, 0.0, ysorted, &s);
+    CHECK(s.ci_batches && s.ci_lo >= s.min && s.ci_hi <= s.max && s.ci_lo <= s.median);
+    CHECKF(s.ci_lo > 0, "a round trip's interval from %g", s.ci_lo);
     /* All equal: no correlation, and the interval is the tick's. */
     for (int i = 0; i < 150; i++)
         x[i] = 0.25;
