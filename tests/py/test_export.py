@@ -11,21 +11,13 @@ import pytest
 from prometheus_client import parser as text_parser
 from prometheus_client.openmetrics import parser as om_parser
 
-from jostle import cli
 from jostle.export import httpjson
 from test_history_cli import make_store
 from test_store import check_record, write_check
 
+from conftest import run_cli as jostle
+
 pytestmark = pytest.mark.unit
-
-
-def jostle(capsys, *argv):
-    try:
-        rc = cli.main([*map(str, argv)])
-    except SystemExit as e:     # argparse's own errors
-        rc = e.code
-    out = capsys.readouterr()
-    return rc, out.out, out.err
 
 
 @pytest.fixture(autouse=True)

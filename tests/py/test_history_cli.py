@@ -12,20 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from jostle import cli
+
+from conftest import run_cli as jostle
 
 pytestmark = pytest.mark.unit
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "drift_rates.py"
-
-
-def jostle(capsys, *argv):
-    try:
-        rc = cli.main([*map(str, argv)])
-    except SystemExit as e:     # argparse's own errors
-        rc = e.code
-    out = capsys.readouterr()
-    return rc, out.out, out.err
 
 
 def _bench():

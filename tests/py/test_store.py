@@ -12,19 +12,11 @@ import sqlite3
 
 import pytest
 
-from jostle import cli
 from jostle.records import store, store_docs, store_schema, store_spool
 
+from conftest import run_cli as jostle
+
 pytestmark = pytest.mark.unit
-
-
-def jostle(capsys, *argv):
-    try:
-        rc = cli.main([*map(str, argv)])
-    except SystemExit as e:     # argparse's own errors
-        rc = e.code
-    out = capsys.readouterr()
-    return rc, out.out, out.err
 
 
 def check_record(node="c3", time="2026-11-20T10:00:00Z", triad=40.0, verdict="healthy",

@@ -57,7 +57,8 @@ def learn(db, cls, days):
     return refs, entries, read
 
 
-def main(args, baseline_folder, read_baseline, dumps) -> int:
+def main(args, keep) -> int:
+    """KEEP: baseline.keep (passed in: baseline imports this module)."""
     db = args.db or history_cmd.database(args)
     refs, entries, read = learn(db, args.learn_class, args.days)
     if not refs and not entries:
@@ -93,20 +94,6 @@ def main(args, baseline_folder, read_baseline, dumps) -> int:
         if not entries:
             raise UsageError(f"--name: class '{args.learn_class}' has no run in the store to "
                              "keep as a baseline (only checks)")
-        path = baseline_folder(args) / f"{args.name}.json"
-        data = read_baseline(path) if path.exists() else {
-            "schema": 1, "tool": "jostle baseline", "name": args.name, "machines": []}
-        saved = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        entries = [{**e, "saved": saved, "campaign": f"learned: class {args.learn_class}, "
-                    f"{args.days} days of {store.shown(db)}"} for e in entries]
-        keys = {e["key"] for e in entries}
-        data["machines"] = [m for m in data["machines"] if m.get("key") not in keys] + entries
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(path.name + ".tmp")
-            tmp.write_text(dumps(data), encoding="utf-8")
-            tmp.replace(path)
-        except OSError as e:
-            raise UsageError(f"cannot write baseline '{path}': {e.strerror}") from None
-        print(path)
+        print(keep(args, args.name, entries,
+                   f"learned: class {args.learn_class}, {args.days} days of {store.shown(db)}"))
     return 0

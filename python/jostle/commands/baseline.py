@@ -91,17 +91,16 @@ def dumps(data) -> str:
     return "\n".join(lines) + "\n"
 
 
-def save(args):
-    side = comparison.load_side(args.dir, "DIR", args.allow_incomplete)
-    if side.frame.empty:
-        raise UsageError(f"'{args.dir}': its runs hold no point to keep")
-    path = folder(args) / f"{args.name}.json"
+def keep(args, name, entries, campaign) -> Path:
+    """ENTRIES (one a machine) into the baseline NAME, in place of its entries of the same
+    machines, each stamped with the time and CAMPAIGN; written whole or not at all. Its path."""
+    path = folder(args) / f"{name}.json"
     data = read(path) if path.exists() else {"schema": SCHEMA, "tool": "jostle baseline",
-                                             "name": args.name, "machines": []}
+                                             "name": name, "machines": []}
     saved = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    entries = [{**e, "saved": saved, "campaign": str(args.dir)} for e in baselines.to_records(side)]
-    keys = {e["key"] for e in entries}
-    data["machines"] = [m for m in data["machines"] if m.get("key") not in keys] + entries
+    stamped = [{**e, "saved": saved, "campaign": campaign} for e in entries]
+    keys = {e["key"] for e in stamped}
+    data["machines"] = [m for m in data["machines"] if m.get("key") not in keys] + stamped
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp")
@@ -109,6 +108,15 @@ def save(args):
         tmp.replace(path)     # never a half-written baseline
     except OSError as e:
         raise UsageError(f"cannot write baseline '{path}': {e.strerror}") from None
+    return path
+
+
+def save(args):
+    side = comparison.load_side(args.dir, "DIR", args.allow_incomplete)
+    if side.frame.empty:
+        raise UsageError(f"'{args.dir}': its runs hold no point to keep")
+    entries = baselines.to_records(side)
+    path = keep(args, args.name, entries, str(args.dir))
     for entry in entries:
         print(f"jostle: baseline '{args.name}' for {entry['key']}: {len(entry['points'])} points "
               f"of {len(entry['runs'])} run(s) in {path}", file=sys.stderr)
@@ -183,5 +191,5 @@ def listing(args):
 
 def main(args):
     if args.action == "learn":
-        return _learn.main(args, folder, read, dumps)
+        return _learn.main(args, keep)
     return {"save": save, "check": check, "list": listing}[args.action](args)
