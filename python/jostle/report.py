@@ -218,12 +218,7 @@ def _comparison(runs, reference) -> dict:
         return None
     a = comparison.load_side(reference, "A", allow_incomplete=True)
     cmp = comparison.compare(a, comparison.points_of([r for r in runs if r.complete], "B"))
-    figs = compare_figures.build(cmp)
-    try:
-        items = [{"id": f.id, "title": f.title, "caption": f.caption, "png": figures.png_base64(f.fig)}
-                 for f in figs]
-    finally:
-        figures.close(figs)
+    items = _embedded(compare_figures.build(cmp))
     rows = cmp.tests[cmp.tests["verdict"] != "same"]
     rows = rows.assign(w=rows["slowdown"].apply(lambda x: abs(math.log(x))))
     rows = rows.sort_values(["verdict", "w"], ascending=[True, False], key=lambda c: c.map(
@@ -252,17 +247,22 @@ def _comparison(runs, reference) -> dict:
                           "only here") if n_only else ""}
 
 
-def render(runs, title="jostle report", missing=(), figures_dir=None, topology=(),
-           summary=None, compared=None, history=None) -> str:
-    """The page for RUNS; MISSING: run names planned but never run; TOPOLOGY: _topology()."""
-    figs = figures.build(runs)
+def _embedded(figs, figures_dir=None) -> list:
+    """FIGS as the page embeds them (id, title, caption, PNG); with FIGURES_DIR also saved
+    there (PNG and SVG), each drawn once: the page takes the PNG saved. FIGS are freed."""
     try:
         saved = figures.save(figs, figures_dir) if figures_dir is not None else []
         png = {p.stem: p for p in saved if p.suffix == ".png"}
-        fig_items = [{"id": f.id, "title": f.title, "caption": f.caption,
-                      "png": figures.png_base64(f.fig, png.get(f.id))} for f in figs]
+        return [{"id": f.id, "title": f.title, "caption": f.caption,
+                 "png": figures.png_base64(f.fig, png.get(f.id))} for f in figs]
     finally:
         figures.close(figs)
+
+
+def render(runs, title="jostle report", missing=(), figures_dir=None, topology=(),
+           summary=None, compared=None, history=None) -> str:
+    """The page for RUNS; MISSING: run names planned but never run; TOPOLOGY: _topology()."""
+    fig_items = _embedded(figures.build(runs), figures_dir)
     return _ENV.get_template("base.html").render(
         title=title, version=__version__, runs=runs,
         generated=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
@@ -301,14 +301,7 @@ def history_section(view, where, title, max_rows=200, figures_dir=None) -> dict:
     """The section of a history (analysis.history.View) read from the store WHERE; with
     FIGURES_DIR its figures are saved there too (PNG and SVG), each drawn once."""
     from .figures import history as history_figures
-    figs = history_figures.build(view.series, view.drifts, view.bands)
-    try:
-        saved = figures.save(figs, figures_dir) if figures_dir is not None else []
-        png = {p.stem: p for p in saved if p.suffix == ".png"}
-        items = [{"id": f.id, "title": f.title, "caption": f.caption,
-                  "png": figures.png_base64(f.fig, png.get(f.id))} for f in figs]
-    finally:
-        figures.close(figs)
+    items = _embedded(history_figures.build(view.series, view.drifts, view.bands), figures_dir)
     from .analysis import history
     rows = history.summary(view.series, view.drifts)
     rows.sort(key=lambda r: (not r["drift"], r["series"], r["node"]))
