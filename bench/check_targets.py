@@ -20,11 +20,11 @@ import tempfile
 from pathlib import Path
 
 import checkout_venv
+from checkout_venv import machine
 
 checkout_venv.use()
 sys.path.insert(0, str(checkout_venv.ROOT / "tests" / "py"))
 import test_check_system as tcs  # noqa: E402
-from scan_targets import machine  # noqa: E402
 
 
 def main() -> int:

@@ -32,3 +32,18 @@ def launch_line(build, program, args=(), ranks=2, bind=False) -> list:
     kind, exe = launch.choose_launcher(flavor, env={})   # never srun: these runs are local
     return launch.build_command(kind, program, list(args), ranks, exe=exe, oversubscribe=True,
                                 launcher_binds=bind).argv
+
+
+def machine() -> str:
+    """The machine a bench script prints beside its figures: lscpu's model name, CPUs,
+    hypervisor and NUMA nodes ('AMD EPYC; CPU(s): 2; …'), or Python's guess without lscpu."""
+    import os
+    import platform
+    import subprocess
+    keep = ("Model name", "CPU(s)", "Hypervisor vendor", "NUMA node(s)")
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        out = ""
+    found = [" ".join(ln.split()) for ln in out.splitlines() if ln.split(":")[0] in keep]
+    return "; ".join(found) or f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs"

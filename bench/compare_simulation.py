@@ -33,13 +33,13 @@ Usage: bench/compare_simulation.py [--sweeps 1000] [--profile measured|spike|non
 import argparse
 import math
 import os
-import subprocess
 import sys
 import time
 import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import checkout_venv
+from checkout_venv import machine
 
 checkout_venv.use()
 import numpy as np  # noqa: E402
@@ -123,12 +123,6 @@ def simulate(sd, runs, sweeps, common, rng) -> dict:
                 points_slower += int((t["verdict"] == "slower").sum())
     return {"coverage": covered / (2 * sweeps), "aa_false": false_any / sweeps,
             "sweep_found": found / sweeps, "points_found": points_slower / sweeps / len(SIZES)}
-
-
-def machine() -> str:
-    out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines()
-    keep = ("Model name", "CPU(s)", "Hypervisor vendor")
-    return "; ".join(" ".join(line.split()) for line in out if line.split(":")[0] in keep)
 
 
 def main():

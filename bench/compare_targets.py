@@ -40,12 +40,12 @@ import json
 import math
 import os
 import statistics
-import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import checkout_venv
+from checkout_venv import machine
 
 checkout_venv.use()
 ROOT = checkout_venv.ROOT
@@ -64,12 +64,6 @@ def jostle(*argv) -> tuple:
         except SystemExit as e:   # argparse's refusals
             rc = e.code
     return rc, out.getvalue(), err.getvalue()
-
-
-def machine():
-    out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines()
-    keep = ("Model name", "CPU(s)", "Hypervisor vendor", "NUMA node(s)")
-    return "; ".join(" ".join(line.split()) for line in out if line.split(":")[0] in keep)
 
 
 def campaign(workdir, kind, k, args):

@@ -20,7 +20,6 @@ resumed from there. --quick-check runs fewer and smaller (for a busy machine: --
 import argparse
 import datetime
 import json
-import platform
 import subprocess
 import sys
 import tempfile
@@ -29,6 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import checkout_venv
+from checkout_venv import machine
 
 checkout_venv.use()
 ROOT = checkout_venv.ROOT
@@ -39,17 +39,6 @@ from jostle.records.fabric import fat_tree_text  # noqa: E402
 
 NOISE = ["--noise", "0.05", "--noise-tails", "t3"]
 BAD_CABLE = "leaf3-spine5"
-
-
-def machine() -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, timeout=10).stdout
-        model = next(ln.split(":", 1)[1].strip() for ln in out.splitlines()
-                     if ln.startswith("Model name"))
-    except (OSError, StopIteration, subprocess.SubprocessError):
-        model = platform.processor() or "unknown CPU"
-    import os
-    return f"{model}, {os.cpu_count()} cores, {platform.node()}"
 
 
 def scan(keep: Path, campaign, nodes, extra) -> tuple:

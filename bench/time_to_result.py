@@ -23,7 +23,6 @@ Usage: bench/time_to_result.py [--build build/openmpi] [--rounds 3] [jostle-benc
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -31,24 +30,13 @@ import tempfile
 import time
 
 import checkout_venv
+from checkout_venv import machine
 
 checkout_venv.use()
 ROOT = checkout_venv.ROOT
 from jostle.records.results import load_run  # noqa: E402
 
 SIZES = [0] + [1 << k for k in range(23)]  # jostle-bench pingpong's default 0:4M
-
-
-def machine():
-    """'AMD EPYC, 2 CPUs' from lscpu where it exists."""
-    model = platform.processor() or platform.machine()
-    try:
-        for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
-            if line.startswith("Model name:"):
-                model = line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return f"{model}, {os.cpu_count()} CPUs"
 
 
 def timed(cmd):
