@@ -334,13 +334,17 @@ def _finding(kind, where, tests) -> Finding:
 
 
 def _node_table(values, tests) -> pd.DataFrame:
+    """VALUES with each test's z beside its value (filled as arrays: a cell at a time through
+    .loc took 3 of a 1000-node judgement's 5 s)."""
     table = values.copy()
-    for m in FINGERPRINT:
-        table[m.name + "_z"] = math.nan
+    at = {h: i for i, h in enumerate(table.index)}
+    cols = {m.name + "_z": np.full(len(table), math.nan) for m in FINGERPRINT}
     for t in tests:
-        if t.kind == "node" and not t.links and t.where in table.index:
+        if t.kind == "node" and not t.links and t.where in at:
             col = t.metric + ("_z" if t.reference == "allocation" else "_zb")
-            table.loc[t.where, col] = t.z
+            cols.setdefault(col, np.full(len(table), math.nan))[at[t.where]] = t.z
+    for col, z in cols.items():
+        table[col] = z
     return table
 
 

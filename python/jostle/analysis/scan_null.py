@@ -10,7 +10,8 @@ estimated too: its quantiles at TAIL_LOW (0.75: its MAD) and at the one with TAI
 (0.95 to 0.999) give the spread, and the degrees of freedom of a Student t when the second lies
 more than TAIL_SES standard errors further out than a normal's would. So the heavy tails of
 interference are not taken for faults, a summary compressed near its median (the median link
-of a node whose own link is faster than most) does not make its worse side look narrow, and a
+of a node whose own link is faster than most: a normal fitted to its far tail alone, fit_line)
+does not make its worse side look narrow, and a
 normal sample's chance wobble of a tail quantile does not cost the power that a t's heavier
 extreme tail would. With fewer than MIN_TEST values no spread can be estimated: such a metric
 is judged by the relative effect alone.
@@ -31,15 +32,17 @@ TAIL_MIN = 200        # values from which the worse side's spread and tail are e
 TAIL_LOW = 0.75       # the quantile of the worse side that gives its spread (its MAD)
 TAIL_BEYOND = 10      # its tail: the quantile with this many values beyond it, from 0.95 to 0.999
 TAIL_Q = (0.95, 0.999)
+MEDIANS_BEYOND = 5    # medians: their tail quantile has this many values beyond it,
+TAIL_SPAN = 4         # and their second quantile this many times as many
 TAIL_SES = 3.0        # a tail heavier than a normal's by this many standard errors is a t's
 MAD_FLOOR = 0.01      # on the log scale: values all alike (a simulation) still have a spread
 Q75_NORMAL = 0.6744897501960817
 NU_MAX = 200.0
 
 
-def tail_q(n) -> float:
-    """The quantile that measures the tail of N values: TAIL_BEYOND of them beyond it."""
-    return min(max(1 - TAIL_BEYOND / n, TAIL_Q[0]), TAIL_Q[1])
+def tail_q(n, beyond=TAIL_BEYOND) -> float:
+    """The quantile that measures the tail of N values: BEYOND of them beyond it."""
+    return min(max(1 - beyond / n, TAIL_Q[0]), TAIL_Q[1])
 
 
 def tail_ratio(nu, q) -> float:
@@ -77,11 +80,13 @@ def fit_nu(ratio, q) -> float:
 @dataclass(frozen=True)
 class Null:
     """A metric's empirical null on the log scale: CENTER (the median), MAD (raw: what the MAD
-    of the null is, floored), NU (inf: normal), from N values."""
+    of the null is, floored), NU (inf: normal), from N values; SHIFT (medians: <= 0) where
+    the worse side's line of quantiles meets the centre, in the metric's log units."""
     center: float
     mad: float
     nu: float
     n: int
+    shift: float = 0.0
 
     @property
     def sigma(self) -> float:
@@ -100,13 +105,13 @@ class Null:
         standard uncertainty on the log scale, added in quadrature."""
         x = np.asarray(logs, dtype=float)
         u = np.zeros(x.shape) if u is None else np.nan_to_num(np.asarray(u, dtype=float))
-        return worse * (x - self.center) / np.hypot(self.sigma, u)
+        return (worse * (x - self.center) - self.shift) / np.hypot(self.sigma, u)
 
     def p(self, logs, worse, u=None):
         """One-sided p-value of each log value on the worse side (NaN where it is NaN)."""
         x = np.asarray(logs, dtype=float)
         u = np.zeros(x.shape) if u is None else np.nan_to_num(np.asarray(u, dtype=float))
-        t = worse * (x - self.center) / np.hypot(self.t_scale, u)
+        t = (worse * (x - self.center) - self.shift) / np.hypot(self.t_scale, u)
         return survival(t, self.nu)
 
     def median_se(self, m) -> float:
@@ -141,9 +146,9 @@ def survival(t, nu):
 def fit(logs, worse, medians=False) -> "Null | None":
     """The empirical null of LOGS (finite values only), or None below MIN_TEST values.
     MEDIANS: the values are medians of several links each (a node's links out): a normal (the
-    links' own heavy tails do not survive a median), whose spread is read from the worse
-    side's tail quantile, since near the centre such medians are compressed (a node faster
-    than the links it talks to has the median of theirs)."""
+    links' own heavy tails do not survive a median) fitted to the worse side's tail
+    (fit_line), since near the centre such medians are compressed (a node faster than the
+    links it talks to has the median of theirs)."""
     x = np.asarray(logs, dtype=float)
     x = x[np.isfinite(x)]
     if x.size < MIN_TEST:
@@ -154,12 +159,31 @@ def fit(logs, worse, medians=False) -> "Null | None":
     if x.size < TAIL_MIN:
         return Null(center, mad, math.inf, int(x.size))
     if medians:
-        q = tail_q(x.size)
-        hi = float(np.quantile(worse * (x - center), q))
-        return Null(center, max(mad, hi / stats.t_quantile(q, math.inf) * Q75_NORMAL),
-                    math.inf, int(x.size))
+        sigma, shift = fit_line(worse * (x - center), mad / Q75_NORMAL)
+        return Null(center, sigma * Q75_NORMAL, math.inf, int(x.size), shift)
     side_mad, nu = fit_side(worse * (x - center))
     return Null(center, max(mad, side_mad), nu, int(x.size))
+
+
+def fit_line(side, least) -> tuple:
+    """(sigma, shift) of a normal tail SIDE = shift + sigma Z on the worse side of medians,
+    SIDE their distances from the median towards it: the line through its quantiles with
+    MEDIANS_BEYOND and with TAIL_SPAN times as many values beyond them, or, where that line
+    is the less steep, the one from the centre through the first (slope at least LEAST, the
+    bulk's, shift 0): whichever is the more lenient in the far tail. A node's median link is
+    the slowest part of its routes, most often another's: the bulk of the medians is
+    compressed, and only their far tail is the nodes' own spread (256 simulated nodes, 30
+    fat-tree scans: the line from the centre through the quantile with 10 beyond put a
+    healthy node past Holm's bar in 10, the line through 10 and 40 beyond in 3, through 5 and
+    20 in none: docs/scan.md)."""
+    n, q_hi = side.size, tail_q(side.size, MEDIANS_BEYOND)
+    q_lo = max(1 - TAIL_SPAN * MEDIANS_BEYOND / n, TAIL_LOW)
+    lo, hi = (float(v) for v in np.quantile(side, [q_lo, q_hi]))
+    z_lo, z_hi = stats.t_quantile(q_lo, math.inf), stats.t_quantile(q_hi, math.inf)
+    centre, spacing = max(hi / z_hi, least), (hi - lo) / (z_hi - z_lo)
+    if spacing <= centre:
+        return centre, 0.0
+    return spacing, hi - spacing * z_hi
 
 
 def fit_side(side) -> tuple:
