@@ -31,6 +31,32 @@ def test_good_file_loads_into_a_frame(data):
     assert row.unit == "us" and row.n == 100
 
 
+def test_a_large_file_read_again_is_the_same_run_until_it_changes(tmp_path, data, monkeypatch):
+    from jostle.records import results
+    monkeypatch.setattr(results, "MIN_KEEP", 0)      # every file counts as large
+    monkeypatch.setattr(results, "scan", counted := _Counted(results.scan))
+    p = tmp_path / "r.jsonl"
+    shutil.copy(data / "pingpong_intra.jsonl", p)
+    first = load_run(p)
+    before = first.points.loc[0, "median"]
+    first.meta["git"] = "changed by a caller"
+    first.points.loc[0, "median"] = -1.0
+    second = load_run(p)
+    assert counted.calls == 1                          # read once
+    assert second.meta["git"] == "abc123def456" and second.points.loc[0, "median"] == before
+    p.write_text(p.read_text().replace('"git":"abc', '"git":"xabc', 1))   # rewritten: read anew
+    assert load_run(p).meta["git"] == "xabc123def456" and counted.calls == 2
+
+
+class _Counted:
+    def __init__(self, f):
+        self.f, self.calls = f, 0
+
+    def __call__(self, *a):
+        self.calls += 1
+        return self.f(*a)
+
+
 @pytest.mark.parametrize("name,reason", [
     ("truncated.jsonl", "cut mid-write"),
     ("noend.jsonl", "no 'end' line"),
