@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from jostle.records.results import launcher_state, load_run
+from jostle.records.results import load_run
+from jostle.records.sidecar import launcher_state
 
 from mpijobs import ENV
 from test_bench_ranks import at_a_terminal, last_line_once_ended, tree, wait_for_points

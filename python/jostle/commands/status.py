@@ -6,7 +6,8 @@ from pathlib import Path
 from ..run import batch
 from ..run.campaign import MANIFEST
 from ..errors import UsageError
-from ..records.results import judge, launcher_state, sidecar_path
+from ..records.results import judge
+from ..records.sidecar import launcher_state, sidecar_path
 
 ORDER = 91
 STATES = ("complete", "partial", "damaged", "planned")

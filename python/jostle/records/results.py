@@ -11,7 +11,6 @@ import copy
 import json
 import math
 import os
-import socket
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Optional
 from .. import SCHEMA
 from ..errors import JostleError, UsageError
 from .run_meta import RunMetadata
+from .sidecar import PARTIAL_SUFFIX, read_sidecar
 from .. import lazy
 np = lazy.module("numpy")
 pd = lazy.module("pandas")
@@ -39,7 +39,6 @@ END_STATUSES = ("ok", "interrupted", "error")
 # Params the figures compute with: numbers ≥ 0 (jostle-bench writes them so, src/bench/).
 NUMERIC_PARAMS = ("size", "compute_cores", "rep", "ai", "order", "recipients", "segment", "tile",
                   "window", "workers")
-PARTIAL_SUFFIX = ".partial"
 # Columns of the points frame that are not params; a param of the same name gets 'param_'.
 _RESERVED = {"metric", "unit", "n", "ci95_lo", "ci95_hi", "converged", "elapsed_s",
              "run", "benchmark", "modes", "modes_at", "modes_share", "samples_offset",
@@ -436,7 +435,7 @@ def load_run(path, allow_incomplete: bool = False) -> Run:
     points = pd.DataFrame(rows)
     params = list(dict.fromkeys(param_keys))
     run = Run(path, meta, points, end, complete=not problem, problem=problem, param_names=params)
-    run.launch = _read_sidecar(path)
+    run.launch = read_sidecar(path)
     return run
 
 
@@ -457,39 +456,6 @@ def judge(path) -> Verdict:
     except JostleError as e:
         return Verdict("damaged", 0, str(e))
     return Verdict("partial" if problem else "complete", len(rows), problem)
-
-
-def sidecar_path(path) -> Path:
-    """results/c/x.jsonl[.partial] -> results/c/x.launch.json"""
-    p = Path(path)
-    name = p.name.removesuffix(PARTIAL_SUFFIX).removesuffix(".jsonl")
-    return p.with_name(name + ".launch.json")
-
-
-def launcher_state(side) -> str:
-    """A sidecar's status, told from what is true now: one that says `running` while its
-    launcher (pid on this host) no longer runs was stopped without a word (SIGKILL, a crash)."""
-    status = str((side or {}).get("status", "unknown"))
-    pid, host = (side or {}).get("pid"), (side or {}).get("host")
-    if status != "running" or not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
-        return status
-    if host != socket.gethostname():
-        return f"running on {host}, as far as this host can tell"
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return f"gone: its launcher (pid {pid}) stopped without closing it"
-    except PermissionError:
-        pass    # alive, someone else's
-    return "running"
-
-
-def _read_sidecar(path):
-    side = sidecar_path(path)
-    try:
-        return json.loads(side.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
 
 
 def find_run_files(root) -> list:

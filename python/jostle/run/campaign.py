@@ -22,7 +22,8 @@ from . import bench_query, launch, process
 from ..errors import Interrupted, JostleError, UsageError
 from .progress import Progress
 from ..records.resume import keepable, rest_output, splice
-from ..records.results import judge, load_run, sidecar_path
+from ..records.results import judge, load_run
+from ..records.sidecar import sidecar_path
 from ..records.repeats import job_name
 from ..units import duration
 
