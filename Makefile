@@ -72,9 +72,10 @@ run: build venv
 test: build venv
 	@$(MAKE) --no-print-directory lint test-c test-py
 
-# The edit-run loop: lint, the unit tier of pytest (no MPI launch, no external service) and one
-# 2-rank ping-pong with each MPI library (the tests marked smoke). The tiers are markers
-# (tests/py/conftest.py): `make test` runs them all, `pytest -m mpi` or `-m system` one alone.
+# The edit-run loop: lint, the unit tier of pytest (no MPI launch, no external service, no
+# whole page drawn: those are the pages tier) and one 2-rank ping-pong with each MPI library
+# (the tests marked smoke). The tiers are markers (tests/py/conftest.py): `make test` runs
+# them all, `pytest -m pages`, `-m mpi` or `-m system` one alone.
 test-fast: build venv
 	@$(MAKE) --no-print-directory lint test-py-fast
 

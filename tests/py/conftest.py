@@ -7,6 +7,9 @@ Every test is in one tier: its module's `pytestmark`, or a marker of its own whe
   unit    no MPI launch, no external service: pure Python, hand-made records, the fake bench,
           and the built jostle-bench's answers that start no MPI (--describe, --validate,
           --machine, --topo); `make test-fast` runs these
+  pages   as unit, but a whole page drawn: a command end to end over a campaign of hand-made
+          records or the fake bench, every figure rendered (PNG and SVG), the report written;
+          a few seconds of CPU each, half of the unit tier's CPU, so not in `make test-fast`
   mpi     launches real ranks (Open MPI, MPICH, SimGrid's smpirun)
   system  the slow real parts: SLURM, network namespaces, the browser, the install
 
@@ -132,6 +135,7 @@ def slurm2(tmp_path_factory):
 
 TIERS = {
     "unit": "no MPI launch, no external service (make test-fast)",
+    "pages": "as unit, but a whole campaign drawn or a report page written (not test-fast)",
     "mpi": "launches real ranks: Open MPI, MPICH, SimGrid's smpirun",
     "system": "the slow real parts: SLURM, network namespaces, the browser, the install",
 }
@@ -142,7 +146,8 @@ MPI_PROGRAMS = {"mpirun", "mpiexec", "mpirun.openmpi", "mpiexec.openmpi", "mpiru
 SYSTEM_PROGRAMS = {"srun", "sbatch", "salloc", "scancel", "squeue", "sinfo", "scontrol",
                    "slurmctld", "slurmd", "chromium", "chromium-browser", "google-chrome",
                    "netns-hosts.sh", "slurm-local.sh", "useradd", "ip", "unshare", "tc"}
-FORBIDDEN = {"unit": MPI_PROGRAMS | SYSTEM_PROGRAMS, "mpi": SYSTEM_PROGRAMS, "system": set()}
+FORBIDDEN = {"unit": MPI_PROGRAMS | SYSTEM_PROGRAMS, "pages": MPI_PROGRAMS | SYSTEM_PROGRAMS,
+             "mpi": SYSTEM_PROGRAMS, "system": set()}
 BENCH_QUERIES = {"--validate", "--validate-options", "--help", "-h"}
 
 
@@ -187,7 +192,8 @@ def _tier(request, monkeypatch):
     tiers = tier_of(item)
     if len(tiers) != 1:
         pytest.fail(f"{item.nodeid}: in {len(tiers)} tiers ({', '.join(tiers) or 'none'}): mark "
-                    "it (or its module's pytestmark) with one of unit, mpi, system (conftest.py)",
+                    "it (or its module's pytestmark) with one of unit, pages, mpi, system "
+                    "(conftest.py)",
                     pytrace=False)
     forbidden = FORBIDDEN[tiers[0]]
     if not forbidden:
@@ -198,7 +204,7 @@ def _tier(request, monkeypatch):
 
     def init(self, *a, **kw):
         what = _started(a[0] if a else kw.get("args", ()), kw.get("env"))
-        if what and (what in forbidden or (what.startswith("jostle-bench ") and tiers[0] == "unit")):
+        if what and (what in forbidden or (what.startswith("jostle-bench ") and tiers[0] in ("unit", "pages"))):
             seen.append(what)
             raise AssertionError(f"a test marked {tiers[0]} started {what}: mark it "
                                  f"{'mpi' if what in MPI_PROGRAMS or what.startswith('jostle-bench') else 'system'}")

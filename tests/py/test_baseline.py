@@ -56,6 +56,7 @@ def test_check_refuses_what_it_cannot_compare(tmp_path, data, capsys):
     assert rc == 2 and "does not exist" in err
 
 
+@pytest.mark.pages
 def test_report_has_the_comparison_section(tmp_path, data, capsys):
     a = make_campaign(tmp_path / "a", data, 2, seed=1)
     b = make_campaign(tmp_path / "b", data, 2, factor=1.3, seed=2)

@@ -187,6 +187,7 @@ def test_the_contention_figure_draws_the_triad_and_marks_what_is_above_it(tmp_pa
         close(figs)
 
 
+@pytest.mark.pages
 def test_the_page_shows_a_number_above_its_bound_as_an_error(tmp_path):
     folder = contention_record(tmp_path / "c", 10.0, 8.0)
     bounds.save(folder, {**LIMITS, "triad_GBps": 5.0})

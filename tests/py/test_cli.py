@@ -120,6 +120,7 @@ def plotted(tmp_path_factory):
 
 
 @pytest.mark.slow
+@pytest.mark.pages
 def test_plot_and_report_commands(capsys, plotted):
     campaign_dir, rc, out, _ = plotted
     assert rc == 0 and out.split() == [str(campaign_dir / "figures" / f"pingpong-{r}.{e}")
@@ -134,6 +135,7 @@ def test_malformed_data_exits_1_with_file_line(capsys, data):
 
 
 @pytest.mark.slow
+@pytest.mark.pages
 def test_run_does_every_step_and_says_where_the_report_is(capsys, fake_bench, tmp_path):
     rc, out, err = run_cli(capsys, "run", "--launcher", "", "--output-dir", str(tmp_path),
                            "--campaign", "v0", "--quiet")
@@ -182,6 +184,7 @@ def test_input_mistakes_are_one_line_and_exit_2(capsys, fake_bench, tmp_path, ca
     assert not pathlib.Path("/nonexistent/dir").exists()
 
 
+@pytest.mark.pages
 def test_plot_draws_the_complete_runs_and_names_a_partial_one(plotted):
     campaign_dir, rc, out, err = plotted
     assert rc == 0 and "pingpong-pow2.png" in out

@@ -110,6 +110,7 @@ def study(tmp_path_factory):
     return d, html, saved
 
 
+@pytest.mark.pages
 def test_one_figure_per_study_with_both_sides_and_caveats(study):
     d, _, saved = study
     runs = [load_run(p) for p in sorted(d.glob("*.jsonl")) if p.name != "pp.jsonl"]
@@ -178,6 +179,7 @@ def test_run_names_decide_the_study_else_the_data(tmp_path):
     assert contention.study_of(r) == ("fig2", True)
 
 
+@pytest.mark.pages
 def test_report_gains_a_contention_section(tmp_path, data, study):
     _, html, _ = study
     section = html[html.index('<section id="contention">'):html.index('<section id="results">')]

@@ -165,6 +165,7 @@ def test_dry_run_prints_every_command_line(capsys, fake, tmp_path):
     assert lines[1].endswith(f"--output {tmp_path}/contention/fig1-triad-c01-quick.jsonl --progress --quiet")
 
 
+@pytest.mark.pages
 def test_campaign_draws_resumes_and_estimates(capsys, fake, tmp_path):
     argv = ["contention", "fig1", "--quick", "--max-cores", "2", "--launcher", "",
             "--output-dir", str(tmp_path), "--quiet"]

@@ -120,6 +120,7 @@ def test_days_counts_back_from_now(tmp_path, capsys):
 
 
 @pytest.mark.slow
+@pytest.mark.pages
 def test_figures_and_the_page(site, tmp_path, capsys):
     _, db, planted, _ = site
     rc, out, err = jostle(capsys, "history", "--db", db, "--figures", tmp_path / "fig",
@@ -133,6 +134,7 @@ def test_figures_and_the_page(site, tmp_path, capsys):
 
 
 @pytest.mark.slow
+@pytest.mark.pages
 def test_the_report_of_a_campaign_shows_its_nodes_history(tmp_path, data, capsys):
     d = tmp_path / "c"
     d.mkdir()

@@ -78,6 +78,7 @@ def test_fit_recovers_known_parameters_within_2_percent(tmp_path):
         assert abs(p["M"][s] / m - 1) < 0.02
 
 
+@pytest.mark.pages
 def test_check_reports_the_error_that_is_there(tmp_path):
     size = 64 << 20
     d = write_campaign(tmp_path / "c", noise=0.001, bump=(12, size, "comm", 1.25))

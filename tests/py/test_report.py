@@ -45,6 +45,7 @@ def hostile_page(tmp_path_factory):
     return report.write([d], d.parent / "r.html").read_text()
 
 
+@pytest.mark.pages
 def test_report_is_self_contained_with_all_sections(page):
     _, html, figs = page
     for section in ("warnings", "runs", "machine", "figures", "results"):
@@ -68,11 +69,13 @@ def test_report_is_self_contained_with_all_sections(page):
     assert sorted(p.name for p in figs.iterdir())[0] == "pingpong-bytes.png"
 
 
+@pytest.mark.pages
 def test_report_escapes_metadata(hostile_page):
     html = hostile_page
     assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
 
 
+@pytest.mark.pages
 def test_every_record_string_is_escaped_where_the_page_shows_it(hostile_page):
     html = hostile_page
     assert "<script" not in html
@@ -103,12 +106,14 @@ def test_report_renders_from_a_built_wheel(campaign_dir, tmp_path):
     assert all(f'<section id="{s}">' in html for s in ("warnings", "runs", "machine", "results"))
 
 
+@pytest.mark.pages
 def test_clean_runs_say_no_warnings(tmp_path, data):
     shutil.copy(data / "pingpong_inter.jsonl", tmp_path / "x.jsonl")
     html = report.write([tmp_path], tmp_path / "r.html").read_text()
     assert "No warnings recorded." in html
 
 
+@pytest.mark.pages
 def test_summary_opens_on_the_ping_pong_headline(page):
     """The first section gives each ping-pong run's smallest-message latency and highest
     bandwidth with the interval of their median, taken from the run's own points (the
@@ -124,6 +129,7 @@ def test_summary_opens_on_the_ping_pong_headline(page):
     assert f"{int(first['size'])} B one-way latency: {first['median']:.3g} µs" in summary
 
 
+@pytest.mark.pages
 def test_machine_section_names_every_librarys_transport(tmp_path, data):
     """Two runs on one machine with two MPI libraries: both, each with how it moves data, in
     one section although the clock and free memory each run saw differ."""
