@@ -151,6 +151,16 @@ FORBIDDEN = {"unit": MPI_PROGRAMS | SYSTEM_PROGRAMS, "pages": MPI_PROGRAMS | SYS
 BENCH_QUERIES = {"--validate", "--validate-options", "--help", "-h"}
 
 
+def pytest_sessionstart(session):
+    """Before any test: the SLURM clusters and cpu groups of a suite killed from outside
+    stopped (tests/py/slurmlocal.py: sweep_orphans), once, by the controller, not each worker."""
+    if hasattr(session.config, "workerinput"):
+        return
+    from slurmlocal import sweep_orphans
+    for what in sweep_orphans():
+        print(f"conftest: stopped {what}, left by a test process that is gone", file=sys.stderr)
+
+
 def pytest_configure(config):
     for name, what in TIERS.items():
         config.addinivalue_line("markers", f"{name}: tier: {what}")

@@ -1,9 +1,11 @@
 """A real one-node SLURM for the tests (scripts/slurm-local.sh), and running commands in it."""
 
+import json
 import os
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,10 @@ ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "slurm-local.sh"
 JOSTLE = [sys.executable, "-m", "jostle.cli"]
 CANNOT = 3   # slurm-local.sh: SLURM cannot be had on this machine
+# Each running cluster's owner (the test process), its directory and the environment its stop
+# needs: a suite killed from outside (SIGKILL) never stops its clusters, and one left with a
+# HealthCheckProgram measures this machine every 40 s until someone notices (sweep_orphans).
+OWNERS = Path(tempfile.gettempdir()) / "jostle-test-clusters"
 
 
 class Cluster:
@@ -28,6 +34,7 @@ class Cluster:
             del self.env[v]   # a test run inside a job must not look like part of that job
 
     def start(self):
+        self.own()
         r = subprocess.run(["bash", str(SCRIPT), "start2" if self.two else "start", str(self.dir)],
                            capture_output=True, text=True, timeout=600)
         if r.returncode == CANNOT:
@@ -35,8 +42,19 @@ class Cluster:
             pytest.skip(f"no local SLURM{' of two nodes' * self.two}: {reason}")
         assert r.returncode == 0, f"slurm-local.sh start failed:\n{r.stderr}"
 
+    def own(self, env=None):
+        """Registers this cluster as this process's, with ENV for its stop (sweep_orphans)."""
+        OWNERS.mkdir(exist_ok=True)
+        self.owner = OWNERS / f"{os.getpid()}-{abs(hash(str(self.dir)))}.json"
+        self.owner.write_text(json.dumps({"pid": os.getpid(), "dir": str(self.dir),
+                                          "env": env or {}}))
+
+    def disown(self):
+        getattr(self, "owner", Path("/nonexistent")).unlink(missing_ok=True)
+
     def stop(self):
         subprocess.run(["bash", str(SCRIPT), "stop", str(self.dir)], timeout=120)
+        self.disown()
 
     def run(self, *argv, timeout=300, env=None, cwd=None):
         if self.two:   # clients reach the controller from the first node's namespace only
@@ -58,3 +76,51 @@ class Cluster:
         r = self.run("scontrol", "show", "job", job)
         m = re.search(r"JobState=(\w+)", r.stdout)
         return m.group(1) if m else None
+
+
+def sweep_orphans() -> list:
+    """Stops the clusters whose owner process is gone (a suite killed from outside) and
+    removes the cpu groups such a process left (jostle-check-PID); returns what it stopped."""
+    stopped = []
+    for f in sorted(OWNERS.glob("*.json")) if OWNERS.is_dir() else []:
+        try:
+            rec = json.loads(f.read_text())
+            alive = _alive(int(rec["pid"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            f.unlink(missing_ok=True)
+            continue
+        if alive:
+            continue
+        if Path(rec["dir"]).is_dir():
+            subprocess.run(["bash", str(SCRIPT), "stop", rec["dir"]], capture_output=True,
+                           timeout=120, env={**os.environ, **rec.get("env", {})})
+            stopped.append(rec["dir"])
+        f.unlink(missing_ok=True)
+    cpu = Path("/sys/fs/cgroup/cpu")
+    for g in cpu.glob("jostle-check-*") if cpu.is_dir() else []:
+        m = re.fullmatch(r"jostle-check-(\d+)", g.name)
+        if m and not _alive(int(m.group(1))):
+            _remove_group(g, cpu)
+            stopped.append(str(g))
+    return stopped
+
+
+def _alive(pid) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
+
+
+def _remove_group(g: Path, root: Path):
+    for child in [d for d in g.iterdir() if d.is_dir()]:
+        _remove_group(child, root)
+    try:
+        for pid in (g / "cgroup.procs").read_text().split():
+            (root / "cgroup.procs").write_text(pid)
+        g.rmdir()
+    except OSError:
+        pass

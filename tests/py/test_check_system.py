@@ -305,6 +305,7 @@ class TwoNodes(Cluster):
         self.env.update(JOSTLE_NETNS_A=A, JOSTLE_NETNS_B=B, JOSTLE_NETNS_NET=NET)
 
     def start(self):
+        self.own({k: self.env[k] for k in ("JOSTLE_NETNS_A", "JOSTLE_NETNS_B", "JOSTLE_NETNS_NET")})
         r = subprocess.run(["bash", str(SCRIPT), "start2", str(self.dir)], capture_output=True,
                            text=True, timeout=600, env=self.env)
         if r.returncode == 3:
@@ -313,6 +314,7 @@ class TwoNodes(Cluster):
 
     def stop(self):
         subprocess.run(["bash", str(SCRIPT), "stop", str(self.dir)], timeout=120, env=self.env)
+        self.disown()
 
     def node(self, name):
         r = self.run("scontrol", "show", "node", "-o", name)
