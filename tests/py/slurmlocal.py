@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from jostle.records.sidecar import pid_alive
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "slurm-local.sh"
 JOSTLE = [sys.executable, "-m", "jostle.cli"]
@@ -85,7 +87,7 @@ def sweep_orphans() -> list:
     for f in sorted(OWNERS.glob("*.json")) if OWNERS.is_dir() else []:
         try:
             rec = json.loads(f.read_text())
-            alive = _alive(int(rec["pid"]))
+            alive = pid_alive(int(rec["pid"]))
         except (OSError, ValueError, KeyError, TypeError):
             f.unlink(missing_ok=True)
             continue
@@ -99,28 +101,22 @@ def sweep_orphans() -> list:
     cpu = Path("/sys/fs/cgroup/cpu")
     for g in cpu.glob("jostle-check-*") if cpu.is_dir() else []:
         m = re.fullmatch(r"jostle-check-(\d+)", g.name)
-        if m and not _alive(int(m.group(1))):
-            _remove_group(g, cpu)
-            stopped.append(str(g))
+        if m and not pid_alive(int(m.group(1))):
+            try:
+                remove_group(g, cpu)
+                stopped.append(str(g))
+            except OSError:
+                pass
     return stopped
 
 
-def _alive(pid) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    return True
-
-
-def _remove_group(g: Path, root: Path):
+def remove_group(g: Path, root: Path = Path("/sys/fs/cgroup/cpu")):
+    """Removes cpu group G and the groups under it, its processes moved to ROOT first."""
     for child in [d for d in g.iterdir() if d.is_dir()]:
-        _remove_group(child, root)
-    try:
-        for pid in (g / "cgroup.procs").read_text().split():
+        remove_group(child, root)
+    for pid in (g / "cgroup.procs").read_text().split():
+        try:
             (root / "cgroup.procs").write_text(pid)
-        g.rmdir()
-    except OSError:
-        pass
+        except OSError:
+            pass
+    g.rmdir()

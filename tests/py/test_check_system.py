@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from mpijobs import ENV, built
-from slurmlocal import SCRIPT, Cluster
+from slurmlocal import SCRIPT, Cluster, remove_group
 
 pytestmark = [pytest.mark.system, pytest.mark.slow]
 
@@ -60,14 +60,7 @@ class Group:
         (self.dir / "cgroup.procs").write_text(str(pid))
 
     def remove(self):
-        for child in [d for d in self.dir.iterdir() if d.is_dir()]:
-            Group.remove(type("G", (), {"dir": child})())
-        for pid in (self.dir / "cgroup.procs").read_text().split():
-            try:
-                (CGROUP_CPU / "cgroup.procs").write_text(pid)
-            except OSError:
-                pass
-        self.dir.rmdir()
+        remove_group(self.dir, CGROUP_CPU)
 
 
 @pytest.fixture(scope="module")

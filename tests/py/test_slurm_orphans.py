@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import slurmlocal
+from jostle.records.sidecar import pid_alive
 
 pytestmark = pytest.mark.system
 HERE = Path(__file__).resolve().parent
@@ -18,10 +19,9 @@ HERE = Path(__file__).resolve().parent
 
 def _alive(pidfile: Path) -> bool:
     try:
-        os.kill(int(pidfile.read_text().split()[0]), 0)
+        return pid_alive(int(pidfile.read_text().split()[0]))
     except (OSError, ValueError):
         return False
-    return True
 
 
 def test_a_dead_owners_cluster_is_stopped_and_a_living_ones_kept(tmp_path):

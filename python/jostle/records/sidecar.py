@@ -27,13 +27,20 @@ def launcher_state(side) -> str:
         return status
     if host != socket.gethostname():
         return f"running on {host}, as far as this host can tell"
+    if not pid_alive(pid):
+        return f"gone: its launcher (pid {pid}) stopped without closing it"
+    return "running"
+
+
+def pid_alive(pid) -> bool:
+    """Whether process PID (on this host) runs: one of another user's counts."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
-        return f"gone: its launcher (pid {pid}) stopped without closing it"
+        return False
     except PermissionError:
-        pass    # alive, someone else's
-    return "running"
+        pass
+    return True
 
 
 def read_sidecar(path):
