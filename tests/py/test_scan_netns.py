@@ -15,6 +15,13 @@ import pytest
 import netns4
 
 REASON = netns4.unavailable()
+# The four "hosts" are the same two vCPUs at four moments, and the hypervisor moves them between
+# moments: a healthy host's 8-byte intra-node latency came out 1.6 to 2.0 times the others' in
+# both passes, twice in CI (2026-11-28: effects 0.6-0.7, then 0.99 and 0.50). The faults here are
+# effects of 2.9 (memory latency), 6 (triad) and 13 (the capped link): a bar of 2.0 keeps them and
+# leaves the hypervisor out. The clean-scan rate at the default 0.5 is bench/scan_targets.py's,
+# on a quiet machine (0 of 10, docs/validation.md).
+MIN_EFFECT = "2.0"
 pytestmark = [pytest.mark.system, pytest.mark.skipif(bool(REASON), reason=REASON or "ok")]
 
 
@@ -46,7 +53,8 @@ def test_degraded_link_and_slow_node_are_named(hosts, tmp_path):
         # link run are measured twice, and every 1 MiB round trip crossed the capped link)
         hosts.script("degrade", bad_link, "200mbit")
         hosts.script("slow", slow, "30000")
-        proc = hosts.scan(tmp_path, "faults", "--drain-script", str(tmp_path / "drain.sh"))
+        proc = hosts.scan(tmp_path, "faults", "--drain-script", str(tmp_path / "drain.sh"),
+                              "--min-effect", MIN_EFFECT)
     finally:
         hosts.heal()
     doc = _doc(proc)
@@ -78,11 +86,8 @@ def test_killed_host_is_unreachable_and_the_healthy_others_flag_nothing(hosts, t
     """The scan's false alarms are judged here too: but for the host killed mid-scan, the
     hosts are healthy (a clean scan of three), and nothing else may be flagged."""
     victim = hosts.ips[3]
-    # Three hosts left are judged by the effect alone. At --min-effect 0.5 a healthy host
-    # came out 1.6-1.7 times the others' 8-byte latency in both passes once in CI (2026-11-28,
-    # a fresh clone; its rerun passed): 1.0 keeps this test on the killed host, and the
-    # clean-scan rate at 0.5 is bench/scan_targets.py's (0 of 10 quiet, docs/validation.md).
-    proc = hosts.scan(tmp_path, "killed", "--timeout", "20", "--min-effect", "1.0",
+    # Three hosts left are judged by the effect alone, at MIN_EFFECT.
+    proc = hosts.scan(tmp_path, "killed", "--timeout", "20", "--min-effect", MIN_EFFECT,
                       background=True)
     try:
         first = tmp_path / "killed" / f"fp-pingpong-{hosts.ips[0]}.jsonl"
