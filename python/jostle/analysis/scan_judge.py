@@ -107,6 +107,9 @@ def node_tests(values, metrics, runs_of, reference="allocation", base=None) -> l
             continue
         x, r = sn.logs_of(col), sn.logs_of(ref)
         null = sn.fit(r, m.worse)
+        # every node at once against the null (a scan of 1 000 nodes: 7 000 tests)
+        zs, ps, effs = judge_values(x, null, m.worse, null.center, u) \
+            if null is not None else (None,) * 3
         for i, host in enumerate(values.index):
             if not math.isfinite(x[i]):
                 continue
@@ -116,13 +119,12 @@ def node_tests(values, metrics, runs_of, reference="allocation", base=None) -> l
                 if not others.size:
                     continue
                 ref_log = float(np.median(others))
+                z, p, eff = math.nan, math.nan, float(sn.effect(x[i], ref_log, m.worse))
             else:
                 ref_log = null.center
-            z, p, eff = judge_values(x[i:i + 1], null, m.worse, ref_log,
-                                     None if u is None else u[i:i + 1])
+                z, p, eff = float(zs[i]), float(ps[i]), float(effs[i])
             out.append(Test("node", host, m.name, float(col[i]), m.unit, math.exp(ref_log),
-                            float(z[0]), float(p[0]), float(eff[0]),
-                            runs_of.get((host, m.benchmark), ""), m.label, reference,
+                            z, p, eff, runs_of.get((host, m.benchmark), ""), m.label, reference,
                             null=null, worse=m.worse, ref_log=ref_log))
     return out
 
