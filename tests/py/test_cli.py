@@ -92,6 +92,7 @@ def test_pingpong_end_to_end_with_the_fake_bench(capsys, fake_bench, tmp_path):
     assert rc == 0 and "# Size" in out
 
 
+@pytest.mark.pages
 def test_plot_refuses_incomplete_then_allows_it(capsys, data, tmp_path):
     shutil.copy(data / "interrupted.jsonl.partial", tmp_path / "i.jsonl.partial")
     rc, _, err = run_cli(capsys, "plot", str(tmp_path))

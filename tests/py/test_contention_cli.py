@@ -190,6 +190,7 @@ def test_jostle_run_step_is_skipped_by_a_bench_without_contention(capsys, fake_b
     assert rc == 0 and "has no contention benchmark: step skipped" in err
 
 
+@pytest.mark.pages
 def test_jostle_run_step_runs_fig1_quick(capsys, fake, tmp_path):
     rc, _, err = cli(capsys, "run", "--steps", "contention,report", "--launcher", "",
                      "--output-dir", str(tmp_path), "--campaign", "r")

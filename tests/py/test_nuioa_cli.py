@@ -137,12 +137,14 @@ def test_figures_and_load_table(nuioa_dir):
     assert row[6] == pytest.approx(100 * (1.2 / 2.7 - 1))
 
 
+@pytest.mark.pages
 def test_report_has_the_nuioa_section(nuioa_dir, tmp_path):
     out = report.write([nuioa_dir], tmp_path / "r.html")
     page = out.read_text()
     assert 'id="nuioa-load"' in page and 'id="nuioa-placement"' in page
 
 
+@pytest.mark.pages
 def test_report_shows_saved_machine_picture_and_advice(nuioa_dir, tmp_path):
     topo = {"machine": {"cpu": "X", "cores": 4, "nics": [{"name": "ib0", "numa": 1,
                                                            "pci": "0000:41:00.0"}]},
