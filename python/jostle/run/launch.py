@@ -8,6 +8,7 @@ each of its threads and buffers through hwloc and records what it obtained, and
 a launcher binding would fight with it (or silently confine it to one core).
 """
 
+import functools
 import math
 import os
 import shlex
@@ -42,8 +43,15 @@ def host_cores() -> int:
 
 
 def is_local(host: str) -> bool:
+    return host in _local_names()
+
+
+@functools.lru_cache(maxsize=1)
+def _local_names() -> tuple:
+    """This host's names, looked up once: getfqdn asks the resolver, and a scan asks of every
+    host of every run (a link run of 1 000 nodes names them all)."""
     import socket
-    return host in ("localhost", "127.0.0.1", socket.gethostname(), socket.getfqdn())
+    return ("localhost", "127.0.0.1", socket.gethostname(), socket.getfqdn())
 
 
 # ---------------------------------------------------------------- command lines
