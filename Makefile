@@ -14,8 +14,9 @@ cmake_build = cmake --build $(1) -j $(JOBS) $(2) >$(1).log 2>&1 || { cat $(1).lo
 # Configure DIR with ARGS (an environment prefix ENV before them) only where it was not, or was
 # with others: cmake's build step configures again itself when a CMakeLists.txt changes, and a
 # configure that changes nothing cost 0.5 s a directory on every `make test-fast`.
-configure = a='$(3) $(2)'; if [ ! -f $(1)/CMakeCache.txt ] || [ "$$(cat $(1)/.configured 2>/dev/null)" != "$$a" ]; then \
-  $(3) cmake -S . -B $(1) $(2) >/dev/null && echo "$$a" >$(1)/.configured; fi
+configure = a=$$(printf '%s|' $(3) $(2)); \
+  if [ ! -f $(1)/CMakeCache.txt ] || [ "$$(cat $(1)/.configured 2>/dev/null)" != "$$a" ]; then \
+  $(3) cmake -S . -B $(1) $(2) >/dev/null || exit 1; printf '%s\n' "$$a" >$(1)/.configured; fi
 
 # Python's byte-code caches kept: without them pytest rewrites and compiles every test module in
 # every worker, 5 s of CPU each instead of 2 s, and a machine may set this for its own reasons.
