@@ -168,7 +168,7 @@ def netns(k: int, out: Path) -> bool:
     if k:
         print(f"{'PASS' if ok else 'FAIL'} {k} clean scans of 4 hosts: {len(flagged)} with a "
               f"false flag (target: 0); {sum(times) / len(times):.0f} s per scan "
-              f"({' '.join(netns4.SCAN_ARGS)})")
+              f"({' '.join(netns4.SCAN_ARGS)} --min-effect {netns4.MIN_EFFECT})")
     return ok and ok_slow
 
 

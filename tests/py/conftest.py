@@ -233,7 +233,7 @@ def _tier(request, monkeypatch):
 
     def init(self, *a, **kw):
         what = _started(a[0] if a else kw.get("args", ()), kw.get("env"))
-        if what and (what in forbidden or (what.startswith("jostle-bench ") and tiers[0] in ("unit", "pages"))):
+        if what and (what in forbidden or (what.startswith("jostle-bench ") and MPI_PROGRAMS <= forbidden)):
             seen.append(what)
             raise AssertionError(f"a test marked {tiers[0]} started {what}: mark it "
                                  f"{'mpi' if what in MPI_PROGRAMS or what.startswith('jostle-bench') else 'system'}")

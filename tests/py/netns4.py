@@ -24,8 +24,8 @@ ROOT_OK = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 # several times that on a loaded machine.
 SCAN_ARGS = ["--budget", "4", "--load-sizes", "4,1M", "--round-time", "0.5", "--timeout", "150",
              "--link-metrics", "bandwidth",
-             "--fingerprint-jobs", "1", "--compute-cores", "1", "--oversubscribe", "yes",
-             "--min-effect", "0.5"]
+             "--fingerprint-jobs", "1", "--compute-cores", "1", "--oversubscribe", "yes"]
+MIN_EFFECT = 0.5
 
 
 def unavailable(n=4) -> str:
@@ -74,12 +74,15 @@ class Hosts:
         for ip in self.ips:
             self.script("heal", ip)
 
-    def scan(self, out_dir, campaign, *extra, timeout=900, background=False):
-        """`jostle scan` of the hosts: its CompletedProcess (or Popen with BACKGROUND)."""
+    def scan(self, out_dir, campaign, *extra, min_effect=MIN_EFFECT, timeout=900,
+             background=False):
+        """`jostle scan` of the hosts, flagging at MIN_EFFECT: its CompletedProcess (or Popen
+        with BACKGROUND)."""
         cmd = [sys.executable, "-m", "jostle.cli", "scan", "--hosts", ",".join(self.ips),
                "--launcher", f"{SCRIPT} mpirun -np {{np}} --host {{hosts}}",
                "--comm-core", ",".join(str(i % 2) for i in range(self.n)),
-               *SCAN_ARGS, "--output-dir", str(out_dir), "--campaign", campaign,
+               *SCAN_ARGS, "--min-effect", str(min_effect),
+               "--output-dir", str(out_dir), "--campaign", campaign,
                "--format", "json", *extra]
         env = {**self.env, "PYTHONPATH": str(REPO / "python")}
         if background:

@@ -21,7 +21,7 @@ REASON = netns4.unavailable()
 # effects of 2.9 (memory latency), 6 (triad) and 13 (the capped link): a bar of 2.0 keeps them and
 # leaves the hypervisor out. The clean-scan rate at the default 0.5 is bench/scan_targets.py's,
 # on a quiet machine (0 of 10, docs/validation.md).
-MIN_EFFECT = "2.0"
+MIN_EFFECT = 2.0
 pytestmark = [pytest.mark.system, pytest.mark.skipif(bool(REASON), reason=REASON or "ok")]
 
 
@@ -54,7 +54,7 @@ def test_degraded_link_and_slow_node_are_named(hosts, tmp_path):
         hosts.script("degrade", bad_link, "200mbit")
         hosts.script("slow", slow, "30000")
         proc = hosts.scan(tmp_path, "faults", "--drain-script", str(tmp_path / "drain.sh"),
-                              "--min-effect", MIN_EFFECT)
+                          min_effect=MIN_EFFECT)
     finally:
         hosts.heal()
     doc = _doc(proc)
@@ -87,7 +87,7 @@ def test_killed_host_is_unreachable_and_the_healthy_others_flag_nothing(hosts, t
     hosts are healthy (a clean scan of three), and nothing else may be flagged."""
     victim = hosts.ips[3]
     # Three hosts left are judged by the effect alone, at MIN_EFFECT.
-    proc = hosts.scan(tmp_path, "killed", "--timeout", "20", "--min-effect", MIN_EFFECT,
+    proc = hosts.scan(tmp_path, "killed", "--timeout", "20", min_effect=MIN_EFFECT,
                       background=True)
     try:
         first = tmp_path / "killed" / f"fp-pingpong-{hosts.ips[0]}.jsonl"

@@ -401,6 +401,7 @@ def scan(path):
 
 
 _READ: dict = {}   # the last large file's scan(), by its stat: see _scanned
+MIN_KEEP = 4 << 20
 
 
 def _scanned(path):
@@ -422,9 +423,6 @@ def _scanned(path):
         _READ[key] = out
     meta, rows, end, problem, params = _READ[key]   # the small parts copied: a caller may
     return copy.deepcopy(meta), rows, copy.deepcopy(end), problem, list(params)  # change them
-
-
-MIN_KEEP = 4 << 20
 
 
 def load_run(path, allow_incomplete: bool = False) -> Run:
