@@ -1,13 +1,29 @@
+import json
+import os
 import pathlib
 import re
 import shutil
+import subprocess
+import sys
 
 import pytest
 
-from conftest import DATA, run_cli
+from conftest import DATA, REPO, run_cli
 from jostle.cli import build_parser
 
 pytestmark = pytest.mark.unit
+
+
+def test_the_parser_imports_no_numerical_library():
+    """`jostle --help` and every command's parser (a job script's `jostle check`, `status`)
+    start without pandas, numpy or matplotlib: their import is about half a second of CPU
+    (jostle.lazy). A module-level use of one (a dataclass default of pd.DataFrame) pulled
+    pandas into every start-up once."""
+    code = ("import sys, json; from jostle import cli; cli.build_parser(); "
+            "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                       env={**os.environ, "PYTHONPATH": str(REPO / "python")})
+    assert not {"pandas", "numpy", "matplotlib"} & set(json.loads(r.stdout)), r.stdout
 
 
 @pytest.mark.parametrize("argv,named", [

@@ -260,7 +260,7 @@ class Comparison:
     statistic: str
     machines: tuple
     jobs_note: str
-    sweeps: pd.DataFrame = field(default_factory=pd.DataFrame)
+    sweeps: pd.DataFrame = field(default_factory=lambda: pd.DataFrame())  # pandas on first use
     libraries: list = field(default_factory=list)        # the libraries compared
     only_libraries: dict = field(default_factory=dict)   # {"A": [...], "B": [...]}
     notes: list = field(default_factory=list)
