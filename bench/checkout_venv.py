@@ -1,11 +1,14 @@
-"""What every bench script shares: the checkout (ROOT), its virtual environment, and the
-launcher line of a build's MPI.
+"""What every bench script shares: the checkout (ROOT), its virtual environment, the launcher
+line of a build's MPI, a command's wall time and a count option's check.
 
 The bench scripts import jostle, which needs numpy, pandas and matplotlib: use() re-runs
 `python3 bench/X.py` with the checkout's virtual environment (made by `make venv`) when the
 interpreter it was started with lacks them, and puts the checkout's package first on the path."""
+import argparse
 import os
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,9 +40,7 @@ def launch_line(build, program, args=(), ranks=2, bind=False) -> list:
 def machine() -> str:
     """The machine a bench script prints beside its figures: lscpu's model name, CPUs,
     hypervisor and NUMA nodes ('AMD EPYC; CPU(s): 2; …'), or Python's guess without lscpu."""
-    import os
     import platform
-    import subprocess
     keep = ("Model name", "CPU(s)", "Hypervisor vendor", "NUMA node(s)")
     try:
         out = subprocess.run(["lscpu"], capture_output=True, text=True, timeout=10).stdout
@@ -47,3 +48,22 @@ def machine() -> str:
         out = ""
     found = [" ".join(ln.split()) for ln in out.splitlines() if ln.split(":")[0] in keep]
     return "; ".join(found) or f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs"
+
+
+def timed(cmd) -> float:
+    """Seconds of wall time CMD takes to run to its end (an error if it fails): launch and
+    MPI_Init included, as a user waits for them."""
+    t0 = time.monotonic()
+    subprocess.run(cmd, check=True, capture_output=True, text=True)
+    return time.monotonic() - t0
+
+
+def at_least_one(text) -> int:
+    """An argparse type: a whole number >= 1."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number >= 1")
+    return n

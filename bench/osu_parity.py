@@ -29,9 +29,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 import checkout_venv
+from checkout_venv import at_least_one, timed
 
 checkout_venv.use()
 ROOT = checkout_venv.ROOT
@@ -105,22 +105,6 @@ def table(kind, unit, got):
         print(f"{line}{m:>8.3f}{statistics.median(stat):>9.3f}{statistics.median(same_stat):>8.3f}"
               f"{statistics.median(raw):>8.3f}{'' if ok else '  *'}")
     return bad
-
-
-def timed(cmd):
-    t0 = time.monotonic()
-    subprocess.run(cmd, check=True, capture_output=True, text=True)
-    return time.monotonic() - t0
-
-
-def at_least_one(text):
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number >= 1")
-    return n
 
 
 def main():

@@ -24,35 +24,17 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 
 import checkout_venv
-from checkout_venv import machine
+from checkout_venv import at_least_one, machine, timed
 
 checkout_venv.use()
 ROOT = checkout_venv.ROOT
 from jostle.records.results import load_run  # noqa: E402
 
 SIZES = [0] + [1 << k for k in range(23)]  # jostle-bench pingpong's default 0:4M
-
-
-def timed(cmd):
-    t0 = time.monotonic()
-    subprocess.run(cmd, check=True, capture_output=True, text=True)
-    return time.monotonic() - t0
-
-
-def at_least_one(text):
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number >= 1")
-    return n
 
 
 def outcome(points):
