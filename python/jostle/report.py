@@ -60,13 +60,16 @@ def _table(headers, rows, num_cols=()) -> dict:
 
 
 def _warnings(runs, missing) -> list:
-    """What could spoil a figure, grouped: each warning of the C side once with its runs, then
-    per study (the K jobs of a setting as one) and kind the points that did not converge, are
-    resolution-limited or have several modes, counted, the worst named (analysis.quality)."""
+    """[quality.Line] of what could spoil a figure, grouped: each warning of the C side once with
+    its runs, then per benchmark and kind the points that did not converge, are
+    resolution-limited or have several modes, counted, the worst named, each setting's own
+    line in the details (analysis.quality)."""
     items = quality.run_warnings(runs) + quality.point_warnings(runs)
-    items += [f"{r.name}: incomplete run ({r.problem}); its {len(r.points)} point line(s) are "
-              "shown but the sweep did not finish" for r in runs if not r.complete]
-    items += [f"{name}: planned in the campaign but never completed" for name in missing]
+    items += [quality.Line(f"{r.name}: incomplete run ({r.problem}); its {len(r.points)} point "
+                           "line(s) are shown but the sweep did not finish")
+              for r in runs if not r.complete]
+    items += [quality.Line(f"{name}: planned in the campaign but never completed")
+              for name in missing]
     return items
 
 

@@ -1,14 +1,17 @@
 """What the points of a set of runs say about their own measurement, for the report's warnings:
-one line per study and kind, with counts and the worst point named, never one line per point
-nor the same line once per run (docs/statistics.md, "Convergence and the clock").
+one line per benchmark and kind, with counts and the worst point named, never one line per
+point nor the same line once per run or setting (docs/statistics.md, "Convergence and the
+clock"); where a benchmark ran several settings, each setting's own line is the line's detail.
 
-A study is the runs of one setting: the K MPI jobs NAME-r1 … NAME-rK of `--runs K` are one.
+A setting is one study: the K MPI jobs NAME-r1 … NAME-rK of `--runs K` are one.
 The kinds: points that did not converge (their interval stayed wider than the precision asked
 for), points that are resolution-limited (the clock's tick alone keeps it wider: said apart,
 with the tick), and points with two or more modes.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 from .. import lazy, units
 from ..records.repeats import setting
@@ -46,8 +49,15 @@ def _where(row, several, run) -> str:
     return units.where(row) + (f" in {run.name}" if several else "")
 
 
-def study_warnings(name: str, runs: list) -> list:
-    """The lines of one study (RUNS of one setting, NAME)."""
+class Line(NamedTuple):
+    """A warning of the report: its TEXT, and the DETAILS it stands for (lines of its own)."""
+    text: str
+    details: tuple = ()
+
+
+def study_warnings(name: str, runs: list) -> dict:
+    """{kind: line} of RUNS under NAME (a setting's jobs, or a benchmark's settings), the
+    kinds in the order unconverged, limited, modes."""
     total = 0
     unconv, limited, multi = [], [], []   # (run, its rows)
     for r in runs:
@@ -68,7 +78,7 @@ def study_warnings(name: str, runs: list) -> list:
             multi.append((r, m))
     several = len(runs) > 1
     of = f" of {_count(total)}"
-    out = []
+    out = {}
     if unconv:
         n = sum(len(d) for _, d in unconv)
         worst = None
@@ -77,8 +87,8 @@ def study_warnings(name: str, runs: list) -> list:
             if half.notna().any() and (worst is None or half.max() > worst[0]):
                 worst = (half.max(), d.loc[half.idxmax()], r)
         at = (f" (worst ±{worst[0]:.0%}{_where(worst[1], several, worst[2])})" if worst else "")
-        out.append(f"{name}: {_count(n)}{of} point(s) did not converge{at}: their 95% interval "
-                   "stayed wider than the target precision")
+        out["unconverged"] = (f"{name}: {_count(n)}{of} point(s) did not converge{at}: their 95% "
+                              "interval stayed wider than the target precision")
     if limited:
         n = sum(len(d) for _, d in limited)
         worst = None
@@ -92,30 +102,46 @@ def study_warnings(name: str, runs: list) -> list:
         clock = f" at the clock's {tick} tick" if tick else ""
         at = (f"; worst ±{worst[0]:.1%} from the tick alone{_where(worst[1], several, worst[2])}"
               if worst else "")
-        out.append(f"{name}: {_count(n)}{of} point(s) resolution-limited{clock}{at}: half a "
-                   "tick exceeds the target precision (more operations per sample: "
-                   "--sample-reps auto, --min-sample-ticks)")
+        out["limited"] = (f"{name}: {_count(n)}{of} point(s) resolution-limited{clock}{at}: half "
+                          "a tick exceeds the target precision (more operations per sample: "
+                          "--sample-reps auto, --min-sample-ticks)")
     if multi:
         n = sum(len(d) for _, d in multi)
         r, d = multi[0]
         first = d.iloc[0]
         at = " and ".join(units.number(a) for a in first["modes_at"] or [])
-        out.append(f"{name}: {_count(n)}{of} point(s) have two or more modes ({at} "
-                   f"{first['unit']}{_where(first, several, r)}): the median lies between them; "
-                   "the modes are in the record")
+        out["modes"] = (f"{name}: {_count(n)}{of} point(s) have two or more modes ({at} "
+                        f"{first['unit']}{_where(first, several, r)}): the median lies between "
+                        "them; the modes are in the record")
     return out
 
 
 def point_warnings(runs) -> list:
-    """Every study's lines, in the order of each study's first run."""
-    studies = {}
+    """[Line] per benchmark and kind, in the order of each benchmark's first run: a benchmark of
+    one setting says it under the setting's name; one of several (`jostle run`'s eight overlap
+    settings) once for all of them, the worst run named, and where two or more settings have the
+    kind, each one's line in its details."""
+    benches = {}
     for r in runs:
-        studies.setdefault(setting(r.name), []).append(r)
-    return [line for name, rs in studies.items() for line in study_warnings(name, rs)]
+        benches.setdefault(r.benchmark, {}).setdefault(setting(r.name), []).append(r)
+    out = []
+    for bench, studies in benches.items():
+        if len(studies) == 1:
+            ((name, rs),) = studies.items()
+            out += [Line(line) for line in study_warnings(name, rs).values()]
+            continue
+        whole = study_warnings(f"{bench} ({len(studies)} settings)",
+                               [r for rs in studies.values() for r in rs])
+        each = [study_warnings(name, rs) for name, rs in studies.items()]
+        for kind, line in whole.items():
+            details = tuple(e[kind] for e in each if kind in e)
+            out.append(Line(line, details if len(details) > 1 else ()))   # one: the line names it
+    return out
 
 
 def run_warnings(runs) -> list:
-    """The C side's warnings (meta lines), each text once with the runs that gave it."""
+    """[Line] of the C side's warnings (meta lines), each text once with the runs that gave
+    it."""
     said = {}
     for r in runs:
         for w in r.warnings:
@@ -125,6 +151,6 @@ def run_warnings(runs) -> list:
         who = names[0] if len(names) == 1 else (
             f"{', '.join(names[:2])} and {len(names) - 2} more" if len(names) > 3
             else ", ".join(names))
-        out.append(f"{who}: {w}")
+        out.append(Line(f"{who}: {w}"))
     return out
 
