@@ -32,6 +32,10 @@ def test_an_oversubscribed_machine_cannot_say_how_many_cores(doc):
     assert all(not i["numbers"]["answerable"] for i in items)
     assert all("2 × (N + 1) cores" in i["text"] for i in items)
     assert not any("keep at most 0" in i["text"] for i in items)
+    # one item for both sides, not two paragraphs a word apart
+    sizes = {i["text"].split(":")[0] for i in items}
+    assert len(items) == len(sizes) and all(i["numbers"]["side"] == "both" for i in items)
+    assert all("communication or of the computation there" in i["text"] for i in items)
 
 
 def test_a_machine_large_enough_still_advises(doc):
