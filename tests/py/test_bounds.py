@@ -64,6 +64,7 @@ def test_a_latency_whose_interval_meets_the_bound_is_not_an_error():
     below = bounds.latency_text(0.242, c2c, "0:1", us_hi=0.2425)
     assert "BELOW its bound" in below and bounds.ERROR in below
     assert "BELOW" in bounds.latency_text(0.242, c2c, "0:1")     # no interval: the median
+    assert "BELOW" in bounds.latency_text(0.242, c2c, "0:1", us_hi=float("nan"))
 
 
 def test_a_bandwidth_above_its_bound_is_an_error(tmp_path, data):

@@ -204,7 +204,8 @@ def latency_text(us, bounds, pair="", inter=False, us_hi=None) -> str:
     if bound is None:
         return f" (bound: {what})"
     ns, (lo, hi) = us * 1e3, bound["ci95"]
-    if (us if us_hi is None else max(us, us_hi)) * 1e3 < lo:
+    top = us if us_hi is None or us_hi != us_hi else max(us, float(us_hi))   # NaN: not known
+    if top * 1e3 < lo:
         return (f" — BELOW its bound, {what}, {bound['median']:.3g} ns (95% {lo:.3g}..{hi:.3g}; "
                 f"{ns / bound['median']:.2g}×): {ERROR}")
     return (f" ({ns / bound['median']:.2g}× {what}, {bound['median']:.3g} ns, 95% "

@@ -152,7 +152,8 @@ def contention_headline(runs, limits=None) -> list:
                         f"{study}, {int(t['size'])} B one-way latency beside {cores} computing "
                         f"core(s) per rank: {t['alone']:.3g} µs alone, {t['together']:.3g} µs "
                         "together" + bounds.latency_text(float(t["together"]), limits,
-                                                         bounds.run_pair(run), inter),
+                                                         bounds.run_pair(run), inter,
+                                                         t.get("together_hi")),
                         "numbers": {"study": study, "run": run.name,
                                     "latency_us": {"alone": float(t["alone"]),
                                                    "together": float(t["together"])}}})
