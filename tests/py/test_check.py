@@ -172,6 +172,21 @@ def test_tolerance_has_a_floor_and_follows_the_worse_side():
     assert check.derive({"a": [math.nan, -1.0]}, +1) is None
 
 
+def test_few_degrees_of_freedom_are_said_with_what_narrows_them():
+    """One node of 3 checks: t is 19 and the saver is told; 4 nodes of 5 (16 df) are not;
+    a baseline (no repeatability) never."""
+    few = {"triad": check.derive({"a": [1.0, 1.1, 1.05]}, +1)}
+    note = check.narrowing_note(few)
+    assert note.startswith("jostle: the tolerances were learned from 2 degree(s) of freedom "
+                           "(Student's t 19.") and "--repeat" in note
+    many = {"triad": check.derive({n: [1.0, 1.1, 1.05, 1.0, 1.02] for n in "abcd"}, +1)}
+    assert many["triad"]["df"] == 16 and check.narrowing_note(many) == ""
+    assert check.narrowing_note({**many, "memory_latency": few["triad"]}) == note   # the least
+    assert check.narrowing_note({"triad": {"value": 1.0, "tolerance": 0.1, "df": 0}}) == ""
+    once = {"triad": check.derive({"a": [1.0], "b": [1.1]}, +1)}
+    assert "one check per node" in check.narrowing_note(once)
+
+
 def test_references_from_a_table_of_nodes():
     pd = pytest.importorskip("pandas")
     table = pd.DataFrame({"triad": [4.0, 4.2, 3.8], "memory_latency": [100.0, 101.0, math.nan]},

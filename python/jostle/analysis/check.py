@@ -202,6 +202,28 @@ def derive(samples: dict, worse: int) -> "dict | None":
             "df": df}
 
 
+NARROW_DF = 14   # below this many degrees of freedom t is past 3.6 (3.3 at 30): say how to narrow
+
+
+def narrowing_note(refs: dict) -> str:
+    """'' or one line for whoever saved REFS ({check: reference}): learned from few degrees
+    of freedom, their tolerances are wide (t of 19.2 for one node of 3 checks), and what
+    narrows them."""
+    dfs = [r["df"] for r in refs.values() if r.get("df") is not None and "repeatability" in r]
+    if not dfs or min(dfs) >= NARROW_DF:
+        return ""
+    df = min(dfs)
+    if df == 0:
+        return ("jostle: one check per node: the check's own noise is not known, so the "
+                "tolerances hold the nodes' spread alone; --repeat 3 or more measures it "
+                "(docs/check.md, References)")
+    t = stats.t_quantile(1 - FALSE_ALARM, df)
+    return (f"jostle: the tolerances were learned from {df} degree(s) of freedom (Student's "
+            f"t {t:.3g}; {stats.t_quantile(1 - FALSE_ALARM, NARROW_DF):.2g} at {NARROW_DF}): "
+            "each good node saved, or a larger --repeat, narrows them (docs/check.md, "
+            "References)")
+
+
 def _sig(x, digits=6):
     return float(f"{x:.{digits}g}")
 

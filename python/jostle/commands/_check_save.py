@@ -115,4 +115,6 @@ def save_reference(args, st, site, node, bench) -> int:
     for name, nic in got.nics.items():
         print(f"{args.cls}\tnic:{name}\t{nic.get('state')} {nic.get('speed_mbps', '')}".rstrip())
     print(f"jostle: class '{args.cls}' of {path}: {len(got.nodes)} node(s)", file=sys.stderr)
+    if note := check.narrowing_note(got.reference):
+        print(note, file=sys.stderr)
     return 0
