@@ -5,6 +5,7 @@ without smpirun or the build). The judgement at a machine's scale: test_scan_jud
 
 import json
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -161,10 +162,18 @@ def test_simulated_scan_names_exactly_the_injected_links(tmp_path, capsys, built
     assert len(doc["links"]) == 56
     assert "NodeName=node-2" in (tmp_path / "drain.sh").read_text()
     assert all(p.endswith(".png") and (tmp_path / p).exists() or True for p in doc["figures"])
+    # the confirmation's evidence cites the run it was measured in
+    again = [e for s in doc["suspects"] for e in s["evidence"] if e["pass"] == 2]
+    assert again and all(e["run"].endswith("-again.jsonl") for e in again), again
     # resumed: the complete run is kept, the same suspects come out
     assert cli.main(["scan", "--simulate", "--nodes", "8", "--inject", "link:2:bandwidth=0.3",
                      "--inject", "link:6:latency=10", "--output-dir", str(tmp_path)]) == 1
-    assert "already complete" in capsys.readouterr().err
+    out, err = capsys.readouterr()
+    assert "already complete" in err
+    # the text: one line per evidence, 4 figures and the ratio to the median
+    lines = [ln.strip() for ln in out.splitlines() if "links_out_bandwidth" in ln]
+    assert lines and all(re.search(r"MB/s = 0\.\d+× the median \d", ln) for ln in lines), lines
+    assert any(ln.startswith("measured again: ") and "-again.jsonl]" in ln for ln in lines)
 
 
 def test_a_bad_node_among_four_is_judged_against_the_links_that_do_not_touch_it():

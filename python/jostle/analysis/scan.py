@@ -366,12 +366,16 @@ def _link_table(links, tests):
     return out
 
 
-def second_pass(verdict, fdr, min_effect, threshold=None, values=None, links=None) -> list:
+def second_pass(verdict, fdr, min_effect, threshold=None, values=None, links=None,
+                runs_of=None, link_run="") -> list:
     """The findings of VERDICT judged again on a second measurement: VALUES (node_values of
-    the fingerprints measured again) and LINKS (the links measured again), each test behind
-    a finding the same way as the first time, against the first pass's nulls; one family at
-    FDR. A finding is kept when a test behind it is flagged again on the same metric, with
-    both passes as its evidence; one with nothing measured again is kept as it was."""
+    the fingerprints measured again, from RUNS_OF {(host, benchmark): run file}) and LINKS
+    (the links measured again, in LINK_RUN), each test behind a finding the same way as the
+    first time, against the first pass's nulls; one family at FDR. A finding is kept when a
+    test behind it is flagged again on the same metric, with both passes as its evidence,
+    each citing the run it was measured in; one with nothing measured again is kept as it
+    was."""
+    bench_of = {m.name: m.benchmark for m in FINGERPRINT}
     logs = {}
     if links is not None and len(links):
         for m, _, _ in LINK_METRICS:
@@ -387,8 +391,11 @@ def second_pass(verdict, fdr, min_effect, threshold=None, values=None, links=Non
                     and t.where in values.index and t.metric in values:
                 u = values.loc[t.where].get(t.metric + "_u")
                 new = rejudge_node(t, values.loc[t.where, t.metric], u)
+                new.run = str((runs_of or {}).get((t.where, bench_of.get(t.metric)), ""))
             elif t.links and t.link_metric in logs:
                 new = scan_links.rejudge(t, verdict.ctx, logs[t.link_metric])
+                if new is not None:
+                    new.run = str(link_run)
             if new is not None and math.isfinite(new.value):
                 pairs.append((f, new))
     decide([n for _, n in pairs], fdr, min_effect, threshold)

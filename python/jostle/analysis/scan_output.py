@@ -24,13 +24,20 @@ def links_json(links) -> list:
 
 
 def _text_evidence(e) -> str:
+    """One line of a suspect's evidence: the value to 4 figures beside the median it is judged
+    against, how many times it, z and p (scan.json keeps the full numbers)."""
     if e["value"] is None:
         return f"{e['label']} [{e['run']}]"
     ref = "" if e.get("reference", "allocation") == "allocation" else e["reference"] + " "
     cross = f", {e['slow']} of the {e['pairs']} links across it slow" if "slow" in e else ""
-    again = " (measured again)" if e.get("pass") == 2 else ""
-    return (f"{e['metric']} {e['value']} {e['unit']} ({ref}median {e['median']}, z {e['z']}, "
-            f"p {e.get('p')}{cross}){again} [{e['run']}]")
+    again = "measured again: " if e.get("pass") == 2 else ""
+    times = f"{e['value'] / e['median']:.3g}× " if e["median"] else ""
+    why = [f"z {e['z']:.1f}"] if e.get("z") is not None else []
+    if e.get("p") is not None:
+        why.append(f"p {e['p']:.2g}" if e["p"] > 0 else "p < 1e-300")
+    why = f" ({', '.join(why)}{cross})" if why or cross else ""
+    return (f"{again}{e['metric']} {e['value']:.4g} {e['unit']} = {times}the {ref}median "
+            f"{e['median']:.4g}{why} [{e['run']}]")
 
 
 def text(doc, table) -> str:
@@ -47,10 +54,10 @@ def text(doc, table) -> str:
         flagged = sum(x["flagged"] for x in doc["links"])
         lines.append(f"links: {len(doc['links'])} measured, {flagged} flagged")
     for s in doc["suspects"]:
-        ev = "; ".join(_text_evidence(e) for e in s["evidence"])
         held = "" if s["drain"] or s["kind"] != "node" else " [not drained: selected at --fdr, " \
             "not at the family-wise level]"
-        lines.append(f"  {s['rank']}. {s['kind']} {s['node'] or s['link'] or s['cable']}{held}: {ev}")
+        lines.append(f"  {s['rank']}. {s['kind']} {s['node'] or s['link'] or s['cable']}{held}:")
+        lines += [f"       {_text_evidence(e)}" for e in s["evidence"]]
     if not doc["suspects"]:
         lines.append("nothing flagged")
     lines += [f"figure: {f}" for f in doc["figures"]] + [f"note: {n}" for n in doc["notes"]]

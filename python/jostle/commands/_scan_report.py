@@ -31,7 +31,7 @@ def confirm(args, camp_dir, hosts, config_of, progress, verdict, extra, dead, me
     does). A node of a shared machine can be slow for a moment; a bad one stays bad."""
     again = sorted({t.where for f in verdict.findings for t in f.tests
                     if t.kind == "node" and not t.links})
-    values2 = None
+    values2, files, out = None, {}, ""
     if again and args.parts != "links":
         lost = run_fingerprints(args, camp_dir, again, config_of, progress, "-again")
         dead.update(lost)
@@ -47,7 +47,7 @@ def confirm(args, camp_dir, hosts, config_of, progress, verdict, extra, dead, me
             links2 = scan.link_values(run2, extra["link_hosts"])
     n = len(extra["link_hosts"]) or len(hosts)
     kept = scan.second_pass(verdict, args.fdr, min_effect(args, n), args.threshold, values2,
-                            links2)
+                            links2, files, out or "")
     for h in sorted(dead):   # flagged, then lost when measured again: unreachable, with both
         first = next((f for f in verdict.findings if f.kind == "node" and f.where == h), None)
         if first is not None:
