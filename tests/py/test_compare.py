@@ -187,6 +187,15 @@ class _nothing:
         return False
 
 
+def test_a_nic_of_unknown_speed_is_named_alone():
+    facts = comparison.machine_facts({"machine": {"cpu": "C", "cores": 2, "numa_nodes": 1, "nics": [
+        {"name": "eth0"}, {"name": "mlx5_0", "link_gbps": 12.5}]}})
+    assert comparison.machine_text(facts) == "C | 2 cores | 1 NUMA | eth0,mlx5_0@12.5"
+    assert "eth0@None" in comparison.machine_key(facts)        # the key files hold is kept
+    facts["mpi"] = "Open MPI v4.1.4"
+    assert comparison.machine_text(facts, mpi=True).endswith("| Open MPI v4.1.4 | eth0,mlx5_0@12.5")
+
+
 def test_different_machines_need_the_option(tmp_path, data, capsys):
     a = make_campaign(tmp_path / "a", data, 1)
     b = make_campaign(tmp_path / "b", data, 1, seed=3)

@@ -62,10 +62,14 @@ def machine_key(facts: dict) -> str:
             f"{facts.get('mpi')} | {nics}")
 
 
-def machine_text(facts: dict) -> str:
-    """The machine without its MPI library: 'CPU | 24 cores | 1 NUMA | mlx5_0@15.75'."""
-    nics = ",".join(facts.get("nics") or []) or "no NIC"
-    return f"{facts.get('cpu')} | {facts.get('cores')} cores | {facts.get('numa_nodes')} NUMA | {nics}"
+def machine_text(facts: dict, mpi=False) -> str:
+    """The machine as a person reads it: 'CPU | 24 cores | 1 NUMA | mlx5_0@15.75', with MPI
+    its library before the NICs; a NIC of unknown link speed by its name alone (machine_key
+    keeps 'eth0@None': files hold it)."""
+    nics = ",".join(n.removesuffix("@None") for n in facts.get("nics") or []) or "no NIC"
+    lib = f"{facts.get('mpi')} | " if mpi else ""
+    return (f"{facts.get('cpu')} | {facts.get('cores')} cores | {facts.get('numa_nodes')} NUMA | "
+            f"{lib}{nics}")
 
 
 def machine_differences(a: dict, b: dict) -> list:

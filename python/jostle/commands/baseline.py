@@ -118,7 +118,8 @@ def save(args):
     entries = baselines.to_records(side)
     path = keep(args, args.name, entries, str(args.dir))
     for entry in entries:
-        print(f"jostle: baseline '{args.name}' for {entry['key']}: {len(entry['points'])} points "
+        print(f"jostle: baseline '{args.name}' for "
+              f"{comparison.machine_text(entry['machine'], mpi=True)}: {len(entry['points'])} points "
               f"of {len(entry['runs'])} run(s) in {path}", file=sys.stderr)
     print(path)
     return 0
