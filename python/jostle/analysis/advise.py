@@ -71,13 +71,7 @@ def cores_advice(doc) -> list:
             rng = f"{lo}..{hi if hi is not None and hi <= top else f'never (≤ {top})'}"
             # two ranks, each a communicating thread and k computing ones, one core each
             if crowded and (k is None or 2 * (k + 1) > top):
-                text = (f"{what}: this machine cannot answer how many compute cores to keep: "
-                        f"the runs that would tell were oversubscribed (its {top} core(s) are "
-                        "fewer than the threads bound), so a loss of the "
-                        f"{name} there measures threads sharing cores as much as memory "
-                        "contention. A run that would answer: `jostle contention fig1 "
-                        "--max-cores N` on a node with at least 2 × (N + 1) cores, one for "
-                        "each rank's communicating thread and each of its N computing ones")
+                text = _crowded_text(what, top, name)
             elif k == 1:
                 text = (f"{what}: {name} loses more than {DROP:.0%} already with 1 compute "
                         f"core per rank (at 1: −{loss:.0%}; 95% range of the threshold {rng} "
@@ -95,19 +89,24 @@ def cores_advice(doc) -> list:
                           "numbers": {"side": side_n, "threshold_cores": k,
                                       "answerable": "cannot answer" not in text,
                                       "threshold_ci95": [lo, hi], "at": at}})
-        out += _one_if_neither_answers(sides)
+        if any(i["numbers"]["answerable"] for i in sides):
+            out += sides
+        else:   # one item for both: two paragraphs a word apart read as the advice twice
+            both = _crowded_text(what, top, "communication or of the computation")
+            out.append({**sides[0], "text": both, "numbers": {**sides[0]["numbers"],
+                                                              "side": "both"}})
     return out
 
 
-def _one_if_neither_answers(sides) -> list:
-    """The two sides' items, or one that says it for both when neither can be answered: two
-    paragraphs a word apart read as the same advice twice."""
-    if len(sides) < 2 or any(i["numbers"]["answerable"] for i in sides):
-        return sides
-    one = sides[0]
-    text = one["text"].replace("a loss of the communication there",
-                               "a loss of the communication or of the computation there")
-    return [{**one, "text": text, "numbers": {**one["numbers"], "side": "both"}}]
+def _crowded_text(what, top, name) -> str:
+    """Why an oversubscribed campaign cannot say how many compute cores to keep (NAME: the
+    side whose loss it cannot read), and the run that would."""
+    return (f"{what}: this machine cannot answer how many compute cores to keep: the runs that "
+            f"would tell were oversubscribed (its {top} core(s) are fewer than the threads "
+            f"bound), so a loss of the {name} there measures threads sharing cores as much as "
+            "memory contention. A run that would answer: `jostle contention fig1 --max-cores N` "
+            "on a node with at least 2 × (N + 1) cores, one for each rank's communicating thread "
+            "and each of its N computing ones")
 
 
 def placement_advice(doc, runs) -> list:

@@ -26,6 +26,7 @@ cache goes below it.
 """
 
 import json
+import math
 import subprocess
 import tempfile
 from pathlib import Path
@@ -204,7 +205,7 @@ def latency_text(us, bounds, pair="", inter=False, us_hi=None) -> str:
     if bound is None:
         return f" (bound: {what})"
     ns, (lo, hi) = us * 1e3, bound["ci95"]
-    top = us if us_hi is None or us_hi != us_hi else max(us, float(us_hi))   # NaN: not known
+    top = us if us_hi is None or math.isnan(us_hi) else max(us, float(us_hi))
     if top * 1e3 < lo:
         return (f" — BELOW its bound, {what}, {bound['median']:.3g} ns (95% {lo:.3g}..{hi:.3g}; "
                 f"{ns / bound['median']:.2g}×): {ERROR}")

@@ -56,20 +56,21 @@ def machine_facts(meta: dict) -> dict:
             "nics": sorted(f"{n.get('name')}@{n.get('link_gbps')}" for n in m.get("nics") or [])}
 
 
-def machine_key(facts: dict) -> str:
-    nics = ",".join(facts.get("nics") or []) or "no NIC"
+def _line(facts: dict, nics: list, mpi: bool) -> str:
+    lib = f"{facts.get('mpi')} | " if mpi else ""
     return (f"{facts.get('cpu')} | {facts.get('cores')} cores | {facts.get('numa_nodes')} NUMA | "
-            f"{facts.get('mpi')} | {nics}")
+            f"{lib}{','.join(nics) or 'no NIC'}")
+
+
+def machine_key(facts: dict) -> str:
+    return _line(facts, facts.get("nics") or [], True)
 
 
 def machine_text(facts: dict, mpi=False) -> str:
     """The machine as a person reads it: 'CPU | 24 cores | 1 NUMA | mlx5_0@15.75', with MPI
     its library before the NICs; a NIC of unknown link speed by its name alone (machine_key
     keeps 'eth0@None': files hold it)."""
-    nics = ",".join(n.removesuffix("@None") for n in facts.get("nics") or []) or "no NIC"
-    lib = f"{facts.get('mpi')} | " if mpi else ""
-    return (f"{facts.get('cpu')} | {facts.get('cores')} cores | {facts.get('numa_nodes')} NUMA | "
-            f"{lib}{nics}")
+    return _line(facts, [n.removesuffix("@None") for n in facts.get("nics") or []], mpi)
 
 
 def machine_differences(a: dict, b: dict) -> list:

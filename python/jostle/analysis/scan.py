@@ -391,10 +391,10 @@ def second_pass(verdict, fdr, min_effect, threshold=None, values=None, links=Non
                     and t.where in values.index and t.metric in values:
                 u = values.loc[t.where].get(t.metric + "_u")
                 new = rejudge_node(t, values.loc[t.where, t.metric], u)
-                new.run = str((runs_of or {}).get((t.where, bench_of.get(t.metric)), ""))
+                new.run = str((runs_of or {}).get((t.where, bench_of.get(t.metric)), new.run))
             elif t.links and t.link_metric in logs:
                 new = scan_links.rejudge(t, verdict.ctx, logs[t.link_metric])
-                if new is not None:
+                if new is not None and link_run:
                     new.run = str(link_run)
             if new is not None and math.isfinite(new.value):
                 pairs.append((f, new))
