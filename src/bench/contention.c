@@ -2,13 +2,13 @@
  * in phases (compute alone, communication alone, both together), as in Swartvagher, COMPAS
  * 2021 (figures 1-4) and SIAM PP22 (CG and GEMM).  One run is one configuration; the sweeps
  * over cores, sizes, intensity and placement are campaigns of runs (jostle contention). */
-#include "bench/bench.h"
-#include "bench/pingpong_flows.h"
+#include "bench/contention.h"
 
 #include "comm/p2p.h"
 #include "core/errors.h"
 #include "core/sizes.h"
 #include "core/timer.h"
+#include "kernels/setup_time.h"
 #include "kernels/stream_loops.h"
 #include "kernels/workers.h"
 #include "topo/nic_place.h"
@@ -23,59 +23,6 @@
 void openblas_set_num_threads(int);
 #endif
 
-static const char *const who_names[] = {"both", "sender", "none", NULL};
-
-static const jt_opt_spec options[] = {
-    {"kernel", "NAME", "triad", "compute kernel: copy, triad, cg, gemm or cpu", jt_kernel_names},
-    {"stores", "KIND", "normal", "stores of copy and triad: normal (write-allocate, as likwid-bench's "
-                                 "copy and stream) or nt (non-temporal, as its *_mem kernels and "
-                                 "STREAM's compiled copy)", jt_stores_names},
-    {"ai", "F", NULL, "triad's arithmetic intensity in flop/byte, from 1/12 (0.0833): the "
-                      "executed value is recorded", NULL},
-    {"compute-cores", "N", NULL, "compute threads per rank [the free cores of the rank's share "
-                                 "of its host]", NULL},
-    {"compute-on", "WHO", "both", "ranks that compute: both, sender (rank 0) or none", who_names},
-    {"compute-mem", "NODE", "local", "NUMA node of the compute arrays: local (first touch), "
-                                     "near, far, interleave or N", NULL},
-    {"array-bytes", "B", NULL, "bytes of arrays per compute thread [12 x last-level cache / "
-                               "threads, at least 24M]", NULL},
-    {"phases", "LIST", "compute,comm,together", "phases in order (any of compute, comm, together)", NULL},
-    {"repeat", "K", "1", "repeat the sequence of phases K times", NULL},
-    {"phase-time", "S", "1", "seconds each phase lasts at least", NULL},
-    {"oversubscribe", NULL, NULL, "allow more bound threads than cores (marked in the records)", NULL},
-    JT_BENCH_BUFFERS_OPTION,
-    JT_BENCH_COLD_OPTION,
-    JT_PP_FLOWS_OPTIONS,
-    {NULL, NULL, NULL, NULL, NULL},
-};
-
-enum { PH_COMPUTE, PH_COMM, PH_TOGETHER, NPHASES };
-static const char *const phase_names[] = {"compute", "comm", "together", NULL};
-/* Series: round trips, per-sweep times, stalled fractions, and the phase's aggregate compute
- * throughput (one value, replaced as the phase goes on). */
-enum { S_COMM, S_COMPUTE, S_STALL, S_AGG };
-
-typedef struct state {
-    uint64_t *sizes;
-    size_t nsizes;
-    int phases[8], nphases, repeat;
-    double phase_time;
-    const jt_kernel *kernel;
-    int reps, stores, ncompute, computing, compute_mem;
-    size_t array_bytes;
-    jt_pool pool;
-    jt_buffer buf;
-    jt_p2p p2p;
-    jt_p2p_buffers buffers; /* of the communicating thread's ping-pong */
-    jt_pp_flows *flows;     /* --pairs, --comm-threads: every flow's ping-pong at once */
-    int pairs, threads;
-    long active;       /* point whose phase is running, -1 none */
-    double since;      /* sweeps that start before this belong to an earlier point */
-    jt_metric comm_m[3], comp_m[5], both_m[8];
-    int ncomp_m;
-    int compute_on;    /* --compute-on: both, sender, none */
-    char counters_reason[160];
-} state;
 
 static double mbps(double s, const jt_point *p) { return 2.0 * p->arg[0] / s / 1e6; }
 /* arg[1] = bytes per sweep with write-allocate, arg[2] = without (STREAM), arg[3] = flops */
@@ -83,23 +30,6 @@ static double gbps(double s, const jt_point *p) { return p->arg[2] / s / 1e9; }
 static double traffic(double gb, const jt_point *p) { return gb * p->arg[1] / p->arg[2]; }
 static double gflops(double s, const jt_point *p) { return p->arg[3] / s / 1e9; }
 static double as_is(double s, const jt_point *p) { (void)p; return s; }
-
-static void parse_phases(state *s, const char *list)
-{
-    char *copy = strdup(list), *save = NULL;
-    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        int k = 0;
-        while (phase_names[k] && strcmp(phase_names[k], t) != 0)
-            k++;
-        if (!phase_names[k] || s->nphases == 8)
-            jt_usage_error("--phases '%s' is not allowed: expected a list of compute, comm, "
-                           "together (at most 8)", list);
-        s->phases[s->nphases++] = k;
-    }
-    free(copy);
-    if (s->nphases == 0)
-        jt_usage_error("--phases '%s' is empty: expected a list of compute, comm, together", list);
-}
 
 /* Every last-level cache of the host together (32 MiB when hwloc knows none). */
 static size_t llc_total(const jt_topo *tp)
@@ -133,59 +63,21 @@ static void metrics(state *s)
     memcpy(s->both_m + 3, s->comp_m, (size_t)k * sizeof *s->comp_m);
 }
 
-static void read_options(const jt_opts *o, const jt_topo *tp, void *st)
+/* The arrays cut so that every compute thread of the host makes its pages within the setup
+ * time (at this thread's touch rate, the threads taken one after another: page faults scale
+ * poorly), and so that --min-reps sweeps fit in a phase (a sweep is no slower than a first
+ * touch); the least of the ranks' cuts, so that every rank measures the same arrays. */
+static void cap_to_time(jt_ctx *ctx, state *s)
 {
-    state *s = st;
-    char err[512];
-    s->nsizes = jt_bench_sizes(o, &jt_bench_contention, &s->sizes);
-    const char *kname = jt_opt_str(o, "kernel");
-    s->kernel = &jt_kernels[jt_opt_choice(o, "kernel")];
-    jt_pp_flows_options(o, JT_P2P_PINGPONG, &s->pairs, &s->threads);
-#ifndef JT_HAVE_OPENBLAS
-    if (s->kernel->needs_blas)
-        jt_usage_error("--kernel gemm is not available: jostle-bench was built without OpenBLAS");
-#endif
-    s->reps = 1;
-    s->stores = jt_opt_choice(o, "stores");
-    if (s->stores == JT_STORES_NT && !s->kernel->has_stores)
-        jt_usage_error("--stores nt applies to --kernel copy and triad, not '%s'", kname);
-    if (s->stores == JT_STORES_NT && tp && !jt_streams_nt_available())
-        jt_usage_error("--stores nt is not available: this CPU has no non-temporal vector stores "
-                       "jostle knows (x86-64 only)");
-    if (jt_opt_given(o, "ai")) {
-        if (s->kernel != jt_kernel_find("triad"))
-            jt_usage_error("--ai applies to --kernel triad only, not '%s'", kname);
-        double ai = jt_opt_double(o, "ai", 0.0, 1e6);
-        if (ai < 1.0 / 12.0 - 1e-9)
-            jt_usage_error("--ai '%s' is not allowed: triad moves 24 bytes per 2 flops, so the "
-                           "lowest intensity is 1/12 = 0.0833 flop/byte", jt_opt_str(o, "ai"));
-        s->reps = jt_triad_reps_for_ai(ai);
-        if (s->reps > 1 && s->stores == JT_STORES_NT)
-            jt_usage_error("--stores nt with --ai '%s' is not allowed: non-temporal stores exist "
-                           "for triad at its lowest intensity (1/12) only", jt_opt_str(o, "ai"));
-    }
-    parse_phases(s, jt_opt_str(o, "phases"));
-    s->repeat = (int)jt_opt_long(o, "repeat", 1, 1000);
-    s->phase_time = jt_opt_double(o, "phase-time", 0.0, 3600.0);
-    s->compute_on = jt_opt_choice(o, "compute-on");
-    s->ncompute = jt_opt_given(o, "compute-cores") ? (int)jt_opt_long(o, "compute-cores", 0, 4096)
-                                                   : -1; /* -1: the free cores, in setup */
-    const char *cm = jt_opt_str(o, "compute-mem");
-    char *end;
-    long node = strtol(cm, &end, 10), nnuma = tp ? jt_topo_nnuma(tp) : LONG_MAX; /* NULL: elsewhere */
-    if (strcmp(cm, "local") && strcmp(cm, "near") && strcmp(cm, "far") &&
-        strcmp(cm, "interleave") && (end == cm || *end || node < 0 || node >= nnuma))
-        jt_usage_error(tp ? "--compute-mem '%s' is not allowed: NUMA nodes are 0 to %ld, or local, "
-                            "near, far, interleave" : "--compute-mem '%s' is not allowed: expected "
-                            "a NUMA node, local, near, far or interleave", cm, nnuma - 1);
-    if (jt_opt_given(o, "array-bytes")) {
-        uint64_t v;
-        if (jt_parse_bytes(jt_opt_str(o, "array-bytes"), &v, err, sizeof err) || v < 4096)
-            jt_usage_error("--array-bytes '%s' is not allowed: expected a byte count of at least "
-                           "4K", jt_opt_str(o, "array-bytes"));
-        s->array_bytes = (size_t)v;
-    }
-    s->buffers = jt_bench_buffers(o, JT_P2P_PINGPONG);
+    s->touch_rate = jt_touch_rate(&ctx->topo, s->compute_mem);
+    double threads = (double)ctx->local_size * s->ncompute;
+    size_t floor = (size_t)4 << 20;
+    unsigned long long b = jt_cap_to_time(s->array_bytes, s->touch_rate,
+                                          s->setup_time / threads, floor);
+    if (s->phase_time > 0)
+        b = jt_cap_to_time(b, s->touch_rate, s->phase_time / (double)ctx->cfg.min_reps, floor);
+    MPI_Allreduce(MPI_IN_PLACE, &b, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, ctx->comm);
+    s->array_bytes = (size_t)b;
 }
 
 static void setup(jt_ctx *ctx, void *st)
@@ -222,6 +114,9 @@ static void setup(jt_ctx *ctx, void *st)
         dflt = (size_t)24 << 20;
     if (!s->array_bytes) /* --array-bytes not given */
         s->array_bytes = dflt;
+    s->array_bytes_wanted = s->array_bytes;
+    if (s->setup_time > 0 && s->ncompute > 0)
+        cap_to_time(ctx, s);
 
     size_t frames;
     size_t arena = jt_p2p_arena_bytes(JT_P2P_PINGPONG, s->buffers, 1, s->sizes, s->nsizes,
@@ -295,13 +190,13 @@ static void point(void *st, size_t i, jt_point *p)
     int rep, phase;
     size_t k;
     decode(s, i, &rep, &k, &phase);
-    snprintf(p->label, sizeof p->label, "%s/%llu", phase_names[phase],
+    snprintf(p->label, sizeof p->label, "%s/%llu", jt_contention_phase_names[phase],
              (unsigned long long)s->sizes[k]);
     p->arg[0] = (double)s->sizes[k];
     sweep_counts(s, &p->arg[2], &p->arg[1], &p->arg[3]);
     p->min_time = s->phase_time;
     jt_json *j = p->params;
-    jt_json_kstr(j, "phase", phase_names[phase]);
+    jt_json_kstr(j, "phase", jt_contention_phase_names[phase]);
     jt_json_kint(j, "size", (long long)s->sizes[k]);
     jt_json_kstr(j, "kernel", jt_kernel_name(s->kernel));
     jt_json_kint(j, "compute_cores", s->ncompute);
@@ -419,6 +314,11 @@ static void meta(jt_ctx *ctx, void *st, jt_json *j)
     jt_json_knum(j, "ai", bytes > 0 ? flops / bytes : 0);
     jt_json_kint(j, "reps_per_element", s->reps);
     jt_json_kint(j, "array_bytes", (long long)s->array_bytes);
+    jt_json_kint(j, "array_bytes_wanted", (long long)s->array_bytes_wanted);
+    jt_json_knum(j, "setup_time_s", s->setup_time);
+    if (s->touch_rate > 0)
+        jt_json_knum(j, "touch_rate_gbs", s->touch_rate / 1e9);
+    jt_json_kstr(j, "array_capped_by", s->array_bytes < s->array_bytes_wanted ? "setup-time" : NULL);
     jt_json_kint(j, "threads", s->ncompute);
     jt_json_kstr(j, "stores", jt_stores_names[s->stores]);
     jt_json_kstr(j, "isa", jt_streams_isa());
@@ -446,7 +346,7 @@ static void meta(jt_ctx *ctx, void *st, jt_json *j)
     jt_json_key(j, "phases");
     jt_json_array(j);
     for (int k = 0; k < s->nphases; k++)
-        jt_json_str(j, phase_names[s->phases[k]]);
+        jt_json_str(j, jt_contention_phase_names[s->phases[k]]);
     jt_json_end(j);
     jt_json_knum(j, "phase_time_s", s->phase_time);
     jt_bench_buffers_json(j, JT_P2P_PINGPONG, s->buffers);
@@ -479,7 +379,7 @@ const jt_bench jt_bench_contention = {
     .name = "contention",
     .summary = "Communication and computation, alone and together: ping-pongs of a communicating "
                "thread while compute threads run a kernel (Swartvagher 2021).",
-    .options = options,
+    .options = jt_contention_options,
     .metrics = metric_infos,
     .default_sizes = "4",
     .thread_level = MPI_THREAD_FUNNELED,
@@ -489,7 +389,7 @@ const jt_bench jt_bench_contention = {
     .ratio_series = 1u << S_STALL | 1u << S_AGG,
     .label_head = "Phase/Size",
     .state_size = sizeof(state),
-    .read = read_options,
+    .read = jt_contention_read,
     .setup = setup,
     .npoints = npoints,
     .point = point,

@@ -19,12 +19,16 @@
 static const jt_opt_spec options[] = {
     {"bytes", "B", "auto", "buffer chased (auto: 4 x the largest cache, at least 64 MiB)", NULL},
     {"accesses", "N", "1000000", "dependent loads per sample", NULL},
+    {"setup-time", "S", "0", "seconds the chain's build and warm-up lap may take (0: no limit); "
+                             "a chain that cannot be built in it is cut to the largest power of "
+                             "two of lines that can, and the cut recorded", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
 typedef struct state {
     size_t bytes; /* 0: auto, from the topology in setup */
     long accesses;
+    double setup_time;
     jt_chase chase;
 } state;
 
@@ -47,6 +51,7 @@ static void read_options(const jt_opts *o, const jt_topo *tp, void *st)
                        b);
     s->bytes = (size_t)bytes;
     s->accesses = jt_opt_long(o, "accesses", 1000, 1000000000L);
+    s->setup_time = jt_opt_double(o, "setup-time", 0.0, 3600.0);
 }
 
 static void setup(jt_ctx *ctx, void *st)
@@ -56,7 +61,8 @@ static void setup(jt_ctx *ctx, void *st)
     jt_bind_thread(&ctx->topo, ctx->comm_core, &b);
     if (!s->bytes)
         s->bytes = jt_latency_default_bytes(&ctx->topo);
-    jt_chase_init(&ctx->topo, &s->chase, s->bytes, ctx->comm_mem);
+    jt_chase_init(&ctx->topo, &s->chase, s->bytes, ctx->comm_mem, s->setup_time);
+    s->bytes = s->chase.lines * 64;
     jt_ctx_bound_comm(ctx, &b, &s->chase.buf);
 }
 
@@ -91,6 +97,20 @@ static void teardown(jt_ctx *ctx, void *st)
     jt_chase_free(&ctx->topo, &s->chase);
 }
 
+static void meta(jt_ctx *ctx, void *st, jt_json *j)
+{
+    const state *s = st;
+    (void)ctx;
+    jt_json_key(j, "chain");
+    jt_json_object(j);
+    jt_json_kint(j, "bytes", (long long)(s->chase.lines * 64));
+    jt_json_kint(j, "bytes_wanted", (long long)(s->chase.wanted * 64));
+    jt_json_knum(j, "setup_time_s", s->setup_time);
+    jt_json_knum(j, "build_s", s->chase.build_s);
+    jt_json_kstr(j, "capped_by", s->chase.capped ? "setup-time" : NULL);
+    jt_json_end(j);
+}
+
 static const jt_metric_info metric_infos[] = {{"latency", "ns", JT_LOWER_BETTER}, {NULL, NULL, 0}};
 
 /* One point, one rank's chase: the harness's driver does the rest (warm-up, repetition, the
@@ -103,5 +123,6 @@ const jt_bench jt_bench_memlat = {
     .options = options, .metrics = metric_infos, .label_head = "Bytes",
     .thread_level = MPI_THREAD_SINGLE, .min_ranks = 1, .nseries = 1,
     .state_size = sizeof(state), .read = read_options, .setup = setup, .teardown = teardown,
+    .meta = meta,
     .npoints = npoints, .point = point, .run = run,
 };

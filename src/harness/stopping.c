@@ -17,8 +17,11 @@ static long next_batch(const jt_stopping *r, const jt_stop_state *s, double limi
     }
     if (s->need > s->total) /* an interval that does not exist yet: the samples it needs */
         want = fmax(want, (double)(s->need - s->total));
-    if (el < r->min_time && per > 0) /* a phase that must last: fill the time asked for */
-        want = fmax(want, (r->min_time - el) / per);
+    /* A phase that must last: fill the time asked for, growing at most GROW_MAX-fold a batch:
+     * a batch sized from the first samples alone, which the scheduler then slows (a compute
+     * thread sharing the core), ran 4 x past its phase (0.8 s for 0.2 s, 2026-11-29). */
+    if (el < r->min_time && per > 0)
+        want = fmax(want, fmin((r->min_time - el) / per, fmax(total, 1.0) * JT_STOP_GROW_MAX));
     double left = per > 0 ? (cap_time - el) / per : want;
     double next = fmin(want, fmax(left, 1.0));
     next = fmin(next, (double)(r->max_reps - (long)s->total));

@@ -5,6 +5,7 @@
 #include "kernels/kernels.h"
 #include "topo/bind.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,32 +71,53 @@ static int clamp_rounds(int rounds)
     return rounds < 1 ? 1 : rounds > MAX_ROUNDS ? MAX_ROUNDS : rounds;
 }
 
-void jt_chase_init(const jt_topo *tp, jt_chase *c, size_t bytes, int mem)
+void jt_chase_init(const jt_topo *tp, jt_chase *c, size_t bytes, int mem, double seconds)
 {
-    size_t n = bytes / LINE;
-    if (n < 2)
-        n = 2;
-    jt_buffer_alloc(tp, &c->buf, n * LINE, mem);
-    c->lines = n;
-    /* Sattolo's shuffle: one cycle through every line, in an order no prefetcher follows. */
-    size_t *perm = malloc(n * sizeof *perm);
-    if (!perm)
-        jt_fatal("out of memory for the permutation of %zu cache lines", n);
-    for (size_t i = 0; i < n; i++)
-        perm[i] = i;
-    uint64_t seed = 0x9e3779b97f4a7c15ull;
-    for (size_t i = n - 1; i > 0; i--) {
-        size_t j = (size_t)(next_rand(&seed) % i);
-        size_t t = perm[i];
-        perm[i] = perm[j];
-        perm[j] = t;
-    }
+    size_t want = bytes / LINE;
+    if (want < 2)
+        want = 2;
+    memset(c, 0, sizeof *c);
+    jt_buffer_reserve(tp, &c->buf, want * LINE, mem);
+    c->wanted = want;
     char *base = c->buf.p;
-    for (size_t i = 0; i < n; i++)
-        *(void **)(base + perm[i] * LINE) = base + perm[(i + 1) % n] * LINE;
-    free(perm);
+    double t0 = jt_now(), build = seconds > 0 ? 0.6 * seconds : INFINITY;
+    /* One random cycle through the lines, in an order no prefetcher follows, grown one line
+     * at a time (line i goes in after a random line of the cycle so far: every cycle of the
+     * first n lines is as likely, as with Sattolo's shuffle).  It is whole at every n, so it
+     * may stop at a power of two when the next doubling would not end in the build's share:
+     * the size then moves only when the node's speed moves twofold. */
+    *(void **)base = base;
+    size_t n = 1, stage = 2;
+    uint64_t seed = 0x9e3779b97f4a7c15ull;
+    for (size_t i = 1; i < want; i++) {
+        void **li = (void **)(base + i * LINE), **lj = (void **)(base + (next_rand(&seed) % i) * LINE);
+        *li = *lj;
+        *lj = li;
+        n = i + 1;
+        if (n == stage) {
+            stage *= 2;
+            double el = jt_now() - t0;
+            size_t more = want - n < n ? want - n : n;
+            /* the next stage costs at least what the last did per line, and more (misses) */
+            if (el + 1.5 * el * (double)more / (double)n > build) {
+                c->capped = 1;
+                break;
+            }
+        }
+    }
+    c->lines = n;
     c->at = (void **)base;
-    jt_chase_walk(c, (long)n); /* warm-up lap: the TLB and the walk start in a steady state */
+    /* Warm-up: a lap, so that the TLB and the walk start in a steady state; cut at the
+     * setup's time (what is left of it is the lap's). */
+    for (size_t done = 0; done < n;) {
+        size_t step = n - done < ((size_t)1 << 16) ? n - done : ((size_t)1 << 16);
+        jt_chase_walk(c, (long)step);
+        done += step;
+        if (seconds > 0 && jt_now() - t0 > seconds)
+            break;
+    }
+    c->build_s = jt_now() - t0;
+    jt_buffer_settle(tp, &c->buf, n * LINE);
 }
 
 void jt_chase_walk(jt_chase *c, long accesses)
@@ -118,7 +140,7 @@ int jt_latency_probe(const jt_topo *tp, int core, int mem, size_t bytes, long ac
     if (bind(tp, core, out) != 0)
         return -1;
     jt_chase c;
-    jt_chase_init(tp, &c, bytes, mem);
+    jt_chase_init(tp, &c, bytes, mem, 0);
     out->mem = c.buf.numa;
     if (c.buf.note[0])
         snprintf(out->note + strlen(out->note), sizeof out->note - strlen(out->note), "%s%s",

@@ -25,11 +25,16 @@ typedef struct jt_probe {
  * last one stopped. */
 typedef struct jt_chase {
     jt_buffer buf;
-    size_t lines;
+    size_t lines;      /* in the cycle */
+    size_t wanted;     /* lines asked for */
+    int capped;        /* lines < wanted: the build's time ran out */
+    double build_s;    /* the build and the warm-up lap */
     void **volatile at;
 } jt_chase;
 
-void jt_chase_init(const jt_topo *tp, jt_chase *c, size_t bytes, int mem);
+/* seconds > 0: the build and its warm-up lap within about that long, the cycle cut to the
+ * largest power of two of lines that fits (capped, lines); 0: every line asked for. */
+void jt_chase_init(const jt_topo *tp, jt_chase *c, size_t bytes, int mem, double seconds);
 void jt_chase_walk(jt_chase *c, long accesses);
 void jt_chase_free(const jt_topo *tp, jt_chase *c);
 

@@ -111,7 +111,7 @@ static long long huge_bytes(const void *p, size_t len)
     return !seen ? -1 : (sum > (long long)len ? (long long)len : sum);
 }
 
-void jt_buffer_alloc(const jt_topo *tp, jt_buffer *buf, size_t bytes, int numa)
+static void buffer_map(const jt_topo *tp, jt_buffer *buf, size_t bytes, int numa)
 {
     memset(buf, 0, sizeof *buf);
     buf->bytes = bytes;
@@ -164,8 +164,25 @@ void jt_buffer_alloc(const jt_topo *tp, jt_buffer *buf, size_t bytes, int numa)
     if (page_choice == JT_PAGES_BASE && madvise(buf->p, len, MADV_NOHUGEPAGE) != 0 && !buf->note[0])
         snprintf(buf->note, sizeof buf->note, "huge pages not refused: madvise: %s",
                  strerror(errno));
+}
+
+void jt_buffer_reserve(const jt_topo *tp, jt_buffer *buf, size_t bytes, int numa)
+{
+    buffer_map(tp, buf, bytes, numa);
+}
+
+void jt_buffer_alloc(const jt_topo *tp, jt_buffer *buf, size_t bytes, int numa)
+{
+    buffer_map(tp, buf, bytes, numa);
     /* Touch every page from this thread so that pages exist (first touch or bound). */
-    memset(buf->p, 0, len);
+    memset(buf->p, 0, bytes ? bytes : 1);
+    jt_buffer_settle(tp, buf, bytes);
+}
+
+void jt_buffer_settle(const jt_topo *tp, jt_buffer *buf, size_t touched)
+{
+    size_t len = touched ? touched : 1;
+    int numa = buf->requested_numa;
     if (numa == JT_MEM_INTERLEAVE)
         buf->numa = -2;
     else
@@ -174,7 +191,7 @@ void jt_buffer_alloc(const jt_topo *tp, jt_buffer *buf, size_t bytes, int numa)
         snprintf(buf->note, sizeof buf->note, "asked for node %d, pages are on node %d", numa,
                  buf->numa);
     buf->huge = huge_bytes(buf->p, len);
-    if (page_choice == JT_PAGES_HUGE && buf->huge >= 0 && buf->huge < (long long)len &&
+    if (buf->pages == JT_PAGES_HUGE && buf->huge >= 0 && buf->huge < (long long)len &&
         !buf->note[0])
         snprintf(buf->note, sizeof buf->note, "asked for huge pages, %lld of %zu bytes are on "
                  "them (see /sys/kernel/mm/transparent_hugepage)", buf->huge, len);

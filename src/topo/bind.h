@@ -49,6 +49,10 @@ void jt_bind_thread(const jt_topo *tp, int core, jt_binding *b);
 void jt_buffer_pages(jt_pages pages);
 /* Allocates, binds, touches every page (so it really lands), and reads the location back. */
 void jt_buffer_alloc(const jt_topo *tp, jt_buffer *buf, size_t bytes, int numa);
+/* The same, its pages left untouched: the caller touches the first `touched` bytes (a chain
+ * built in the time it is given), then jt_buffer_settle reads their location back. */
+void jt_buffer_reserve(const jt_topo *tp, jt_buffer *buf, size_t bytes, int numa);
+void jt_buffer_settle(const jt_topo *tp, jt_buffer *buf, size_t touched);
 void jt_buffer_free(const jt_topo *tp, jt_buffer *buf);
 /* NUMA node holding the pages of [p, p+bytes): logical index, -1 unknown, -2 several. */
 int jt_mem_location(const jt_topo *tp, const void *p, size_t bytes);

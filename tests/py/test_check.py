@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from jostle.analysis import check, check_site
+from jostle.analysis import check_reference as cr
 from jostle.errors import UsageError
 from jostle.run import check_node
 from jostle.run.watchdog import Expired, Watchdog, session_members
@@ -138,60 +139,89 @@ def test_saving_into_a_class_of_another_machine_or_way_is_refused(tmp_path):
 
 # ---------------------------------------------------------------- references
 
-def test_tolerance_is_the_spread_of_good_nodes_plus_the_repeatability():
+def test_tolerance_bounds_the_next_check_of_any_good_node():
     # four nodes, each checked three times, lower is worse
     nodes = {"a": [10.0, 10.1, 9.9], "b": [10.0, 10.2, 9.8], "c": [9.0, 9.1, 8.9],
              "d": [10.0, 10.0, 10.1]}
-    r = check.derive(nodes, -1)
-    medians = sorted(math.log(x) for x in (10.0, 10.0, 9.0, 10.0))
-    center = (medians[1] + medians[2]) / 2
-    p5 = medians[0] + (medians[1] - medians[0]) * 0.15    # the 5th percentile of 4 values
-    assert r["value"] == pytest.approx(math.exp(center), rel=1e-5)
-    assert r["spread"] == pytest.approx(math.exp(center - p5) - 1, abs=1e-4)
-    assert 0.005 < r["repeatability"] < 0.03
-    # the next check of a good node, learned from 8 degrees of freedom: Student's t
-    from jostle.analysis.stats import t_quantile
-    assert r["df"] == 8
-    t = (center - p5) + t_quantile(1 - 0.00135, 8) * math.log1p(r["repeatability"]) * math.sqrt(1 + 1 / 3)
-    assert r["tolerance"] == pytest.approx(max(check.MIN_TOLERANCE, 1 - math.exp(-t)), abs=2e-3)
+    r = cr.derive(nodes, -1)
+    logs = [[math.log(x) for x in v] for v in nodes.values()]
+    medians = sorted(sorted(x)[1] for x in logs)
+    assert r["value"] == pytest.approx(math.exp((medians[1] + medians[2]) / 2), rel=1e-5)
+    # repeatability: pooled within nodes (8 df); spread: the means' sd less that noise
+    means = [sum(x) / 3 for x in logs]
+    rep = math.sqrt(sum((v - sum(x) / 3) ** 2 for x in logs for v in x) / 8)
+    m = sum(means) / 4
+    spread = math.sqrt(sum((x - m) ** 2 for x in means) / 3 - rep ** 2 / 3)
+    assert r["df"] == 8 and r["repeatability"] == pytest.approx(math.expm1(rep), abs=1e-4)
+    assert r["spread"] == pytest.approx(math.expm1(spread), abs=1e-4)
+    # each at the upper end of its 95% interval: sd x sqrt(df / chi2(0.05, df))
+    up = {3: math.sqrt(3 / 0.351846), 8: math.sqrt(8 / 2.732637)}
+    assert cr.sd_upper(1.0, 3) == pytest.approx(up[3], rel=1e-5)
+    t = cr.Z * math.hypot(spread * up[3], rep * up[8] * math.sqrt(1 + 1 / 3))
+    assert r["tolerance"] == pytest.approx(max(cr.MIN_TOLERANCE, 1 - math.exp(-t)), abs=2e-4)
     assert (r["nodes"], r["checks"]) == (4, 12)
 
 
 def test_tolerance_has_a_floor_and_follows_the_worse_side():
-    quiet = check.derive({"a": [5.0, 5.0, 5.0]}, +1)
-    assert quiet["tolerance"] == check.MIN_TOLERANCE and quiet["spread"] == 0
-    # higher is worse: a node far *below* the others is not spread, one far above is
-    assert check.derive({"a": [1.0], "b": [1.0], "c": [0.5]}, +1)["spread"] == 0
-    assert check.derive({"a": [1.0], "b": [1.0], "c": [2.0]}, +1)["spread"] > 0.5
-    noisy = check.derive({"a": [1.0, 2.0, 1.5]}, +1)
+    quiet = cr.derive({"a": [5.0, 5.0, 5.0]}, +1)
+    assert quiet["tolerance"] == cr.MIN_TOLERANCE and quiet["spread"] == 0
+    noisy = cr.derive({"a": [1.0, 2.0, 1.5]}, +1)
     assert noisy["tolerance"] > 1.0      # a check this unrepeatable is judged loosely
     # the same spread learned from more checks: a tighter bound
-    few = check.derive({"a": [1.0, 1.1, 1.05]}, +1)
-    many = check.derive({"a": [1.0, 1.1, 1.05] * 4}, +1)
+    few = cr.derive({"a": [1.0, 1.1, 1.05]}, +1)
+    many = cr.derive({"a": [1.0, 1.1, 1.05] * 4}, +1)
     assert many["tolerance"] < few["tolerance"] / 2
-    assert check.derive({"a": [math.nan, -1.0]}, +1) is None
+    assert cr.derive({"a": [math.nan, -1.0]}, +1) is None
+    # a derived tolerance over 50% is refused, one the site chose is not
+    assert cr.too_wide({"triad": noisy}) == ("triad", noisy["tolerance"])
+    assert cr.too_wide({"triad": cr.chosen(noisy, 0.3)}) is None
+    line = cr.refusal("triad", noisy["tolerance"], noisy)
+    assert "triad's tolerance would be" in line and "--repeat" in line and "--tolerance" in line
+
+
+def test_a_good_node_at_the_classs_2nd_percentile_passes():
+    """Classes of 16 nodes x 5 triad checks (node sd 5%, check sd 2%): the tolerance bounds
+    good nodes, not a point percentile of them (with the 5th percentile of the nodes as the
+    spread, a node two sd below the centre failed a third of its checks; docs/check.md
+    promises 0.135%). Over 200 classes a node at the 2nd percentile fails <= 0.2% of its
+    checks. The price, printed: with 16 nodes the spread is known to +-18%, so a node at 0.8x
+    of the centre is caught at about half its checks (docs/check.md, References)."""
+    np = pytest.importorskip("numpy")
+    fails = caught = 0
+    for seed in range(200):
+        rng = np.random.default_rng(seed)
+        offsets = rng.normal(0, 0.05, 16)
+        nodes = {f"n{i}": {"triad": list(20.0 * np.exp(o + rng.normal(0, 0.02, 5)))}
+                 for i, o in enumerate(offsets)}
+        ref = cr.references_from_samples(nodes, ["triad"])["triad"]
+        for v in 20.0 * np.exp(0.05 * -2.054 + rng.normal(0, 0.02, 500)):
+            fails += check.judge_value("triad", float(v), ref).verdict == "fail"
+        for v in 20.0 * 0.8 * np.exp(rng.normal(0, 0.02, 5)):
+            caught += check.judge_value("triad", float(v), ref).verdict == "fail"
+    print(f"2nd percentile: {fails} of 100 000 checks fail; 0.8x: {caught} of 1000 caught")
+    assert fails <= 200 and caught > 300
 
 
 def test_few_degrees_of_freedom_are_said_with_what_narrows_them():
-    """One node of 3 checks: t is 19 and the saver is told; 4 nodes of 5 (16 df) are not;
-    a baseline (no repeatability) never."""
-    few = {"triad": check.derive({"a": [1.0, 1.1, 1.05]}, +1)}
-    note = check.narrowing_note(few)
+    """One node of 3 checks: each sd is taken at 4.4 x its estimate and the saver is told;
+    4 nodes of 5 (16 df) are not; a baseline (no repeatability) never."""
+    few = {"triad": cr.derive({"a": [1.0, 1.1, 1.05]}, +1)}
+    note = cr.narrowing_note(few)
     assert note.startswith("jostle: the tolerances were learned from 2 degree(s) of freedom "
-                           "(Student's t 19.") and "--repeat" in note
-    many = {"triad": check.derive({n: [1.0, 1.1, 1.05, 1.0, 1.02] for n in "abcd"}, +1)}
-    assert many["triad"]["df"] == 16 and check.narrowing_note(many) == ""
-    assert check.narrowing_note({**many, "memory_latency": few["triad"]}) == note   # the least
-    assert check.narrowing_note({"triad": {"value": 1.0, "tolerance": 0.1, "df": 0}}) == ""
-    once = {"triad": check.derive({"a": [1.0], "b": [1.1]}, +1)}
-    assert "one check per node" in check.narrowing_note(once)
+                           "(each standard deviation taken at 4.4") and "--repeat" in note
+    many = {"triad": cr.derive({n: [1.0, 1.1, 1.05, 1.0, 1.02] for n in "abcd"}, +1)}
+    assert many["triad"]["df"] == 16 and cr.narrowing_note(many) == ""
+    assert cr.narrowing_note({**many, "memory_latency": few["triad"]}) == note   # the least
+    assert cr.narrowing_note({"triad": {"value": 1.0, "tolerance": 0.1, "df": 0}}) == ""
+    once = {"triad": cr.derive({"a": [1.0], "b": [1.1]}, +1)}
+    assert "one check per node" in cr.narrowing_note(once)
 
 
 def test_references_from_a_table_of_nodes():
     pd = pytest.importorskip("pandas")
     table = pd.DataFrame({"triad": [4.0, 4.2, 3.8], "memory_latency": [100.0, 101.0, math.nan]},
                          index=["n1", "n2", "n3"])
-    refs = check.references_from_table(table)
+    refs = cr.references_from_table(table)
     assert refs["triad"]["value"] == pytest.approx(4.0) and refs["triad"]["nodes"] == 3
     assert refs["memory_latency"]["nodes"] == 2 and refs["triad"]["unit"] == "GB/s"
     assert refs["triad"]["repeatability"] == 0     # one value per node: the spread alone
@@ -353,13 +383,25 @@ def test_spool_record_is_written_whole(tmp_path):
 
 def test_the_plan_fits_the_budget_and_is_the_scans_fingerprint():
     runs = check.plan(list(check.CHECKS), 15.0, "cn1", check.RunOptions(1, True, "4,1M"))
-    assert [r.name for r in runs] == ["fp-pingpong-cn1", "fp-memlat-cn1", "fp-contention-cn1"]
-    assert sum(r.estimate for r in runs) + check.FIXED_S <= 15.0 + 1e-9
-    assert "--oversubscribe" in runs[2].args and runs[1].ranks == 1
+    # the ping-pong twice, judged by its better launch
+    assert [r.name for r in runs] == ["fp-pingpong-cn1", "fp-pingpong-cn1-again", "fp-memlat-cn1",
+                                      "fp-contention-cn1"]
+    # each step is stopped at the end of its share, and the shares fill the budget
+    assert sum(r.timeout for r in runs) + check.FIXED_S == pytest.approx(15.0)
+    # the working sets are built in a share of the step's, and the reference's are used
+    for r in runs[2:]:
+        setup = float(r.args[r.args.index("--setup-time") + 1])
+        assert 0 < setup < r.timeout - check.PER_LAUNCH_S
+    sized = check.plan(["triad", "memory_latency"], 15.0, "x",
+                       check.RunOptions(1, True, "4,1M", chain_bytes=1 << 26, array_bytes=1 << 27))
+    assert sized[0].args[-2:] == ["--bytes", str(1 << 26)]
+    assert sized[1].args[-2:] == ["--array-bytes", str(1 << 27)]
+    assert "--oversubscribe" in runs[3].args and runs[2].ranks == 1
     assert [r.benchmark for r in check.plan(["triad"], 5.0, "x")] == ["contention"]
     assert check.plan([check.NIC], 1.0, "x") == []
-    with pytest.raises(UsageError, match=r"--budget 2 is too short for pingpong, memlat, contention"):
-        check.plan(list(check.CHECKS), 2.0, "x")
+    with pytest.raises(UsageError, match=r"--budget 5 is too short for pingpong, memlat, "
+                       r"contention: it needs 5.7 s at least"):
+        check.plan(list(check.CHECKS), 5.0, "x")
 
 
 # ---------------------------------------------------------------- the watchdog

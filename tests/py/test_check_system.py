@@ -10,57 +10,16 @@ import re
 import subprocess
 import sys
 import time
-import warnings
 from pathlib import Path
 
 import pytest
 
-from mpijobs import ENV, built
-from slurmlocal import SCRIPT, Cluster, remove_group
+from checknode import (BUDGET, REPO, SAVE, Group, checks_in_a_row, handmade_site, healthy_enough,
+                       jostle, make_node, save_site)
+from mpijobs import built
+from slurmlocal import SCRIPT, Cluster
 
 pytestmark = [pytest.mark.system, pytest.mark.slow]
-
-REPO = Path(__file__).resolve().parents[2]
-JOSTLE = [sys.executable, "-m", "jostle.cli"]
-CGROUP_CPU = Path("/sys/fs/cgroup/cpu")
-SAVE = ["--compute-cores", "1", "--oversubscribe", "--load-sizes", "4,1M"]
-BUDGET = 8
-
-
-def jostle(*argv, timeout=300, prefix=(), env=None):
-    t0 = time.monotonic()
-    r = subprocess.run([*prefix, *JOSTLE, *map(str, argv)], capture_output=True, text=True,
-                       timeout=timeout, env={**ENV, **(env or {})})
-    r.wall = time.monotonic() - t0
-    return r
-
-
-class Group:
-    """A cgroup v1 cpu group (under PARENT) that processes join: cpu.shares SHARES, a CFS
-    quota of QUOTA_US per 100 ms (-1: none)."""
-
-    def __init__(self, name, shares=1024, quota_us=-1, parent=None):
-        root = parent.dir if parent else CGROUP_CPU
-        if not (CGROUP_CPU / "cpu.cfs_quota_us").exists() or os.geteuid() != 0:
-            pytest.skip("needs root and the cgroup v1 cpu controller at /sys/fs/cgroup/cpu")
-        self.dir = root / name
-        self.dir.mkdir(exist_ok=True)
-        (self.dir / "cpu.shares").write_text(str(shares))
-        (self.dir / "cpu.cfs_period_us").write_text("100000")
-        self.set(quota_us)
-
-    def set(self, quota_us):
-        (self.dir / "cpu.cfs_quota_us").write_text(str(quota_us))
-
-    def prefix(self):
-        """A command prefix that runs the rest inside the group."""
-        return ["sh", "-c", f'echo $$ > {self.dir}/cgroup.procs && exec "$@"', "sh"]
-
-    def add(self, pid):
-        (self.dir / "cgroup.procs").write_text(str(pid))
-
-    def remove(self):
-        remove_group(self.dir, CGROUP_CPU)
 
 
 @pytest.fixture(scope="module")
@@ -70,24 +29,6 @@ def node():
     g.remove()
 
 
-def make_node() -> Group:
-    """This machine as a node of its own: the checks' processes in a cpu group of the
-    largest cpu.shares. The machine may be shared with other work (other sessions' test
-    suites): outside a cgroup each session is an autogroup of equal weight, so that a check's
-    ranks got a ninth of the cores, and nice does not cross autogroups. In the group they get
-    nearly all of it. When others keep the machine busy, the checks also run with
-    --no-busy-check (their rule would rightly skip them), and a warning says so."""
-    from jostle.run import check_node
-    g = Group(f"jostle-check-{os.getpid()}", shares=262144)
-    load = check_node.busy_now(2.0)
-    why = check_node.why_busy(load, 0.25, 0.1, before=True)
-    g.busy_flags = ["--no-busy-check"] if why else []
-    if why:
-        warnings.warn(f"this machine is shared ({why}): the checks run in a cpu group of the "
-                      "largest shares, with --no-busy-check", stacklevel=2)
-    return g
-
-
 @pytest.fixture(scope="module")
 def site(tmp_path_factory, node):
     built("openmpi")
@@ -95,44 +36,6 @@ def site(tmp_path_factory, node):
     if path is None:
         pytest.skip("the reference could not be saved: the node is busy")
     return path
-
-
-def save_site(d: Path, node):
-    """This machine's reference saved in D/site.toml (class `here`), or None when the check
-    says the node is busy."""
-    path = d / "site.toml"
-    r = jostle("check", "--save-reference", "--site", path, "--class", "here", "--match", "*",
-               *SAVE, "--budget", BUDGET, "--repeat", "5", "--spool", d / "spool",
-               *node.busy_flags, prefix=node.prefix())
-    if r.returncode == 3:
-        return None
-    assert r.returncode == 0, r.stderr
-    return path
-
-
-def checks_in_a_row(site, node, spool, n, budget=BUDGET) -> tuple:
-    """N checks one after the other: ([(exit, wall, line)], [the retests]). On a machine
-    shared with other work (node.busy_flags) a neighbour's memory traffic can double a memory
-    latency for one check: there a failure is retested at once, as --slurm's suspect mode
-    does before it drains, and a retest that fails too is an error."""
-    def one():
-        r = jostle("check", "--site", site, "--budget", budget, "--spool", spool,
-                   *node.busy_flags, prefix=node.prefix())
-        return r.returncode, round(r.wall, 2), r.stdout.strip()
-    out, retests = [], []
-    for _ in range(n):
-        out.append(one())
-        if out[-1][0] == 1 and node.busy_flags:
-            retests.append(one())
-            assert retests[-1][0] == 0, ("failed twice in a row", out[-1], retests[-1])
-    return out, retests
-
-
-def healthy_enough(out, retests, node) -> bool:
-    """Every check healthy, or (on a shared machine) at most one in ten failed and healthy
-    on its retest."""
-    return all(o[0] == 0 for o in out) or bool(node.busy_flags
-                                               and len(retests) <= max(1, len(out) // 10))
 
 
 def test_checks_each_within_its_budget_and_healthy(site, node, tmp_path):
@@ -161,31 +64,6 @@ def test_a_node_at_30_percent_of_a_core_is_unhealthy(site, node, tmp_path):
     assert re.match(r"^jostle: [a-z_:0-9]+ \S+ \S+ vs \S+ \S+ \([-+][0-9]+%, tolerance [0-9]+%\)",
                     lines[0]), lines[0]
     print(f"at 30% of a core: {lines[0]} ({r.wall:.1f} s)")
-
-
-def handmade_site(tmp_path) -> Path:
-    """A class of this machine with a reference written by hand (nothing measured)."""
-    bench = built("openmpi")
-    facts = json.loads(subprocess.run([bench, "--machine"], capture_output=True, text=True).stdout)
-    lib = json.loads(subprocess.run([bench, "--version"], capture_output=True, text=True).stdout)
-    from jostle.analysis import check_site
-    m = check_site.machine_of(facts, lib["mpi_library"])
-    path = tmp_path / "hand.toml"
-    path.write_text(f"""schema = 1
-[class.here]
-hosts = ["*"]
-compute_cores = 1
-oversubscribe = true
-[class.here.machine]
-cpu = {json.dumps(m["cpu"])}
-cores = {m["cores"]}
-numa_nodes = {m["numa_nodes"]}
-mpi = {json.dumps(m["mpi"])}
-[class.here.reference.memory_latency]
-value = 100.0
-tolerance = 0.2
-""")
-    return path
 
 
 def test_a_busy_node_is_skipped_not_failed(tmp_path, node):

@@ -11,7 +11,7 @@ import pytest
 from conftest import run_cli
 from jostle import cli
 from jostle.records import store
-from test_check_system import handmade_site, jostle
+from checknode import handmade_site, jostle
 
 pytestmark = pytest.mark.unit
 

@@ -14,9 +14,9 @@ launching (run/check_node.py measures, commands/check.py decides what to do with
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from . import scan, stats
+from . import scan
 from ..errors import UsageError
 from ..run.campaign import RunSpec
 
@@ -31,35 +31,38 @@ METRICS = {m.name: m for m in scan.FINGERPRINT if m.name in MEASURED}
 NIC = "nic"
 CHECKS = (*MEASURED, NIC)
 
-# Time: what a check costs besides its runs' points (Python and its imports, the busy probe,
-# jostle-bench's queries), and each launch (MPI start-up, buffers, the memory-latency chain).
+# Time (docs/check.md, "Budget"): what a check costs besides its steps (Python and its
+# imports, the busy probe, jostle-bench's queries), and each step's start (mpirun, MPI_Init).
+# The rest is shared among the steps (SHARES); each step is stopped at the end of its share
+# (run.watchdog), so a check ends within its budget on any node.  Inside a share the working
+# set is built within SETUP of it (jostle-bench --setup-time cuts the chain or the arrays to
+# what this node makes in that time, and records the cut), the points within POINTS of it,
+# and the rest is the step's own start and end (freeing, MPI_Finalize).
 FIXED_S = 1.5
 PER_LAUNCH_S = 0.8
 MIN_MEASURE_S = 1.0
-# Each benchmark's share of the measuring time (the scan's own proportions, with more for the
-# memory latency, whose chain is built inside its share).
-SHARES = {"pingpong": 0.15, "memlat": 0.15, "contention": 0.70}
-MEMLAT_ACCESSES = "200000"
+SHARES = {"pingpong": 0.15, "memlat": 0.20, "contention": 0.65}
+# The ping-pong is launched twice and judged by the better launch (the lower latency, the
+# higher bandwidth): a launch now and then lands on a slow state (at 8 B on a guest, one
+# launch in 5-20 is 17-60% slower than the others, docs/check.md), which the better of two
+# skips, while a node gone slow is slow at both.
+LAUNCHES = {"pingpong": 2}     # at most 2: the second is fp-pingpong-NODE-again
+SETUP = {"memlat": 0.45, "contention": 0.25}
+# With the reference's working set given, its build may take what the points leave of the
+# share (less a tenth): the size changes only when this node makes pages 3-4 times slower
+# than when the reference was saved, not when a neighbour slows it by half.
+SETUP_GIVEN = {"memlat": 0.65, "contention": 0.45}
+POINTS = {"pingpong": 0.7, "memlat": 0.25, "contention": 0.45}
+# A sample of the memory latency: 50 000 dependent loads (5-30 ms at 100-600 ns), so that
+# its minimum of samples fits a share of a second.
+MEMLAT_ACCESSES = "50000"
 # Each point also stops at this many samples: the harness sizes a batch from the first
 # samples' speed, and a batch of fast samples that the scheduler then slows (a busy or an
 # oversubscribed node) runs past --max-time; fewer samples bound that (at 1 MiB, 5000
 # ping-pongs are under a second on a healthy node).
 MAX_REPS = "5000"
-# The share of the contention's time given to its six points' phases: the rest is for its
-# buffers and start-up, and what the points run past their time.
-POINTS_SHARE = 0.6
 PINGPONG_SIZES = "8,1M"
 LOAD_SIZES = "4,64M"
-
-# Tolerances (docs/check.md, "References"): the worse side of the good nodes (their 5th
-# percentile, or 95th for what is worse higher) plus a one-sided prediction bound of a check
-# from its repeatability (the standard deviation of repeated checks on one node): Student's
-# t at FALSE_ALARM (3 sigma's share of a normal) with the degrees of freedom it was learned
-# from, never under MIN_TOLERANCE.
-FALSE_ALARM = 0.00135
-PERCENTILE = 5.0
-MIN_TOLERANCE = 0.10
-
 
 @dataclass(frozen=True)
 class RunOptions:
@@ -68,10 +71,54 @@ class RunOptions:
     compute_cores: "int | None" = None   # None: jostle-bench's (the free cores of a rank's share)
     oversubscribe: bool = False
     load_sizes: str = LOAD_SIZES
+    # The working sets the reference was measured with (None: not yet: jostle-bench's own,
+    # cut to the time the step is given); a check measures with the same.
+    chain_bytes: "int | None" = None
+    array_bytes: "int | None" = None
 
     def to_dict(self) -> dict:
         d = {"oversubscribe": self.oversubscribe, "load_sizes": self.load_sizes}
-        return d if self.compute_cores is None else {"compute_cores": self.compute_cores, **d}
+        d = d if self.compute_cores is None else {"compute_cores": self.compute_cores, **d}
+        return {**d, **{k: getattr(self, k) for k in WORKING_SETS if getattr(self, k)}}
+
+    def way(self) -> "RunOptions":
+        """How the runs are made, the working sets aside (what a user chooses)."""
+        return replace(self, chain_bytes=None, array_bytes=None)
+
+
+# The working set of each benchmark: the option of the class, its run's meta key and cut.
+WORKING_SETS = {"chain_bytes": ("memlat", "--bytes", ("chain", "bytes"), ("chain", "capped_by")),
+                "array_bytes": ("contention", "--array-bytes", ("kernel", "array_bytes"),
+                                ("kernel", "array_capped_by"))}
+
+
+def working_sets(runs_by_bench: dict) -> dict:
+    """{chain_bytes, array_bytes} that the runs (results.Run by benchmark) measured with."""
+    out = {}
+    for key, (bench, _, where, _) in WORKING_SETS.items():
+        run = runs_by_bench.get(bench)
+        run = run[0] if isinstance(run, list) else run
+        v = (run.meta.get(where[0]) or {}).get(where[1]) if run is not None else None
+        if isinstance(v, int) and v > 0:
+            out[key] = v
+    return out
+
+
+def working_set_notes(runs_by_bench: dict, opts: RunOptions) -> dict:
+    """{benchmark: why its values are not judged}: a run whose working set is not the one
+    its reference was measured with (cut to the time this check's budget gives it)."""
+    got, notes = working_sets(runs_by_bench), {}
+    for key, (bench, _, _, _) in WORKING_SETS.items():
+        want = getattr(opts, key)
+        if want and key in got and got[key] != want:
+            notes[bench] = (f"not judged: measured with {_mib(got[key])} ({key}), its reference "
+                            f"with {_mib(want)}: the budget's share could not build it on this "
+                            "node (a larger --budget, or a reference saved with this one)")
+    return notes
+
+
+def _mib(b) -> str:
+    return f"{b / 2**20:.4g} MiB"
 
 
 def benchmarks_of(checks) -> list:
@@ -80,63 +127,87 @@ def benchmarks_of(checks) -> list:
     return [b for b in SHARES if b in need]
 
 
+def _launches(benches) -> int:
+    return sum(LAUNCHES.get(b, 1) for b in benches)
+
+
 def measure_time(budget: float, benches) -> float:
     """Seconds of BUDGET left to the points once the fixed costs are paid."""
-    return budget - FIXED_S - PER_LAUNCH_S * len(benches)
+    return budget - FIXED_S - PER_LAUNCH_S * _launches(benches)
 
 
 def min_budget(benches) -> float:
-    return FIXED_S + PER_LAUNCH_S * len(benches) + MIN_MEASURE_S
+    return FIXED_S + PER_LAUNCH_S * _launches(benches) + MIN_MEASURE_S
 
 
 def plan(checks, budget: float, node: str, opts: RunOptions = RunOptions(),
          given: "float | None" = None) -> list:
     """The runs of CHECKS on NODE within BUDGET seconds (what is left of the budget GIVEN;
-    their names are the scan's fingerprint runs: fp-BENCHMARK-NODE). A budget too short for
-    them is refused."""
+    their names are the scan's fingerprint runs: fp-BENCHMARK-NODE), each with its share as
+    its time limit (RunSpec.timeout). A budget too short for them is refused."""
     benches = benchmarks_of(checks)
     if not benches:
         return []
     given = budget if given is None else given
     if measure_time(given, benches) < MIN_MEASURE_S:
         raise UsageError(f"--budget {given:g} is too short for {', '.join(benches)}: it needs "
-                         f"{min_budget(benches):g} s at least (start-ups and "
+                         f"{min_budget(benches):g} s at least on any node (start-ups and "
                          f"{MIN_MEASURE_S:g} s of measuring)")
     m = max(MIN_MEASURE_S, measure_time(budget, benches))
     total = sum(SHARES[b] for b in benches)
     runs = []
     for b in benches:
         t = m * SHARES[b] / total
+        points = POINTS[b] * t
         if b == "pingpong":   # two points
             a = ["--sizes", PINGPONG_SIZES, "--min-reps", "20", "--max-reps", MAX_REPS,
-                 "--warmup", "5", "--max-time", f"{0.4 * t:.3g}"]
-        elif b == "memlat":   # the chain is built inside the share
+                 "--warmup", "5", "--max-time", f"{points / 2:.3g}"]
+        elif b == "memlat":
             a = ["--accesses", MEMLAT_ACCESSES, "--min-reps", "3", "--max-reps", "1000",
-                 "--warmup", "1", "--max-time", f"{0.5 * t:.3g}"]
+                 "--warmup", "1", "--max-time", f"{points:.3g}"]
         else:                 # three phases at two sizes
-            per = POINTS_SHARE * t / 6
+            per = points / 6
             a = ["--kernel", "triad", "--sizes", opts.load_sizes, "--phases",
-                 "compute,comm,together", "--phase-time", f"{per:.3g}", "--min-reps", "10",
+                 "compute,comm,together", "--phase-time", f"{per:.3g}", "--min-reps", "3",
                  "--max-reps", MAX_REPS, "--max-time", f"{per:.3g}"]
             if opts.compute_cores is not None:
                 a += ["--compute-cores", str(opts.compute_cores)]
             a += ["--oversubscribe"] if opts.oversubscribe else []
-        runs.append(RunSpec(f"fp-{b}-{node}", b, a, 1 if b == "memlat" else 2, [],
-                            estimate=t + PER_LAUNCH_S))
+        given = [(option, getattr(opts, key)) for key, (bench, option, _, _)
+                 in WORKING_SETS.items() if bench == b and getattr(opts, key)]
+        if b in SETUP:
+            a += ["--setup-time", f"{(SETUP_GIVEN if given else SETUP)[b] * t:.3g}"]
+        for option, size in given:
+            a += [option, str(size)]
+        k = LAUNCHES.get(b, 1)
+        if k > 1:       # the points' times were the step's: each launch has its part
+            a = [f"{float(x) / k:.3g}" if i and a[i - 1] == "--max-time" else x
+                 for i, x in enumerate(a)]
+        for i in range(k):    # a second launch is named as the scan names its confirmation
+            runs.append(RunSpec(f"fp-{b}-{node}" + ("-again" if i else ""), b, a,
+                                1 if b == "memlat" else 2, [],
+                                timeout=t / k + PER_LAUNCH_S, estimate=t / k + PER_LAUNCH_S))
     return runs
 
 
 # ---------------------------------------------------------------- values
 
 def values_of(runs_by_bench: dict) -> tuple:
-    """({check: value} of the runs of one node (results.Run by benchmark; NaN where not
-    measured), {check: why it is not judged}): the scan's own reading of a fingerprint
-    (scan.node_values)."""
-    table = scan.node_values({"node": runs_by_bench})
-    row = table.iloc[0] if len(table) else {}
-    values = {name: float(row.get(name, math.nan)) for name in MEASURED}
+    """({check: value} of the runs of one node (results.Run by benchmark, or a list of the
+    launches of one; NaN where not measured), {check: why it is not judged}): the scan's own
+    reading of a fingerprint (scan.node_values), the best over a benchmark's launches."""
+    launches = {b: r if isinstance(r, list) else [r] for b, r in runs_by_bench.items()}
+    values = {name: math.nan for name in MEASURED}
+    for k in range(max(map(len, launches.values()), default=0)):
+        table = scan.node_values({"node": {b: rs[min(k, len(rs) - 1)]
+                                           for b, rs in launches.items()}})
+        row = table.iloc[0] if len(table) else {}
+        for name in MEASURED:
+            v, best = float(row.get(name, math.nan)), values[name]
+            if v == v and (best != best or (v < best if METRICS[name].worse > 0 else v > best)):
+                values[name] = v
     notes = {}
-    run = runs_by_bench.get("contention")
+    run = (launches.get("contention") or [None])[0]
     if run is not None and scan.oversubscribed(run):
         for name in ("latency_under_load", "bandwidth_under_load"):
             notes[name] = ("not judged: the contention run was oversubscribed (a compute "
@@ -145,107 +216,6 @@ def values_of(runs_by_bench: dict) -> tuple:
     if run is not None and not values["triad"] == values["triad"]:
         notes["triad"] = "not measured: no compute thread (give the class compute_cores)"
     return values, notes
-
-
-# ---------------------------------------------------------------- references
-
-def _quantile(xs, q):
-    xs = sorted(xs)
-    if len(xs) == 1:
-        return xs[0]
-    pos = (len(xs) - 1) * q / 100.0
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(xs) - 1)
-    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
-
-
-def _median(xs):
-    return _quantile(xs, 50.0)
-
-
-def derive(samples: dict, worse: int) -> "dict | None":
-    """A reference from SAMPLES ({node: [values of its checks]}) of a metric that is worse
-    higher (WORSE +1) or lower (-1): {value, tolerance, spread, repeatability, nodes, checks},
-    or None when no node has a value. On the log scale: the value is the median of the nodes'
-    medians; spread, how far the worse 5% of the nodes are from it (their 5th percentile, or
-    95th); repeatability, the standard deviation of each node's checks around its own mean,
-    pooled over the nodes that have two or more; the tolerance is spread + t x
-    repeatability x sqrt(1 + 1/n) (t: Student's quantile at 1 - FALSE_ALARM for the pooled
-    degrees of freedom, n: the mean number of checks per node: a bound on the next check of
-    a good node, wide when it was learned from few), as a fraction of the value, at least
-    MIN_TOLERANCE."""
-    per_node = {n: [float(v) for v in vs if v is not None and math.isfinite(v) and v > 0]
-                for n, vs in samples.items()}
-    per_node = {n: vs for n, vs in per_node.items() if vs}
-    if not per_node:
-        return None
-    logs = {n: [math.log(v) for v in vs] for n, vs in per_node.items()}
-    medians = [_median(x) for x in logs.values()]
-    center = _median(medians)
-    edge = _quantile(medians, 100 - PERCENTILE if worse > 0 else PERCENTILE)
-    spread = max(0.0, worse * (edge - center))
-    # pooled over the nodes: each node's squared deviations from its own mean, over the
-    # degrees of freedom left (a robust MAD of three repeats ignores the one that strayed,
-    # which is the check's noise all the same)
-    ss = sum((x - sum(xs) / len(xs)) ** 2 for xs in logs.values() if len(xs) > 1 for x in xs)
-    df = sum(len(xs) - 1 for xs in logs.values() if len(xs) > 1)
-    rep = math.sqrt(ss / df) if df else 0.0
-    n = sum(len(xs) for xs in logs.values()) / len(logs)
-    t = spread + (stats.t_quantile(1 - FALSE_ALARM, df) * rep * math.sqrt(1 + 1 / n) if df else 0.0)
-    tolerance = max(MIN_TOLERANCE, math.exp(t) - 1 if worse > 0 else 1 - math.exp(-t))
-
-    def rel(x):
-        return math.exp(x) - 1
-    return {"value": _sig(math.exp(center)), "tolerance": round(tolerance, 4),
-            "spread": round(rel(spread), 4), "repeatability": round(rel(rep), 4),
-            "nodes": len(per_node), "checks": sum(len(v) for v in per_node.values()),
-            "df": df}
-
-
-NARROW_DF = 14   # below this many degrees of freedom t is past 3.6 (3.3 at 30): say how to narrow
-
-
-def narrowing_note(refs: dict) -> str:
-    """'' or one line for whoever saved REFS ({check: reference}): learned from few degrees
-    of freedom, their tolerances are wide (t of 19.2 for one node of 3 checks), and what
-    narrows them."""
-    dfs = [r["df"] for r in refs.values() if r.get("df") is not None and "repeatability" in r]
-    if not dfs or min(dfs) >= NARROW_DF:
-        return ""
-    df = min(dfs)
-    if df == 0:
-        return ("jostle: one check per node: the check's own noise is not known, so the "
-                "tolerances hold the nodes' spread alone; --repeat 3 or more measures it "
-                "(docs/check.md, References)")
-    t = stats.t_quantile(1 - FALSE_ALARM, df)
-    return (f"jostle: the tolerances were learned from {df} degree(s) of freedom (Student's "
-            f"t {t:.3g}; {stats.t_quantile(1 - FALSE_ALARM, NARROW_DF):.2g} at {NARROW_DF}): "
-            "each good node saved, or a larger --repeat, narrows them (docs/check.md, "
-            "References)")
-
-
-def _sig(x, digits=6):
-    return float(f"{x:.{digits}g}")
-
-
-def references_from_samples(nodes: dict, checks=MEASURED) -> dict:
-    """{check: reference} from a class's saved samples NODES ({node: {check: [values]}})."""
-    out = {}
-    for name in checks:
-        m = METRICS[name]
-        ref = derive({n: s.get(name, []) for n, s in nodes.items()}, m.worse)
-        if ref is not None:
-            out[name] = {**ref, "unit": m.unit, "worse": "higher" if m.worse > 0 else "lower"}
-    return out
-
-
-def references_from_table(table) -> dict:
-    """{check: reference} from node values (scan.node_values or scan.baseline_values: one
-    row per node): one value per node, so the tolerance is the spread alone (and the floor)."""
-    nodes = {}
-    for host, row in table.iterrows():
-        nodes[str(host)] = {c: [float(row[c])] for c in MEASURED if c in row and row[c] == row[c]}
-    return references_from_samples(nodes)
 
 
 # ---------------------------------------------------------------- verdicts
@@ -259,7 +229,7 @@ class Value:
     tolerance: "float | None" = None
     worse: str = ""
     change: "float | None" = None  # value / reference - 1
-    verdict: str = "not judged"    # pass | fail | not judged
+    verdict: str = "not judged"    # pass | fail | not judged | unfinished (its step's share ran out)
     note: str = ""
     params: dict = field(default_factory=dict)
 
@@ -370,6 +340,10 @@ def verdict(values: list) -> tuple:
     if failed:
         return UNHEALTHY, reason(failed)
     judged = [v for v in values if v.verdict == "pass"]
+    unfinished = sorted({v.note for v in values if v.verdict == "unfinished"})
+    if unfinished:    # the node's fault or a slow start: not told apart, so not judged
+        return SKIPPED, ("jostle: could not judge: " + "; ".join(unfinished)
+                         + f" ({len(judged)} other checks within tolerance)")
     if not judged:
         return SKIPPED, "jostle: skipped: nothing could be judged (" + \
             "; ".join(sorted({f"{v.name}: {v.note}" for v in values})[:3]) + ")"

@@ -17,7 +17,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import check
+from . import check, check_reference
 from ..errors import UsageError, read_input
 
 SCHEMA = 1
@@ -26,9 +26,10 @@ CHECK_KEYS = {"budget": float, "timeout": float, "spool": str, "state_dir": str,
               "busy_share": float, "busy_user_cores": float, "uid_min": int,
               "store": str}   # the results store (docs/history.md): a path or postgresql://…
 CLASS_KEYS = {"hosts", "checks", "compute_cores", "oversubscribe", "load_sizes", "baseline",
-              "machine", "reference", "nics", "nodes"}
+              "machine", "reference", "nics", "nodes", *check.WORKING_SETS}
 MACHINE_KEYS = ("cpu", "cores", "numa_nodes", "mpi")
 REF_KEYS = {"value", "tolerance", "unit", "worse", "spread", "repeatability", "nodes", "checks",
+            "chosen",
             "df"}
 
 
@@ -163,6 +164,10 @@ def _node_class(path, name, raw) -> NodeClass:
     sizes = raw.get("load_sizes", check.LOAD_SIZES)
     if not (isinstance(sizes, str) and re.match(r"^[0-9]+[KMG]?,[0-9]+[KMG]?$", sizes)):
         _bad(path, f"{where} load_sizes", f"{sizes!r} is not allowed; expected SMALL,LARGE e.g. 4,64M")
+    sets = {k: raw.get(k) for k in check.WORKING_SETS}
+    for k, v in sets.items():
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 4096):
+            _bad(path, f"{where} {k}", f"{v!r} is not allowed; expected a byte count >= 4096")
     baseline = raw.get("baseline")
     if baseline is not None and not (isinstance(baseline, str) and baseline):
         _bad(path, f"{where} baseline", "expected the path of a jostle baseline file")
@@ -196,7 +201,7 @@ def _node_class(path, name, raw) -> NodeClass:
     if not isinstance(nodes, dict) or not all(isinstance(v, dict) for v in nodes.values()):
         _bad(path, f"{where} nodes", "expected tables of saved samples")
     return NodeClass(name, list(hosts), list(checks) if checks else None,
-                     check.RunOptions(cores, over, sizes), baseline, dict(machine),
+                     check.RunOptions(cores, over, sizes, **sets), baseline, dict(machine),
                      dict(reference), dict(nics), dict(nodes), raw)
 
 
@@ -244,7 +249,7 @@ def baseline_references(site: Site, cls: NodeClass, key: str) -> dict:
                          + ("; ".join(str(m.get("key")) for m in machines) or "none"))
     from . import scan
     table = scan.baseline_values(baselines.from_records(entry, f"baseline {path.name}"))
-    refs = check.references_from_table(table)
+    refs = check_reference.references_from_table(table)
     if not refs:
         raise UsageError(f"class '{cls.name}': baseline '{path}' holds no fingerprint run "
                          "(fp-BENCHMARK-NODE) for this machine")
@@ -254,14 +259,15 @@ def baseline_references(site: Site, cls: NodeClass, key: str) -> dict:
 # ---------------------------------------------------------------- saving
 
 def add_samples(site: Site, name: str, node: str, samples: dict, machine: dict, nics: dict,
-                opts: check.RunOptions, match=(), checks=None) -> NodeClass:
+                opts: check.RunOptions, match=(), checks=None,
+                tolerance: "float | None" = None) -> NodeClass:
     """Class NAME of SITE with NODE's SAMPLES ({check: [values]}) kept and its references
     derived again from every node it holds (made when new; refused when it holds another
-    machine's or was measured another way)."""
+    machine's or was measured another way); TOLERANCE: the site's choice for every check."""
     old = site.classes.get(name)
     if old is not None:
         check_machine(site, old, machine)
-        if old.nodes and old.options != opts:
+        if old.nodes and old.options.way() != opts.way():
             raise UsageError(f"class '{name}' was measured with {old.options.to_dict()}, not "
                              f"{opts.to_dict()}: give the same options, or another class")
     cls = old or NodeClass(name)
@@ -273,8 +279,13 @@ def add_samples(site: Site, name: str, node: str, samples: dict, machine: dict, 
     kept = {k: [float(f"{x:.6g}") for x in v if x is not None and math.isfinite(x)]
             for k, v in samples.items()}
     cls.nodes[node] = {"saved": stamp, **{k: v for k, v in kept.items() if v}}
-    cls.reference = check.references_from_samples(
+    old_refs = cls.reference
+    cls.reference = check_reference.references_from_samples(
         {n: {k: v for k, v in s.items() if k != "saved"} for n, s in cls.nodes.items()})
+    for c, ref in cls.reference.items():     # a tolerance the site chose stays chosen
+        if tolerance is not None or (old_refs.get(c) or {}).get("chosen"):
+            cls.reference[c] = check_reference.chosen(
+                ref, tolerance if tolerance is not None else old_refs[c]["tolerance"])
     if nics:
         cls.nics = {**cls.nics, **nics}
     site.classes[name] = cls

@@ -139,6 +139,25 @@ def _size(points, size):
     return size
 
 
+# A point whose samples sit at two levels or more (its `modes`) is read at its better level
+# of at least this share: the node's own speed, undisturbed. On a guest the 1 MiB ping-pong
+# sits at 13-15 and at 21-22 GB/s in one launch, in shares that move from launch to launch
+# (the median 14.0 in one, 21.3 in the next); a node gone slow is slow at every level.
+BEST_LEVEL_SHARE = 0.2
+
+
+def _level(point, worse) -> float:
+    """POINT's value (a row of Run.points): its median, or its better level (of WORSE +1:
+    the lower, -1: the higher) when its samples sit at several."""
+    at, share = point.get("modes_at"), point.get("modes_share")
+    if not isinstance(at, list) or len(at) < 2:
+        return float(point["median"])
+    levels = [a for a, w in zip(at, share) if w >= BEST_LEVEL_SHARE]
+    if not levels:
+        return float(point["median"])
+    return float(min(levels) if worse > 0 else max(levels))
+
+
 def _pick(points, metric, size=None, phase=None):
     df = points[points.metric == metric]
     size = _size(points, size)
@@ -198,7 +217,8 @@ def node_values(runs_by_host: dict) -> pd.DataFrame:
                         _size(run.points, m.size))
             elif run is not None:
                 sel = _pick(run.points, m.metric, m.size, m.phase)
-                v = float(sel["median"].median()) if len(sel) else math.nan
+                v = float(pd.Series([_level(r, m.worse) for _, r in sel.iterrows()]).median()) \
+                    if len(sel) else math.nan
             row[m.name] = v
         rows[host] = row
     cols = [c for m in FINGERPRINT for c in (m.name, *((m.name + "_u",) if m.degradation else ()))]

@@ -116,6 +116,7 @@ class Check:
         self.values, self.notes, self.load, self.timings = [], [], {}, []
         self.start = check_node.utc()
         self.nics_now = {}
+        self.unfinished = {}     # {benchmark: why}: a step stopped at the end of its share
 
     def plan(self, cls, checks, refs, config, facts, mpi):
         """The runs of CHECKS for class CLS in what is left of the budget."""
@@ -133,7 +134,8 @@ class Check:
         return self.config.plan(spec, a)
 
     def measure(self, wd: Watchdog, runs_dir: Path) -> dict:
-        """{benchmark: results.Run} of the plan's runs (a failed run: its message)."""
+        """{benchmark: [results.Run of each launch]} of the plan's runs (a failed run: its
+        message)."""
         out = {}
         for spec in self.runs:
             path = runs_dir / f"{spec.name}.jsonl"
@@ -142,28 +144,43 @@ class Check:
             plan = self.argv(spec, path)
             t0 = started_ago()
             self.timings.append({"benchmark": spec.benchmark, "start_s": round(t0, 3)})
-            res = wd.run(plan.argv, spec.benchmark, env=child_env(plan.line))
-            self.timings[-1].update(status=res.status, elapsed_s=round(res.elapsed_s, 3))
-            if res.status == "ok" and path.exists():
+            # each step stopped at the end of its share: the others still run in theirs
+            res = wd.run(plan.argv, spec.benchmark, env=child_env(plan.line),
+                         timeout=spec.timeout)
+            self.timings[-1].update(status=res.status, elapsed_s=round(res.elapsed_s, 3),
+                                    share_s=spec.timeout and round(spec.timeout, 3))
+            b = spec.benchmark
+            if isinstance(out.get(b), str):
+                continue      # an earlier launch of it failed: that is its result
+            if res.status == "timeout":
+                self.unfinished[b] = out[b] = (
+                    f"did not finish in its {spec.timeout:.2g} s share of the budget (stopped)")
+            elif res.status == "ok" and path.exists():
                 try:
-                    out[spec.benchmark] = load_run(path)
+                    out.setdefault(b, []).append(load_run(path))
                 except JostleError as e:    # a record the run left damaged
-                    out[spec.benchmark] = f"its record cannot be read: {str(e)[:160]}"
+                    out[b] = f"its record cannot be read: {str(e)[:160]}"
             else:
                 tail = (res.stderr.strip().splitlines() or [f"exit status {res.returncode}"])
-                out[spec.benchmark] = f"its run failed ({res.status}): {tail[-1][:160]}"
+                out[b] = f"its run failed ({res.status}): {tail[-1][:160]}"
         return out
 
     def judge(self, runs: dict):
         good = {b: r for b, r in runs.items() if not isinstance(r, str)}
         values, notes = check.values_of(good) if good else ({}, {})
+        sets = check.working_set_notes(good, self.cls.options if self.cls else check.RunOptions())
+        notes.update({n: sets[m.benchmark] for n, m in check.METRICS.items() if m.benchmark in sets})
         self.notes = [f"{k}: {v}" for k, v in notes.items() if k in self.checks]
         failed_runs = {b: r for b, r in runs.items() if isinstance(r, str)}
         for name in self.checks:
             if name == check.NIC:
                 continue
             m = check.METRICS[name]
-            if m.benchmark in failed_runs:
+            if m.benchmark in self.unfinished:
+                v = check.Value(name, None, m.unit, (self.refs.get(name) or {}).get("value"),
+                                verdict="unfinished",
+                                note=f"{m.benchmark} {self.unfinished[m.benchmark]}")
+            elif m.benchmark in failed_runs:
                 v = check.Value(name, None, m.unit, (self.refs.get(name) or {}).get("value"),
                                 verdict="fail", note=f"{m.benchmark}: {failed_runs[m.benchmark]}")
             elif name in notes:
@@ -179,9 +196,11 @@ class Check:
                 "node": self.node, "class": self.cls.name if self.cls else None,
                 "site": str(self.args.site_path), "time": self.start, "end": check_node.utc(),
                 "duration_s": round(started_ago(), 3), "budget_s": self.st.budget,
+                "unfinished": sorted(self.unfinished) or None,
                 "timeout_s": self.st.timeout, "verdict": check.VERDICTS.get(status, "error"),
                 "exit_status": status, "reason": line,
-                "checks_run": [s.benchmark for s in self.runs], "runs": self.timings,
+                "checks_run": list(dict.fromkeys(s.benchmark for s in self.runs)),
+                "runs": self.timings,
                 "values": [v.to_dict() for v in self.values], "notes": self.notes,
                 "load": self.load, "machine": self.facts, "mpi": self.mpi,
                 "options": (self.cls.options if self.cls else check.RunOptions()).to_dict(),

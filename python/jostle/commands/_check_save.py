@@ -5,9 +5,10 @@ from every node the class holds (docs/check.md, "References")."""
 import re
 import shutil
 import sys
+from dataclasses import replace
 from pathlib import Path
 
-from ..analysis import check, check_site
+from ..analysis import check, check_reference, check_site
 from ..errors import JostleError, UsageError
 from ..run import check_node
 from ..run.watchdog import Expired, Watchdog
@@ -39,6 +40,8 @@ def options(args, site, here) -> check.RunOptions:
         check_site.check_machine(site, old, here)
         if not given:
             return old.options     # the class's own way of measuring
+        opts = replace(opts, chain_bytes=old.options.chain_bytes,
+                       array_bytes=old.options.array_bytes)
         if old.nodes and old.options != opts:
             raise UsageError(f"class '{args.cls}' was measured with {old.options.to_dict()}, "
                              f"not {opts.to_dict()}: give the same options (or none), or "
@@ -68,7 +71,7 @@ def save_reference(args, st, site, node, bench) -> int:
     for k in range(args.repeat):
         chk = Check(args, st, node, bench)
         chk.plan(cls, checks, {}, first.config, facts, version.get("mpi_library"))
-        chk.runs = first.runs     # each repeat measures alike
+        chk.runs = first.runs     # each repeat measures alike (the first fixes the working sets)
         wd = Watchdog(st.timeout, st.reserve)
         runs_dir, temporary = _runs_dir(args, st)
         if args.runs_dir and args.repeat > 1:
@@ -93,7 +96,13 @@ def save_reference(args, st, site, node, bench) -> int:
         failed = {b: r for b, r in runs.items() if isinstance(r, str)}
         if failed:
             b, why = next(iter(failed.items()))
-            raise JostleError(f"{b}: {why}; no reference saved")
+            raise JostleError(f"{b}: {chk.unfinished.get(b, why)}; no reference saved "
+                              "(a larger --budget gives each step more time)")
+        sets = check.working_sets(runs)
+        if any(getattr(cls.options, k) is None and k in sets for k in check.WORKING_SETS):
+            cls.options = replace(cls.options, **{k: getattr(cls.options, k) or v
+                                                  for k, v in sets.items()})
+            first.runs = check.plan(checks, st.budget, node, cls.options)
         values, _ = check.values_of(runs)
         for name, v in values.items():
             if name in checks:
@@ -106,7 +115,10 @@ def save_reference(args, st, site, node, bench) -> int:
     with check_site.locked(path):
         fresh = check_site.load(path) if path.exists() else site
         got = check_site.add_samples(fresh, args.cls, node, samples, here, up, cls.options,
-                                     args.match, args.checks)
+                                     args.match, args.checks, args.tolerance)
+        wide = check_reference.too_wide(got.reference)
+        if wide:     # a bound that a node at half speed passes is no bound
+            raise UsageError(check_reference.refusal(*wide, got.reference[wide[0]]))
         check_site.write(fresh)
     for name, ref in got.reference.items():
         print(f"{args.cls}\t{name}\t{ref['value']:.4g} {ref['unit']}\ttolerance "
@@ -115,6 +127,6 @@ def save_reference(args, st, site, node, bench) -> int:
     for name, nic in got.nics.items():
         print(f"{args.cls}\tnic:{name}\t{nic.get('state')} {nic.get('speed_mbps', '')}".rstrip())
     print(f"jostle: class '{args.cls}' of {path}: {len(got.nodes)} node(s)", file=sys.stderr)
-    if note := check.narrowing_note(got.reference):
+    if note := check_reference.narrowing_note(got.reference):
         print(note, file=sys.stderr)
     return 0

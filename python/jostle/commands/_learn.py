@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..analysis import check, check_site, history
+from ..analysis import check_reference, check_site, history
 from ..errors import UsageError
 from ..records import store
 from . import _common as c
@@ -50,7 +50,7 @@ def learn(db, cls, days):
                          f"class in the last {days} days")
     v = history.view(rows)
     good = history.learnable(rows, v.drifts)
-    refs = check.references_from_samples(history.check_samples(good))
+    refs = check_reference.references_from_samples(history.check_samples(good))
     entries = history.baseline_entries(good)
     read = {"values": len(rows), "good": len(good), "drifts": [t.message() for t in v.drifts],
             "nodes": len({r["node"] for r in rows}), "since": since}

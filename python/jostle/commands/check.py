@@ -7,13 +7,14 @@ node is busy with others' work: never a failure), 124 stopped by its watchdog (-
 
 import argparse
 import json
+import math
 import os
 import shutil
 import sys
 from pathlib import Path
 
 from .. import binary
-from ..analysis import check, check_site, comparison
+from ..analysis import check, check_reference, check_site, comparison
 from ..errors import JostleError, UsageError
 from ..run import check_node
 from ..run.watchdog import Expired, Watchdog
@@ -43,6 +44,17 @@ def checks_type(text):
         raise argparse.ArgumentTypeError(f"'{text}' is not allowed; expected some of "
                                          + ", ".join(check.CHECKS) + ", each once")
     return names
+
+
+def tolerance_type(text):
+    try:
+        v = float(text)
+    except ValueError:
+        v = math.nan
+    if not 0 < v < 1:
+        raise argparse.ArgumentTypeError(f"'{text}' is not allowed; expected a fraction "
+                                          "between 0 and 1 (0.3: 30%)")
+    return v
 
 
 def fraction_type(text):
@@ -89,6 +101,11 @@ def register(sub):
     r.add_argument("--oversubscribe", action="store_true",
                    help="with --save-reference: allow more bound threads than cores (a node "
                         "of one or two cores)")
+    r.add_argument("--tolerance", type=tolerance_type, metavar="F",
+                   help="with --save-reference: the tolerance of every check of the class, "
+                        "chosen by the site (recorded as chosen), instead of the derived ones; "
+                        f"without it a tolerance over {check_reference.MAX_TOLERANCE:.0%} "
+                        "refuses the reference")
     r.add_argument("--load-sizes", metavar="SMALL,LARGE",
                    help=f"with --save-reference: the messages under load (default {check.LOAD_SIZES})")
     s = p.add_argument_group("the scheduler")
@@ -132,7 +149,7 @@ def main(args):
         raise UsageError("no site file: give --site FILE or set $JOSTLE_SITE (docs/check.md)")
     saving = args.save_reference
     if not saving:
-        for opt in ("compute_cores", "load_sizes", "match", "oversubscribe"):
+        for opt in ("compute_cores", "load_sizes", "match", "oversubscribe", "tolerance"):
             if getattr(args, opt):
                 raise UsageError(f"--{opt.replace('_', '-')} is only used with --save-reference "
                                  "(a check measures as its class's reference was measured)")
