@@ -10,7 +10,7 @@ import pytest
 
 from conftest import run_cli
 from jostle import cli
-from jostle.records import store
+from jostle.records import store, store_spool
 from checknode import handmade_site, jostle
 
 pytestmark = pytest.mark.unit
@@ -77,13 +77,17 @@ def test_an_unreachable_store_keeps_the_runs_in_the_spool_for_history_add(capsys
     assert rc == 0, err                      # measured: the command's status stays
     [line] = [x for x in err.splitlines() if "spool" in x]
     assert "cannot be reached" in line and str(where / "spool") in line
-    assert len(list((where / "spool").glob("*.json"))) == 1
+    down = "postgresql://127.0.0.1:1/x"
+    assert len(list((where / "spool").rglob("*.json"))) == 1
+    assert len(store_spool.pending(where / "spool", down)) == 1    # kept for that store
     assert (where / "out" / "c" / "r.jsonl").exists()
     db = where / "s.sqlite"
-    rc, _, err = run_cli(capsys, "history", "add", "--db", db)      # the store is back
-    assert rc == 0 and "1 run(s) added" in err and "(1 from the spool)" in err
+    rc, _, err = run_cli(capsys, "history", "add", "--db", db)      # another store: not its
+    assert rc == 0 and "0 run(s) added" in err and "(0 from the spool)" in err, err
+    assert len(store_spool.pending(where / "spool", down)) == 1
+    rc, _, err = run_cli(capsys, "history", "add", where / "out" / "c", "--db", db)
+    assert rc == 0 and "1 run(s) added" in err
     assert [r["name"] for r in runs(db)] == ["r"]
-    assert not list((where / "spool").glob("*.json"))
     rc, _, err = pingpong(capsys, where, "r", "--record", db)
     assert rc == 0 and "0 run(s) added" in err and len(runs(db)) == 1
 

@@ -242,17 +242,22 @@ def test_an_unreachable_store_keeps_the_records_in_the_spool(tmp_path, campaign,
     rc, _, err = jostle(capsys, "history", "add", campaign, "--db", down, "--spool", spool)
     assert rc == store.EXIT_SPOOLED, err
     assert "cannot be reached" in err and "2 run(s) kept in the spool" in err
-    assert len(store_spool.pending(spool)) == 2
+    assert len(store_spool.pending(spool, down)) == 2
     # again while it is down: the same runs, not kept twice
     rc, _, _ = jostle(capsys, "history", "add", campaign, "--db", down, "--spool", spool)
-    assert rc == store.EXIT_SPOOLED and len(store_spool.pending(spool)) == 2
-    # the store is back (here: a file): `history add` alone sends what the spool kept
+    assert rc == store.EXIT_SPOOLED and len(store_spool.pending(spool, down)) == 2
+    # another store (here: a file) is not where they wait: the spool is kept per store, so
+    # nothing of it goes there, and it still holds both for the server
     db = tmp_path / "s.sqlite"
     rc, _, err = jostle(capsys, "history", "add", "--db", db, "--spool", spool)
-    assert rc == 0 and "2 run(s) added" in err and "2 from the spool" in err
-    assert store_spool.pending(spool) == []
+    assert rc == 0 and "0 run(s) added" in err and "0 from the spool" in err, err
+    assert len(store_spool.pending(spool, down)) == 2 and store_spool.pending(spool, db) == []
+    # even a walk of the spool itself leaves another store's records where they are
+    rc, _, err = jostle(capsys, "history", "add", spool, "--db", db, "--spool", spool)
+    assert rc == 0 and "0 run(s) added" in err and "wait for another store" in err, err
+    assert len(store_spool.pending(spool, down)) == 2
     rc, _, err = jostle(capsys, "history", "add", campaign, "--db", db, "--spool", spool)
-    assert rc == 0 and "0 run(s) added" in err
+    assert rc == 0 and "2 run(s) added" in err
 
 
 def test_an_unwritable_sqlite_store_spools(tmp_path, campaign, capsys):

@@ -80,10 +80,10 @@ def test_a_server_down_spools_and_the_records_go_when_it_is_back(pg, empty, tmp_
     finally:
         pg.start()
     assert rc == store.EXIT_SPOOLED and "cannot be reached" in err, err
-    assert len(store_spool.pending(spool)) == 1
+    assert len(store_spool.pending(spool, empty)) == 1
     rc, _, err = jostle(capsys, "history", "add", "--db", empty, "--spool", spool)
     assert rc == 0 and "1 run(s) added" in err and "1 from the spool" in err, err
-    assert store_spool.pending(spool) == []
+    assert store_spool.pending(spool, empty) == []
 
 
 def test_a_store_of_another_schema_version_is_refused_untouched(empty, tmp_path, data, capsys):
@@ -98,4 +98,4 @@ def test_a_store_of_another_schema_version_is_refused_untouched(empty, tmp_path,
         assert con.execute("SELECT COUNT(*) FROM jostle_runs").fetchone()[0] == 0
         assert con.execute("SELECT value FROM jostle_store WHERE key = 'schema'"
                            ).fetchone()[0] == "7"
-    assert store_spool.pending(tmp_path / "spool") == []
+    assert store_spool.pending(tmp_path / "spool", empty) == []

@@ -10,7 +10,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from ..errors import JostleError, UsageError
-from ..records import store, store_docs, store_spool
+from ..records import store, store_docs, store_spool, store_url
 
 
 def site_defaults(site) -> dict:
@@ -28,9 +28,21 @@ def site_defaults(site) -> dict:
 
 
 def store_of(db=None, site=None) -> str:
-    """DB, else $JOSTLE_DB, else the site file's [check] store, else the default file."""
-    return (db or os.environ.get("JOSTLE_DB") or site_defaults(site).get("store")
-            or str(store.DEFAULT_PATH))
+    """DB, else $JOSTLE_DB, else the site file's [check] store, else the default file; one of
+    no store's scheme (mysql://, postgresq://) refused, naming where it came from (exit 2)."""
+    for given, where in ((db, "--db"), (os.environ.get("JOSTLE_DB"), "$JOSTLE_DB")):
+        if given:
+            return _judged(given, where)
+    site_store = site_defaults(site).get("store")
+    if site_store:
+        return _judged(site_store, "the site file's [check] store")
+    return str(store.DEFAULT_PATH)
+
+
+def _judged(db, where) -> str:
+    if store_url.problem(db):
+        raise UsageError(f"{where}: {store_url.message(db, store.shown(db))}")
+    return str(db)
 
 
 def database(args) -> str:
@@ -45,14 +57,28 @@ def _left_out(found):
         print(f"jostle: … and {len(found.skipped) - 10} more left out", file=sys.stderr)
 
 
+def _for_this_store(found, db) -> tuple:
+    """FOUND.spooled split: ([(path, doc)] this store may take (spooled for it, or by an older
+    jostle that named no store), [path] kept for another store (left in its spool))."""
+    key = store_url.key(db)
+    mine, others = [], []
+    for p, d in found.spooled:
+        k = found.spool_keys.get(str(p), "")
+        (mine.append((p, d)) if k in ("", key) else others.append(p))
+    return mine, others
+
+
 def record(paths, db, campaign=None, cls=None, spool=None) -> int:
-    """Add every complete run and check record under PATHS, and what the spool kept, to the
-    store DB: 0, 1 (a damaged file, the others added) or store.EXIT_SPOOLED (the store could
-    not be reached: the runs are in the spool, one line says so)."""
+    """Add every complete run and check record under PATHS, and what the spool kept for this
+    store, to the store DB: 0, 1 (a file damaged or that could not be read, the others added)
+    or store.EXIT_SPOOLED (the store could not be reached: the runs are in its spool, one line
+    says so). A DB of no store's scheme is refused first, nothing read or made (exit 2)."""
+    store.judge(db)
     spool = store_spool.folder(spool)
     found = store_docs.find(paths, campaign, cls)
-    waiting = store_spool.pending(spool)
-    spooled = {d["uid"]: (p, d) for p, d in waiting + found.spooled}
+    mine, others = _for_this_store(found, db)
+    waiting = store_spool.pending(spool, db)
+    spooled = {d["uid"]: (p, d) for p, d in waiting + mine}
     docs = [d for _, d in spooled.values()] + [d for d in found.docs if d["uid"] not in spooled]
     try:
         with store.open_store(db) as st:     # a file that is not a store: refused here
@@ -60,18 +86,33 @@ def record(paths, db, campaign=None, cls=None, spool=None) -> int:
             added, present = st.add(docs)
     except store.StoreUnreachable as e:
         fresh = [d for d in found.docs if d["uid"] not in spooled]
-        store_spool.put(spool, fresh)
+        store_spool.put(spool, fresh, db)
         _left_out(found)
-        print(f"jostle: {e}; {len(fresh)} run(s) kept in the spool {spool} ({len(spooled)} "
-              "already there): `jostle history add` adds them when the store is back",
-              file=sys.stderr)
+        print(f"jostle: {e}; {len(fresh)} run(s) kept in the spool "
+              f"{store_spool.of_store(spool, db)} ({len(spooled)} already there): `jostle "
+              "history add` adds them when the store is back", file=sys.stderr)
         return store.EXIT_SPOOLED
     store_spool.done(p for p, _ in spooled.values())
+    _unclaimed(spool, others)
+    unread = [p for p, why in found.skipped if store_docs.unreadable(why)]
     damaged = [p for p, why in found.skipped if not why.startswith("incomplete")]
     print(f"jostle: {len(added)} run(s) added to {store.shown(db)}, {len(present)} already "
-          f"there ({len(spooled)} from the spool); {len(found.skipped)} file(s) left out",
-          file=sys.stderr)
+          f"there ({len(spooled)} from the spool); {len(found.skipped)} file(s) left out"
+          + (f", {len(unread)} of them unreadable" if unread else ""), file=sys.stderr)
     return 1 if damaged else 0
+
+
+def _unclaimed(spool, others):
+    """Say what a spool holds that this add did not send: records of another store, and an
+    older jostle's files that name no store (sent only where the operator says)."""
+    if others:
+        print(f"jostle: {len(others)} spooled run(s) under the paths given wait for another "
+              "store: left in their spool", file=sys.stderr)
+    old = store_spool.pending(spool)
+    if old:
+        print(f"jostle: {len(old)} run(s) in the spool {spool} name no store (an older "
+              f"jostle's): left there; `jostle history add {spool} --db DB` adds them to DB",
+              file=sys.stderr)
 
 
 # ---------------------------------------------------------------- --record [DB]
@@ -96,11 +137,14 @@ def _url_problem(url) -> str:
 
 def store_type(text):
     """--record DB, judged before anything is measured: an SQLite file in a folder that exists,
-    or a PostgreSQL URL libpq reads. A store that is down is not judged here: it is spooled."""
+    or a PostgreSQL URL libpq reads; nothing of another scheme (mysql://, postgresq://). A store
+    that is down is not judged here: it is spooled."""
+    if store_url.problem(text):
+        raise argparse.ArgumentTypeError(store_url.message(text, store.shown(text)))
     if store.is_postgresql(text):
         why = _url_problem(text)
     else:
-        p = Path(text)
+        p = Path(store_url.sqlite_path(text))
         why = ("it is empty" if not text else "it is a directory" if p.is_dir()
                else f"its folder '{p.parent}' does not exist" if not p.parent.is_dir() else "")
     if why:

@@ -29,6 +29,7 @@ from typing import Optional
 
 from ..errors import JostleError, UsageError
 from . import store_schema as schema
+from . import store_url
 
 DEFAULT_PATH = Path("results") / "store.sqlite"
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -49,7 +50,14 @@ class StoreUnreachable(JostleError):
 
 
 def is_postgresql(db) -> bool:
-    return str(db).startswith(("postgresql://", "postgres://"))
+    return store_url.is_postgresql(db)
+
+
+def judge(db):
+    """StoreError (exit 2, nothing made) when DB is of a scheme no store has (mysql://,
+    postgresq://): a typo is not a file path (store_url.py)."""
+    if store_url.problem(db):
+        raise StoreError(store_url.message(db, shown(db)))
 
 
 def shown(db) -> str:
@@ -316,9 +324,10 @@ def open_store(db, create: bool = True) -> Store:
     """The store at DB (a path, or a postgresql:// URL), made when CREATE and new, migrated
     when older. StoreError when DB is not a store; StoreUnreachable when it cannot be
     reached."""
+    judge(db)
     if is_postgresql(db):
         return _open_postgresql(str(db), create)
-    return _open_sqlite(Path(db), create)
+    return _open_sqlite(Path(store_url.sqlite_path(db)), create)
 
 
 def _sqlite_header(path: Path) -> bytes:
@@ -456,6 +465,10 @@ def _open_postgresql(url: str, create: bool) -> Store:
     try:
         conn = psycopg.connect(url, autocommit=True, connect_timeout=timeout)
     except psycopg.Error as e:
+        why = store_url.server_refusal(e)
+        if why:      # the server answered: no such database, role, password
+            raise StoreError(f"the store {where} refused the connection: {why}; check --db, "
+                             "$JOSTLE_DB or the site file's store") from None
         raise _unreachable(where, e) from None
     except Exception as e:   # a malformed URL: psycopg's own messages
         raise UsageError(f"--db '{where}': not a PostgreSQL connection URL ({e})") from None

@@ -10,6 +10,8 @@ or one whose end is not `ok`, is left for its campaign to finish and said so.
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Optional
 
@@ -77,12 +79,18 @@ def run_doc(path, campaign=None, cls=None) -> dict:
             "source": str(path), "points": points}
 
 
+def unreadable(why: str) -> bool:
+    """Whether a reason FOUND.skipped gives is a file or folder that could not be read."""
+    return why.startswith(("cannot be read", "a folder that cannot be read"))
+
+
 class Found:
     """What a walk of the folders found: documents to add, spooled documents (with their
     files), and what was left out and why."""
 
     def __init__(self):
         self.docs, self.spooled, self.skipped = [], [], []
+        self.spool_keys = {}     # {path of a spooled file: the spool key of its store, or ""}
 
     def uids(self) -> set:
         return {d["uid"] for d in self.docs} | {d["uid"] for _, d in self.spooled}
@@ -90,16 +98,62 @@ class Found:
 
 def _json_file(path: Path, found: Found, cls):
     try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError):
-        return     # not one of ours (a half-written file, another tool's): not a record
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        found.skipped.append((path, f"cannot be read: {e.strerror or e}"))
+        return
+    except UnicodeDecodeError:
+        return     # not one of ours (another tool's binary): not a record
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        return     # not one of ours (another tool's, a half-written one): not a record
     if store_spool.is_spooled(obj):
         found.spooled.append((path, obj["doc"]))
+        found.spool_keys[str(path)] = store_spool.store_of(obj)
     elif store_checks.is_check(obj):
         try:
             found.docs.append(store_checks.check_doc(obj, path, cls))
         except (ValueError, KeyError, TypeError) as e:
             found.skipped.append((path, f"not a valid check record ({e})"))
+
+
+def _ours(name: str) -> bool:
+    return name.endswith((".jsonl", ".jsonl.partial")) or name.endswith(".json")
+
+
+def _walk(root: Path, found: Found) -> list:
+    """The record files under ROOT, sorted; a folder that cannot be listed and a file that is
+    not there to read (a broken link) go to FOUND.skipped, named. A hidden folder (a check's
+    runs, being measured, under its spool) is not looked in."""
+    out = []
+
+    def cannot(e: OSError):
+        found.skipped.append((Path(e.filename or root), "a folder that cannot be read: "
+                              f"{e.strerror or e}"))
+    seen = set()
+    for top, dirs, names in os.walk(root, onerror=cannot, followlinks=True):
+        real = os.path.realpath(top)
+        if real in seen:         # a link back up the tree: walked once
+            dirs[:] = []
+            continue
+        seen.add(real)
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for n in names:
+            f = Path(top) / n
+            if not _ours(n):
+                continue
+            try:
+                st = f.stat()
+            except FileNotFoundError:
+                found.skipped.append((f, "cannot be read: a link to nothing"))
+                continue
+            except OSError as e:
+                found.skipped.append((f, f"cannot be read: {e.strerror or e}"))
+                continue
+            if stat.S_ISREG(st.st_mode):
+                out.append(f)
+    return sorted(out)
 
 
 def find(paths, campaign=None, cls=None) -> Found:
@@ -110,16 +164,18 @@ def find(paths, campaign=None, cls=None) -> Found:
     for p in map(Path, paths):
         if not p.exists():
             raise JostleError(f"{p}: no such file or directory")
-        # a hidden folder (a check's runs, being measured, under its spool) is not looked in
-        files = [p] if p.is_file() else sorted(
-            f for f in p.rglob("*") if f.is_file() and (
-                f.name.endswith((".jsonl", ".jsonl.partial")) or f.suffix == ".json")
-            and not any(part.startswith(".") for part in f.relative_to(p).parts[:-1]))
+        files = [p] if p.is_file() else _walk(p, found)
         runs = set(results.find_run_files(p)) if p.is_dir() else None
         for f in files:
             if f.name.endswith(".jsonl.partial") or f.name.endswith(".jsonl"):
                 if runs is not None and f not in runs:
                     continue     # a .partial beside its complete run
+                try:
+                    with open(f, "rb"):
+                        pass
+                except OSError as e:
+                    found.skipped.append((f, f"cannot be read: {e.strerror or e}"))
+                    continue
                 try:
                     found.docs.append(run_doc(f, campaign, cls))
                 except results.IncompleteRunError as e:

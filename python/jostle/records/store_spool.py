@@ -7,7 +7,12 @@ added its run has committed: a run spooled twice, or added from its record meanw
 one run (its uid).
 
 The spool is a folder on the node (`$JOSTLE_STORE_SPOOL`, default `results/store-spool`), so a
-node whose site store is down keeps its records until it is back.
+node whose site store is down keeps its records until it is back. It is kept per store: the
+records waiting for a store are in a folder of their own (`SPOOL/<name>-<digest>/`,
+store_url.key), each naming its store, and only an add to that same store sends them: a
+record is never replayed into another store. A spooled file of an older jostle, at the top
+of the spool and naming no store, is left there and counted (`unclaimed`): `jostle history add
+SPOOL --db DB` adds such files where the operator says.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import re
 from pathlib import Path
 
 from ..errors import JostleError
+from . import store_url
 
 SPOOL_TAG = "jostle_store_spool"   # the key that says a JSON file is a spooled document
 SPOOL_SCHEMA = 1
@@ -32,17 +38,26 @@ def _name(uid: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", uid) + ".json"
 
 
-def put(spool: Path, docs) -> list:
-    """Write DOCS into SPOOL (made if needed); the paths written. A document already spooled
-    is written again over itself (the same uid: the same run)."""
+def of_store(spool: Path, db) -> Path:
+    """The folder of SPOOL that keeps the records of the store DB."""
+    return Path(spool) / store_url.key(db)
+
+
+def put(spool: Path, docs, db=None) -> list:
+    """Write DOCS into SPOOL, in the folder of the store DB (made if needed); the paths written.
+    A document already spooled is written again over itself (the same uid: the same run)."""
     paths = []
+    where = of_store(spool, db) if db is not None else Path(spool)
+    shown = re.sub(r"(://[^:/@]*:)[^@/]*@", r"\1***@", str(db)) if db is not None else None
     try:
-        spool.mkdir(parents=True, exist_ok=True)
+        where.mkdir(parents=True, exist_ok=True)
         for d in docs:
-            path = spool / _name(d["uid"])
+            path = where / _name(d["uid"])
             tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({SPOOL_TAG: SPOOL_SCHEMA, "doc": d}, sort_keys=True) + "\n",
-                           encoding="utf-8")
+            obj = {SPOOL_TAG: SPOOL_SCHEMA, "doc": d}
+            if db is not None:
+                obj.update(store=shown, store_key=store_url.key(db))
+            tmp.write_text(json.dumps(obj, sort_keys=True) + "\n", encoding="utf-8")
             os.replace(tmp, path)
             paths.append(path)
     except OSError as e:
@@ -51,17 +66,35 @@ def put(spool: Path, docs) -> list:
     return paths
 
 
+def _age(p: Path) -> tuple:
+    try:
+        return (p.stat().st_mtime, p.name)
+    except OSError:        # sent and removed by another `history add` meanwhile
+        return (0.0, p.name)
+
+
 def is_spooled(obj) -> bool:
     return isinstance(obj, dict) and obj.get(SPOOL_TAG) == SPOOL_SCHEMA and \
         isinstance(obj.get("doc"), dict)
 
 
-def pending(spool: Path) -> list:
-    """[(path, document)] of every run SPOOL holds, oldest first."""
-    if not spool.is_dir():
-        return []
+def store_of(obj) -> str:
+    """The spool key of the store a spooled OBJ waits for ("" for an older jostle's file)."""
+    return str(obj.get("store_key") or "")
+
+
+def pending(spool: Path, db=None) -> list:
+    """[(path, document)] of every run SPOOL holds for the store DB (None: the files at the
+    top of SPOOL, which name no store), oldest first."""
+    spool = of_store(spool, db) if db is not None else Path(spool)
+    try:
+        if not spool.is_dir():
+            return []
+        files = sorted(spool.glob("*.json"), key=_age)
+    except OSError as e:
+        raise JostleError(f"the spool {spool} cannot be read: {e.strerror or e}") from None
     out = []
-    for p in sorted(spool.glob("*.json"), key=lambda p: (p.stat().st_mtime, p.name)):
+    for p in files:
         try:
             obj = json.loads(p.read_text(encoding="utf-8"))
         except (OSError, ValueError):
