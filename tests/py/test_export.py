@@ -175,10 +175,34 @@ def test_httpjson_spools_while_down_and_sends_when_back(tmp_path, checks, capsys
                             "--spool", spool)
     finally:
         srv.stop()
-    assert rc == 0 and "and 6 from the spool" in err, err
-    assert len(srv.got) == 8 and httpjson.spooled(spool, url) == []
+    # the later check's 2 records waited and are exported again: each is sent once
+    assert rc == 0 and "2 record(s) sent" in err and "and 4 from the spool" in err, err
+    assert len(srv.got) == 6 and httpjson.spooled(spool, url) == []
     times = [r["check_job_completion_time"] for r in srv.got]
     assert times[:4] == sorted(times[:4])            # the oldest first
+
+
+def test_httpjson_a_replay_sends_each_record_once(tmp_path, checks, capsys):
+    """Three exports of the same values while the endpoint is down keep one copy of each:
+    the replay is 4 POSTs, not 12 (issue 47)."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/jostle"
+    spool = tmp_path / "out-spool"
+    for _ in range(3):
+        rc, _, err = jostle(capsys, "export", checks, "--format", "httpjson", "--url", url,
+                            "--spool", spool, "--attempts", "1", "--timeout", "2")
+        assert rc == 75 and "4 record(s) kept" in err, err
+    assert len(httpjson.pending(spool, url)) == 4 and len(httpjson.spooled(spool, url)) == 1
+    srv = Collector(port=port)
+    try:
+        rc, _, err = jostle(capsys, "export", checks, "--format", "httpjson", "--url", url,
+                            "--spool", spool)
+    finally:
+        srv.stop()
+    assert rc == 0 and "4 record(s) sent" in err and "from the spool" not in err, err
+    assert httpjson.spooled(spool, url) == []
+    keys = [httpjson.record_key(r) for r in srv.got]
+    assert len(keys) == 4 == len(set(keys))
 
 
 def test_httpjson_refused_is_an_error_not_a_spool(tmp_path, checks, capsys):

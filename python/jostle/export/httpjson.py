@@ -4,9 +4,10 @@ input, Graylog's HTTP GELF, a site's own collector), one record a request, as Re
 (docs/history.md, "HTTP JSON").
 
 A record that cannot be sent (the endpoint down, a time-out, a 5xx or 429 answer after
-ATTEMPTS tries with a doubling pause) is kept in the spool, a folder of JSON Lines files, one
-per endpoint and export; the next export to that endpoint sends what the spool holds first,
-and removes each file once all its records went. An answer 4xx other than 408 and 429 is the
+ATTEMPTS tries with a doubling pause) is kept in the spool, a folder with one JSON Lines file
+per endpoint holding each pending record once (a record: one value of one run or check,
+record_key; exported again while it waits, it is still one copy); the next export to that
+endpoint sends what waits first, each record once, and removes the file once all went. An answer 4xx other than 408 and 429 is the
 endpoint refusing the record: it is not kept (sending it again would be refused again), and
 the export fails naming it.
 """
@@ -113,22 +114,42 @@ def _spool_name(url: str) -> str:
 
 
 def spooled(spool: Path, url: str) -> list:
-    """The spool files of URL, oldest first."""
+    """The spool files of URL: its one file of pending records, and any an older jostle kept
+    (one per export, their names sorting by time), oldest first."""
     if not spool.is_dir():
         return []
-    return sorted(spool.glob(_spool_name(url) + "-*.jsonl"))   # the names sort by time
+    old = sorted(spool.glob(_spool_name(url) + "-*.jsonl"))
+    own = spool / f"{_spool_name(url)}.jsonl"
+    return old + ([own] if own.exists() else [])
+
+
+def record_key(rec: dict) -> str:
+    """What a record is: one value (node, benchmark, metric, parameters) of one run or check
+    (its uid). The same record exported again while it waits is one pending copy."""
+    return json.dumps([rec.get("hostname"), rec.get("jostle_benchmark"),
+                       rec.get("jostle_metric"), rec.get("jostle_params"),
+                       rec.get("jostle_uid")], sort_keys=True, default=str)
+
+
+def pending(spool: Path, url: str) -> list:
+    """The records waiting for URL, each once, oldest first."""
+    out = {}
+    for path in spooled(spool, url):
+        for r in _read_spool(path):
+            out.setdefault(record_key(r), r)
+    return list(out.values())
 
 
 def keep(spool: Path, url: str, recs) -> Path:
-    """RECS into a new spool file of URL (written whole, then renamed)."""
+    """RECS as URL's pending records (its one spool file, written whole, then renamed; the
+    files of an older jostle folded into it)."""
     try:
         spool.mkdir(parents=True, exist_ok=True)
-        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + f"{time.time() % 1:.6f}"[1:]
-        path = spool / f"{_spool_name(url)}-{stamp}-{os.getpid()}.jsonl"
-        tmp = spool / f".{path.name}.tmp"
-        tmp.write_text("".join(json.dumps({"url": url, "record": r}, sort_keys=True) + "\n"
-                               for r in recs), encoding="utf-8")
-        os.replace(tmp, path)
+        path = spool / f"{_spool_name(url)}.jsonl"
+        older = [p for p in spooled(spool, url) if p != path]
+        _rewrite(path, url, recs)
+        for p in older:
+            p.unlink(missing_ok=True)
         return path
     except OSError as e:
         raise JostleError(f"cannot keep the unsent records in the spool {spool}: "
@@ -137,7 +158,11 @@ def keep(spool: Path, url: str, recs) -> Path:
 
 def _read_spool(path: Path) -> list:
     out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return out
+    for line in lines:
         try:
             out.append(json.loads(line)["record"])
         except (ValueError, KeyError, TypeError):
@@ -147,38 +172,30 @@ def _read_spool(path: Path) -> list:
 
 def send(url: str, recs, spool: Path, attempts=ATTEMPTS, pause=None,
          timeout=TIMEOUT_S) -> dict:
-    """Send the spool's records of URL, then RECS; what could not go is kept in SPOOL (one
-    export at a time per endpoint: a lock). {"sent": N, "from_spool": M, "spooled": K (what
-    the spool holds for URL now), "why": the last failure, or ""}."""
+    """Send what waits for URL, then RECS, each record once (a record already waiting is one
+    copy, sent once: record_key); what could not go stays in SPOOL, URL's one file (one
+    export at a time per endpoint: a lock). {"sent": N (of RECS), "from_spool": M, "spooled":
+    K (what waits for URL now), "why": the last failure, or ""}."""
     out = {"sent": 0, "from_spool": 0, "spooled": 0, "why": ""}
-    recs = list(recs)
     with _locked(spool, url):
-        for path in spooled(spool, url):
-            old = _read_spool(path)
-            for i, rec in enumerate(old):
-                why = send_one(url, rec, attempts, pause, timeout)
-                if why:      # still down: this file keeps what is left, the new ones join
-                    if i:
-                        _rewrite(path, url, old[i:])
-                    if recs:
-                        keep(spool, url, recs)
-                    out.update(why=why, spooled=sum(len(_read_spool(p))
-                                                    for p in spooled(spool, url)))
-                    return out
-                out["from_spool"] += 1
-            path.unlink()
-        for i, rec in enumerate(recs):
+        queue = {record_key(r): (r, True) for r in pending(spool, url)}
+        for r in recs:
+            queue[record_key(r)] = (r, False)
+        items = list(queue.values())
+        for i, (rec, old) in enumerate(items):
             why = send_one(url, rec, attempts, pause, timeout)
-            if why:
-                keep(spool, url, recs[i:])
-                out.update(why=why, spooled=len(recs) - i)
+            if why:      # still down: what is left waits, each record once
+                keep(spool, url, [r for r, _ in items[i:]])
+                out.update(why=why, spooled=len(items) - i)
                 return out
-            out["sent"] += 1
+            out["from_spool" if old else "sent"] += 1
+        for path in spooled(spool, url):
+            path.unlink(missing_ok=True)
     return out
 
 
 def _rewrite(path: Path, url: str, recs):
-    tmp = path.with_name(f".{path.name}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text("".join(json.dumps({"url": url, "record": r}, sort_keys=True) + "\n"
                            for r in recs), encoding="utf-8")
     os.replace(tmp, path)
