@@ -65,16 +65,18 @@ static void metrics(state *s)
 
 /* The arrays cut so that every compute thread of the host makes its pages within the setup
  * time (at this thread's touch rate, the threads taken one after another: page faults scale
- * poorly), and so that --min-reps sweeps fit in a phase (a sweep is no slower than a first
- * touch); the least of the ranks' cuts, so that every rank measures the same arrays. */
-static void cap_to_time(jt_ctx *ctx, state *s)
+ * poorly), and, sized from the caches, so that --min-reps sweeps fit in a phase (a sweep is
+ * no slower than a first touch; --array-bytes given was sized so already, and a neighbour
+ * that halves the touch rate for a moment must not halve it); the least of the ranks' cuts,
+ * so that every rank measures the same arrays. */
+static void cap_to_time(jt_ctx *ctx, state *s, int given)
 {
     s->touch_rate = jt_touch_rate(&ctx->topo, s->compute_mem);
     double threads = (double)ctx->local_size * s->ncompute;
     size_t floor = (size_t)4 << 20;
     unsigned long long b = jt_cap_to_time(s->array_bytes, s->touch_rate,
                                           s->setup_time / threads, floor);
-    if (s->phase_time > 0)
+    if (s->phase_time > 0 && !given)
         b = jt_cap_to_time(b, s->touch_rate, s->phase_time / (double)ctx->cfg.min_reps, floor);
     MPI_Allreduce(MPI_IN_PLACE, &b, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, ctx->comm);
     s->array_bytes = (size_t)b;
@@ -112,11 +114,12 @@ static void setup(jt_ctx *ctx, void *st)
     size_t dflt = 12 * llc_total(&ctx->topo) / threads_host;
     if (dflt < ((size_t)24 << 20))
         dflt = (size_t)24 << 20;
-    if (!s->array_bytes) /* --array-bytes not given */
+    int given = s->array_bytes != 0;
+    if (!given)
         s->array_bytes = dflt;
     s->array_bytes_wanted = s->array_bytes;
     if (s->setup_time > 0 && s->ncompute > 0)
-        cap_to_time(ctx, s);
+        cap_to_time(ctx, s, given);
 
     size_t frames;
     size_t arena = jt_p2p_arena_bytes(JT_P2P_PINGPONG, s->buffers, 1, s->sizes, s->nsizes,

@@ -5,6 +5,7 @@ untouched)."""
 
 import json
 import math
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -200,6 +201,22 @@ def test_a_good_node_at_the_classs_2nd_percentile_passes():
             caught += check.judge_value("triad", float(v), ref).verdict == "fail"
     print(f"2nd percentile: {fails} of 100 000 checks fail; 0.8x: {caught} of 1000 caught")
     assert fails <= 200 and caught > 300
+
+
+def test_a_step_stopped_at_its_share_fails_only_when_far_slower_than_its_reference():
+    ref = {"value": 100.0, "tolerance": 0.2, "worse": "higher"}
+    slow = check.unfinished("memory_latency", ref, 3.0, 0.8)    # 3.8 x what it took
+    assert slow.verdict == "fail" and "3.8 x the 0.8 s it took for the reference" in slow.note
+    assert check.verdict([slow])[1].startswith("jostle: memory_latency too slow: memlat did "
+                                               "not finish in its 3 s share")
+    tight = check.unfinished("memory_latency", ref, 1.2, 0.8)   # a share too tight to tell
+    assert tight.verdict == "unfinished"
+    assert check.unfinished("memory_latency", ref, 3.0, None).verdict == "unfinished"
+    status, line = check.verdict([tight, check.judge_value("triad", 10.0, {
+        "value": 10.0, "tolerance": 0.1, "worse": "lower"})])
+    assert status == check.SKIPPED and line == (
+        "jostle: could not judge: memlat did not finish in its 1.2 s share of the budget "
+        "(stopped) (1 other checks within tolerance)")
 
 
 def test_few_degrees_of_freedom_are_said_with_what_narrows_them():
@@ -511,6 +528,15 @@ def test_a_class_without_reference_and_a_budget_too_short_exit_2(tmp_path, jostl
         jostle_cli, tmp_path, "--site", site, "--class", "cpu", "--checks", "pingpong_latency")
     assert "--budget 2 is too short for memlat, contention" in _bad(
         jostle_cli, tmp_path, "--site", site, "--class", "cpu", "--budget", "2")
+    # the least budget, with what this check took to start here (measured)
+    msg = _bad(jostle_cli, tmp_path, "--site", site, "--class", "cpu", "--budget", "0.5")
+    assert re.search(r"--budget 0.5 is too short for memlat, contention: it needs 4.1 s at "
+                     r"least \(1.5 s to start and probe the node, of which this check took "
+                     r"[0-9.]+ s to start here; 2 launches", msg), msg
+    for bad in ("0", "2", "x"):
+        assert f"argument --tolerance: '{bad}' is not allowed; expected a fraction between 0 " \
+               "and 1" in _bad(jostle_cli, tmp_path, "--site", site, "--save-reference",
+                               "--class", "cpu", "--tolerance", bad)
 
 
 def test_slurm_without_scontrol_exits_2(tmp_path, jostle_cli):

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from checknode import Group
 from mpijobs import ENV, built
 
 pytestmark = pytest.mark.mpi
@@ -23,9 +24,29 @@ JOSTLE = [sys.executable, "-m", "jostle.cli"]
 SAVE = ["--compute-cores", "1", "--oversubscribe", "--load-sizes", "4,1M"]
 
 
+PRIORITY = []
+
+
+@pytest.fixture(scope="module", autouse=True)
+def priority():
+    """The checks in a cpu group of the largest shares (checknode.Group), so that the suite's
+    other workers do not take the time their steps are given; none where there is no cgroup
+    v1 cpu controller or no root."""
+    global PRIORITY
+    try:
+        g = Group(f"jostle-check-mpi-{os.getpid()}", shares=262144)
+    except pytest.skip.Exception:
+        yield
+        return
+    PRIORITY = g.prefix()
+    yield
+    PRIORITY = []
+    g.remove()
+
+
 def jostle(*argv, timeout=300, env=None):
     t0 = time.monotonic()
-    r = subprocess.run([*JOSTLE, *map(str, argv)], capture_output=True, text=True,
+    r = subprocess.run([*PRIORITY, *JOSTLE, *map(str, argv)], capture_output=True, text=True,
                        timeout=timeout, env={**ENV, **(env or {})})
     r.wall = time.monotonic() - t0
     return r
@@ -161,28 +182,36 @@ def hanging_bench(tmp_path, when: str, marker: str):
     return hang
 
 
-def test_a_hanging_step_is_stopped_at_its_share_and_the_others_run(site, tmp_path):
+@pytest.mark.parametrize("budget, status", [(12, 1), (6, 3)])
+def test_a_hanging_step_is_stopped_at_its_share_and_the_others_run(site, tmp_path, budget,
+                                                                    status):
     """memlat's rank hangs when it measures: its step is stopped at the end of its share of
-    the budget, the ping-pong after it still runs and is judged, the check ends within its
-    budget + 1 s, and the verdict says which step did not finish (exit 3, not unhealthy)."""
+    the budget, the ping-pong still runs and is judged, the check ends within its budget +
+    1 s, nothing is left running. With a share over twice what the step took for the
+    reference (--budget 12) the node is too slow: unhealthy, the line says so; with a share
+    too tight to tell (--budget 6, the reference saved at 8) it could not judge (exit 3)."""
     hang = hanging_bench(tmp_path, "memlat*--output*", "600.7171")
     spool = tmp_path / "spool"
-    r = jostle("check", "--site", site, "--bench", hang, "--budget", "8", "--timeout", "30",
+    r = jostle("check", "--site", site, "--bench", hang, "--budget", budget, "--timeout", "30",
                "--spool", spool, "--no-busy-check", "--checks",
                "memory_latency,pingpong_latency", timeout=60)
-    assert r.returncode == 3, (r.stdout, r.stderr)
     line = r.stdout.strip()
-    assert re.match(r"^jostle: could not judge: memlat did not finish in its [0-9.]+ s share "
-                    r"of the budget \(stopped\) \(1 other checks within tolerance\)$", line), line
-    assert r.wall <= 8 + 1, r.wall
+    assert r.returncode == status, (line, r.stderr)
+    share = r"memlat did not finish in its [0-9.]+ s share of the budget \(stopped\)"
+    assert re.match(rf"^jostle: memory_latency too slow: {share}, [0-9.]+ x the [0-9.]+ s it "
+                    r"took for the reference$" if status == 1 else
+                    rf"^jostle: could not judge: {share} \(1 other checks within tolerance\)$",
+                    line), line
+    assert r.wall <= budget + 1, r.wall
     assert not left_running(b"600.717", hang)
     [rec] = records(spool)
     steps = {s["benchmark"]: s for s in rec["runs"]}
     assert steps["memlat"]["status"] == "timeout" and steps["pingpong"]["status"] == "ok"
     assert steps["memlat"]["elapsed_s"] <= steps["memlat"]["share_s"] + 1.5
-    assert rec["unfinished"] == ["memlat"] and rec["exit_status"] == 3
+    assert rec["unfinished"] == ["memlat"] and rec["exit_status"] == status
     by = {v["name"]: v["verdict"] for v in rec["values"]}
-    assert by == {"memory_latency": "unfinished", "pingpong_latency": "pass"}
+    assert by == {"memory_latency": "fail" if status == 1 else "unfinished",
+                  "pingpong_latency": "pass"}
 
 
 def test_a_hang_outside_the_steps_is_killed_by_the_watchdog(site, tmp_path):

@@ -238,6 +238,9 @@ def test_slurm_health_check_drains_after_a_retest_and_resumes_only_its_own(tmp_p
         for n in (A, B):   # each node's reference, measured on it (its namespace, its name)
             r = jostle("check", "--save-reference", "--site", site, "--class", "ns",
                        "--match", "jchk-n*", *SAVE, "--budget", 6, "--repeat", 4,
+                       # the two "nodes" share two cores: their noise is wider than a 50%
+                       # bound allows; the site chooses it (the slowed node is 3x slower)
+                       "--tolerance", 0.5,
                        "--spool", tmp_path / "save-spool", *node.busy_flags,
                        prefix=[*node.prefix(), *cluster.in_node(n)])
             if r.returncode == 3:

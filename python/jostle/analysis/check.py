@@ -150,9 +150,13 @@ def plan(checks, budget: float, node: str, opts: RunOptions = RunOptions(),
         return []
     given = budget if given is None else given
     if measure_time(given, benches) < MIN_MEASURE_S:
-        raise UsageError(f"--budget {given:g} is too short for {', '.join(benches)}: it needs "
-                         f"{min_budget(benches):g} s at least on any node (start-ups and "
-                         f"{MIN_MEASURE_S:g} s of measuring)")
+        spent = given - budget
+        raise UsageError(
+            f"--budget {given:g} is too short for {', '.join(benches)}: it needs "
+            f"{min_budget(benches):g} s at least ({FIXED_S:g} s to start and probe the node"
+            + (f", of which this check took {spent:.2f} s to start here" if spent > 0 else "")
+            + f"; {_launches(benches)} launches of {PER_LAUNCH_S:g} s; {MIN_MEASURE_S:g} s of "
+            "measuring)")
     m = max(MIN_MEASURE_S, measure_time(budget, benches))
     total = sum(SHARES[b] for b in benches)
     runs = []
@@ -266,6 +270,27 @@ def judge_value(name, value, ref, note="") -> Value:
     return v
 
 
+# A step that did not finish in a share this many times what it took when the reference was
+# saved is the node's slowness, not a share too tight: the check fails.
+SLOW_FACTOR = 2.0
+
+
+def unfinished(name, ref, share: float, ref_step: "float | None") -> Value:
+    """The value of check NAME whose step was stopped at the end of its SHARE (seconds):
+    a failure when the share was SLOW_FACTOR times or more the REF_STEP seconds its step took
+    when the reference was saved, else not judged (the verdict: could not judge)."""
+    m = METRICS[name]
+    v = Value(name, None, m.unit, (ref or {}).get("value"), (ref or {}).get("tolerance"),
+              (ref or {}).get("worse", ""), params=PARAMS.get(name, {}))
+    v.note = f"{m.benchmark} did not finish in its {share:.2g} s share of the budget (stopped)"
+    if ref is not None and ref_step and share >= SLOW_FACTOR * ref_step:
+        v.verdict = "fail"
+        v.note += f", {share / ref_step:.1f} x the {ref_step:.2g} s it took for the reference"
+    else:
+        v.verdict = "unfinished"
+    return v
+
+
 def judge_nics(now: dict, ref: dict) -> list:
     """Each NIC of the reference REF ({name: {state, speed_mbps}}) as it is NOW (the same
     shape; a NIC missing from NOW is missing from the node): it must be there, up, and at
@@ -319,6 +344,8 @@ def reason(failed: list) -> str:
     v = worst[0]
     if v.change is None and not v.name.startswith(NIC + ":"):   # its run failed
         text = f"jostle: {v.name} not measured: {v.note}"
+        if v.verdict == "fail" and "did not finish" in v.note:
+            text = f"jostle: {v.name} too slow: {v.note}"
     elif v.name.startswith(NIC + ":"):
         text = f"jostle: {v.name} {v.value} vs {v.reference}"
         if v.change is not None:

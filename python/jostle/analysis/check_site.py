@@ -26,7 +26,7 @@ CHECK_KEYS = {"budget": float, "timeout": float, "spool": str, "state_dir": str,
               "busy_share": float, "busy_user_cores": float, "uid_min": int,
               "store": str}   # the results store (docs/history.md): a path or postgresql://…
 CLASS_KEYS = {"hosts", "checks", "compute_cores", "oversubscribe", "load_sizes", "baseline",
-              "machine", "reference", "nics", "nodes", *check.WORKING_SETS}
+              "machine", "reference", "nics", "nodes", "step_seconds", *check.WORKING_SETS}
 MACHINE_KEYS = ("cpu", "cores", "numa_nodes", "mpi")
 REF_KEYS = {"value", "tolerance", "unit", "worse", "spread", "repeatability", "nodes", "checks",
             "chosen",
@@ -45,6 +45,8 @@ class NodeClass:
     nics: dict = field(default_factory=dict)        # {name: {state, speed_mbps}}
     nodes: dict = field(default_factory=dict)       # {node: {saved, CHECK: [values]}}
     raw: dict = field(default_factory=dict)
+    # {benchmark: seconds} the longest launch of each step took when the reference was saved
+    step_seconds: dict = field(default_factory=dict)
 
     def matches(self, node: str) -> bool:
         return any(_match(p, node) for p in self.hosts)
@@ -197,12 +199,18 @@ def _node_class(path, name, raw) -> NodeClass:
     nics = raw.get("nics", {})
     if not (isinstance(nics, dict) and all(isinstance(v, dict) and "state" in v for v in nics.values())):
         _bad(path, f"{where} nics", "expected NAME = {state = \"up\", speed_mbps = N}")
+    steps = raw.get("step_seconds", {})
+    if not (isinstance(steps, dict) and all(
+            b in check.SHARES and isinstance(v, (int, float)) and not isinstance(v, bool)
+            and v > 0 for b, v in steps.items())):
+        _bad(path, f"{where} step_seconds", "expected BENCHMARK = seconds > 0, for "
+             + ", ".join(check.SHARES))
     nodes = raw.get("nodes", {})
     if not isinstance(nodes, dict) or not all(isinstance(v, dict) for v in nodes.values()):
         _bad(path, f"{where} nodes", "expected tables of saved samples")
     return NodeClass(name, list(hosts), list(checks) if checks else None,
                      check.RunOptions(cores, over, sizes, **sets), baseline, dict(machine),
-                     dict(reference), dict(nics), dict(nodes), raw)
+                     dict(reference), dict(nics), dict(nodes), raw, dict(steps))
 
 
 # ---------------------------------------------------------------- the machine
@@ -260,10 +268,11 @@ def baseline_references(site: Site, cls: NodeClass, key: str) -> dict:
 
 def add_samples(site: Site, name: str, node: str, samples: dict, machine: dict, nics: dict,
                 opts: check.RunOptions, match=(), checks=None,
-                tolerance: "float | None" = None) -> NodeClass:
+                tolerance: "float | None" = None, steps: "dict | None" = None) -> NodeClass:
     """Class NAME of SITE with NODE's SAMPLES ({check: [values]}) kept and its references
     derived again from every node it holds (made when new; refused when it holds another
-    machine's or was measured another way); TOLERANCE: the site's choice for every check."""
+    machine's or was measured another way); TOLERANCE: the site's choice for every check;
+    STEPS: {benchmark: seconds} the node's longest launch of each step took."""
     old = site.classes.get(name)
     if old is not None:
         check_machine(site, old, machine)
@@ -288,6 +297,8 @@ def add_samples(site: Site, name: str, node: str, samples: dict, machine: dict, 
                 ref, tolerance if tolerance is not None else old_refs[c]["tolerance"])
     if nics:
         cls.nics = {**cls.nics, **nics}
+    for b, t in (steps or {}).items():
+        cls.step_seconds[b] = round(max(t, cls.step_seconds.get(b, 0.0)), 3)
     site.classes[name] = cls
     return cls
 
@@ -333,7 +344,7 @@ def dumps(site: Site) -> str:
         body = {"hosts": c.hosts, **({"checks": c.checks} if c.checks else {}),
                 **c.options.to_dict(), **({"baseline": c.baseline} if c.baseline else {})}
         _table(out, f"class.{c.name}", body)
-        for part in ("machine", "reference", "nics", "nodes"):
+        for part in ("machine", "reference", "nics", "step_seconds", "nodes"):
             if getattr(c, part):
                 _table(out, f"class.{c.name}.{part}", getattr(c, part))
     return "\n".join(out) + "\n"

@@ -116,7 +116,7 @@ class Check:
         self.values, self.notes, self.load, self.timings = [], [], {}, []
         self.start = check_node.utc()
         self.nics_now = {}
-        self.unfinished = {}     # {benchmark: why}: a step stopped at the end of its share
+        self.unfinished = {}     # {benchmark: its share}: a step stopped at the end of it
 
     def plan(self, cls, checks, refs, config, facts, mpi):
         """The runs of CHECKS for class CLS in what is left of the budget."""
@@ -153,8 +153,8 @@ class Check:
             if isinstance(out.get(b), str):
                 continue      # an earlier launch of it failed: that is its result
             if res.status == "timeout":
-                self.unfinished[b] = out[b] = (
-                    f"did not finish in its {spec.timeout:.2g} s share of the budget (stopped)")
+                self.unfinished[b] = spec.timeout
+                out[b] = f"did not finish in its {spec.timeout:.2g} s share of the budget (stopped)"
             elif res.status == "ok" and path.exists():
                 try:
                     out.setdefault(b, []).append(load_run(path))
@@ -177,9 +177,8 @@ class Check:
                 continue
             m = check.METRICS[name]
             if m.benchmark in self.unfinished:
-                v = check.Value(name, None, m.unit, (self.refs.get(name) or {}).get("value"),
-                                verdict="unfinished",
-                                note=f"{m.benchmark} {self.unfinished[m.benchmark]}")
+                v = check.unfinished(name, self.refs.get(name), self.unfinished[m.benchmark],
+                                     self.cls.step_seconds.get(m.benchmark) if self.cls else None)
             elif m.benchmark in failed_runs:
                 v = check.Value(name, None, m.unit, (self.refs.get(name) or {}).get("value"),
                                 verdict="fail", note=f"{m.benchmark}: {failed_runs[m.benchmark]}")

@@ -67,7 +67,7 @@ def save_reference(args, st, site, node, bench) -> int:
     if args.dry_run:
         return dry_run(first)
     samples = {name: [] for name in check.MEASURED}
-    nics = {}
+    nics, steps = {}, {}
     for k in range(args.repeat):
         chk = Check(args, st, node, bench)
         chk.plan(cls, checks, {}, first.config, facts, version.get("mpi_library"))
@@ -96,13 +96,15 @@ def save_reference(args, st, site, node, bench) -> int:
         failed = {b: r for b, r in runs.items() if isinstance(r, str)}
         if failed:
             b, why = next(iter(failed.items()))
-            raise JostleError(f"{b}: {chk.unfinished.get(b, why)}; no reference saved "
+            raise JostleError(f"{b}: {why}; no reference saved "
                               "(a larger --budget gives each step more time)")
         sets = check.working_sets(runs)
         if any(getattr(cls.options, k) is None and k in sets for k in check.WORKING_SETS):
             cls.options = replace(cls.options, **{k: getattr(cls.options, k) or v
                                                   for k, v in sets.items()})
             first.runs = check.plan(checks, st.budget, node, cls.options)
+        for t in chk.timings:
+            steps[t["benchmark"]] = max(steps.get(t["benchmark"], 0.0), t["elapsed_s"])
         values, _ = check.values_of(runs)
         for name, v in values.items():
             if name in checks:
@@ -115,7 +117,7 @@ def save_reference(args, st, site, node, bench) -> int:
     with check_site.locked(path):
         fresh = check_site.load(path) if path.exists() else site
         got = check_site.add_samples(fresh, args.cls, node, samples, here, up, cls.options,
-                                     args.match, args.checks, args.tolerance)
+                                     args.match, args.checks, args.tolerance, steps)
         wide = check_reference.too_wide(got.reference)
         if wide:     # a bound that a node at half speed passes is no bound
             raise UsageError(check_reference.refusal(*wide, got.reference[wide[0]]))

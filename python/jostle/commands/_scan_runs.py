@@ -38,11 +38,14 @@ def fingerprint_runs(args, hosts, only=None, suffix="") -> list:
     for h in hosts:
         pp = ["--sizes", FP_SIZES["pingpong"], "--min-reps", "20", "--max-reps", FP_MAX_REPS,
               "--warmup", "5", "--max-time", f"{0.05 * b:.3g}"]
+        # the working sets built in a part of each run's share (docs/check.md, "The budget")
         ct = ["--kernel", "triad", "--sizes", args.load_sizes, "--phases",
               "compute,comm,together", "--phase-time", f"{0.1 * b:.3g}", "--min-reps", "10",
-              "--max-reps", FP_MAX_REPS, "--max-time", f"{0.1 * b:.3g}", *extra]
+              "--max-reps", FP_MAX_REPS, "--max-time", f"{0.1 * b:.3g}",
+              "--setup-time", f"{0.1 * b:.3g}", *extra]
         ml = ["--accesses", MEMLAT_ACCESSES, "--min-reps", "3", "--max-reps", "1000",
-              "--warmup", "1", "--max-time", f"{FP_SHARES['memlat'] * b:.3g}"]
+              "--warmup", "1", "--max-time", f"{FP_SHARES['memlat'] * b:.3g}",
+              "--setup-time", f"{0.5 * FP_SHARES['memlat'] * b:.3g}"]
         for bench, a in (("pingpong", pp), ("memlat", ml), ("contention", ct)):
             if only in (None, bench):
                 share = FP_SHARES[bench]
