@@ -40,6 +40,9 @@ pkgs=(
   # libpq, which psycopg (the test extra) loads
   "postgresql:ls /usr/lib/postgresql/*/bin/initdb"
   "libpq5:test -e /usr/lib/x86_64-linux-gnu/libpq.so.5"
+  # Prometheus' promtool: checks the OpenMetrics export and contrib's alerting rules
+  # (tests/py/test_export_verdicts.py, tests/py/test_contrib.py)
+  "prometheus:command -v promtool"
 )
 
 missing=()

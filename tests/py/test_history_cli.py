@@ -56,9 +56,11 @@ def test_the_table_names_each_series_and_the_drifts(site, capsys):
     _, db, planted, _ = site
     rc, out, err = jostle(capsys, "history", "--db", db)
     assert rc == 0, err
-    lines = out.splitlines()
+    series, checks = out.split("\n\nchecks:\n")
+    lines = series.splitlines()
     assert lines[0].split()[:4] == ["node", "class", "series", "points"]
     assert len(lines) == 1 + 8 * 6                       # one row a series
+    assert len(checks.splitlines()) == 1 + 8             # and one row a node's checks
     drifts = [line for line in err.splitlines() if line.startswith("jostle: drift: ")]
     assert {(d.split()[3]) for d in drifts} == {node for node, _ in planted}
     assert any(re.search(r"triad −(9|10|11)% since", d) for d in drifts), drifts

@@ -7,10 +7,11 @@ import os
 import sys
 from pathlib import Path
 
+from .. import units
 from ..analysis import history
 from ..errors import UsageError
-from ..export import httpjson, openmetrics
-from ..records import store, store_docs
+from ..export import httpjson, latest, openmetrics
+from ..records import store, store_checks, store_docs
 from . import _common as c
 from . import history as history_cmd
 
@@ -40,6 +41,10 @@ def register(sub):
     history_cmd.add_filters(p)
     p.add_argument("--every", action="store_true",
                    help="every value selected, not only the latest of each series")
+    p.add_argument("--all-sizes", action="store_true",
+                   help="every message size of a sweep (default: the sizes nearest to "
+                        + ", ".join(units.size_label(x) for x in latest.NAMED_SIZES)
+                        + " of each metric, docs/history.md; --size chooses others)")
     p.add_argument("--no-drift", dest="drift", action="store_false",
                    help="leave out the drifts found in the store (openmetrics)")
     o = p.add_argument_group("openmetrics")
@@ -60,18 +65,22 @@ def register(sub):
 
 
 def _rows(args) -> tuple:
-    """(rows, drifts) of the selection: from PATHS, else from the store."""
+    """(rows, drifts, checks) of the selection: from PATHS, else from the store. CHECKS: every
+    check run selected, whatever its verdict (a skipped or timed-out one measured nothing)."""
     q = history_cmd.query(args)
     if args.paths:
         found = store_docs.find(args.paths)
         for path, why in found.skipped[:10]:
             print(f"jostle: {path}: left out: {why}", file=sys.stderr)
-        rows = store_docs.rows_from_docs(found.docs + [d for _, d in found.spooled], q)
-        return rows, []
+        docs = found.docs + [d for _, d in found.spooled]
+        rows = store_docs.rows_from_docs(docs, q)
+        return rows, [], store_checks.runs_from_docs(docs, q) if store_checks.wanted(q) else []
     with store.open_store(history_cmd.database(args), create=False) as st:
         rows = st.points(q)
+        checks = store_checks.runs_of_checks(st, q) if store_checks.wanted(q) else []
     drifts = history.view(rows).drifts if args.drift else []
-    return rows, drifts
+    return rows, drifts, checks
+
 
 
 def _write_atomic(path: Path, text: str):
@@ -88,11 +97,13 @@ def main(args):
         raise UsageError("--url and --system are for --format httpjson")
     if args.format == "httpjson" and args.output:
         raise UsageError("-o is for --format openmetrics (httpjson posts to --url, or prints)")
-    rows, drifts = _rows(args)
-    if not rows:
+    rows, drifts, checks = _rows(args)
+    if not args.all_sizes and not args.size:
+        rows = latest.named_sizes(rows)
+    if not rows and not checks:
         print("jostle: no value matches: nothing to export", file=sys.stderr)
     if args.format == "openmetrics":
-        text = openmetrics.render(rows, drifts, args.every)
+        text = openmetrics.render(rows, drifts, args.every, checks)
         if args.output:
             _write_atomic(Path(args.output), text)
             print(args.output)

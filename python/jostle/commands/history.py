@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .. import units
 from ..analysis import drift, history
-from ..records import store, store_spool
+from ..records import store, store_checks, store_spool
 from ..records.store_keys import utc
 from . import _common as c
 from ._record import database, record, site_defaults
@@ -173,11 +173,46 @@ def _table(rows):
     return "\n".join(lines)
 
 
+def checks_table(checks) -> str:
+    """One row per node: its checks, how many of each verdict (a timed-out or skipped check
+    counted beside the measured ones), and its latest check's time, verdict and reason."""
+    nodes = {}
+    for chk in checks:
+        nodes.setdefault(chk["node"], []).append(chk)
+    heads = ["node", "class", "checks", "verdicts", "last", "last verdict", "reason"]
+    cells = []
+    for node, cs in sorted(nodes.items()):
+        counts = {}
+        for chk in cs:
+            counts[chk["verdict"] or "-"] = counts.get(chk["verdict"] or "-", 0) + 1
+        last = cs[-1]
+        cells.append([node, last["class"] or "-", str(len(cs)),
+                      ", ".join(f"{n} {v}" for v, n in sorted(counts.items())),
+                      last["time"][:16], last["verdict"] or "-",
+                      str((last["meta"] or {}).get("reason") or "-").removeprefix("jostle: ")])
+    widths = [max(len(h), *(len(x[i]) for x in cells)) for i, h in enumerate(heads)]
+    lines = ["checks:", "  ".join(h.ljust(w) for h, w in zip(heads, widths)).rstrip()]
+    lines += ["  ".join(x.ljust(w) for x, w in zip(row, widths)).rstrip() for row in cells]
+    return "\n".join(lines)
+
+
+def check_json(chk) -> dict:
+    """A check run as `history --format json` lists it, whatever its verdict; `measured`:
+    whether its values count in the series (analysis/history.py's UNUSABLE_VERDICTS)."""
+    m = chk["meta"] or {}
+    return {"time": chk["time"], "node": chk["node"], "class": chk["class"],
+            "verdict": chk["verdict"],
+            "measured": (chk["verdict"] or "") not in history.UNUSABLE_VERDICTS,
+            **{k: m.get(k) for k in ("duration_s", "budget_s", "timeout_s", "exit_status",
+                                     "reason", "unfinished", "nics")},
+            "run": chk["name"], "uid": chk["uid"]}
+
+
 def _num(x):
     return None if x is None or (isinstance(x, float) and not math.isfinite(x)) else x
 
 
-def as_json(v: history.View, runs, where) -> dict:
+def as_json(v: history.View, runs, where, checks=()) -> dict:
     campaigns = {}
     for r in runs:
         cmp = campaigns.setdefault(r["campaign"] or "-", {"campaign": r["campaign"], "runs": 0,
@@ -198,7 +233,7 @@ def as_json(v: history.View, runs, where) -> dict:
                         "drift": found[id(s)].to_dict() if id(s) in found else None}
                        for s in v.series],
             "drifts": [t.to_dict() for t in v.drifts], "tested": len(v.tests),
-            "method": v.method}
+            "method": v.method, "checks": [check_json(x) for x in checks]}
 
 
 def _csv(v: history.View):
@@ -220,16 +255,20 @@ def show(args) -> int:
     with store.open_store(db, create=False) as st:
         q = query(args)
         rows, runs = st.points(q), st.runs(q)
-    if not rows:
+        checks = store_checks.runs_of_checks(st, q) if store_checks.wanted(q) else []
+    if not rows and not checks:
         print(f"jostle: nothing in {store.shown(db)} matches", file=sys.stderr)
     v = history.view(rows, args.alpha, args.min_effect)
     if args.format == "json":
-        json.dump(as_json(v, runs, store.shown(db)), sys.stdout, indent=1)
+        json.dump(as_json(v, runs, store.shown(db), checks), sys.stdout, indent=1)
         print()
     elif args.format == "csv":
         _csv(v)
     else:
         print(_table(history.summary(v.series, v.drifts)))
+        if checks:
+            print()
+            print(checks_table(checks))
     for t in v.drifts:
         print(f"jostle: drift: {t.message()}", file=sys.stderr)
     if args.figures or args.report:

@@ -8,10 +8,16 @@ the point's parameters (`size` as `size_bytes`). Beside them:
 
   jostle_run_timestamp_seconds   when the exported value was measured (node_exporter refuses
                                  timestamps on samples, so the time is a gauge of its own)
-  jostle_check_healthy           1 when the node's latest check was healthy, 0 unhealthy
+  jostle_check_verdict           the node's latest check, whatever its verdict, as its exit
+                                 status (VERDICT_CODES); with it its duration, budget, time,
+                                 whether it was skipped, and its NICs' states (_check)
   jostle_check_failed            1 for a value the latest check failed, else 0
   jostle_check_reference         the class's reference a check judged against
-  jostle_drift_change_ratio      a drift found (analysis/drift.py): the change, -0.18 for -18%
+  jostle_drift_change_ratio      a drift found (analysis/drift.py): the change, -0.18 for -18%;
+                                 when it began is a value (…_since_timestamp_seconds), never a
+                                 label: a label that moves makes a new series each time
+
+docs/history.md, "Every exported metric", lists them all with their units and labels.
 
 The text ends with `# EOF`; the older Prometheus text format (which node_exporter also reads)
 takes `# UNIT` and `# EOF` as comments. Sample values are not timestamped.
@@ -120,15 +126,40 @@ def _base_labels(r) -> dict:
     return d
 
 
-def render(rows, drifts=(), every=False) -> str:
+# A check's verdict as jostle_check_verdict's value: the exit status `jostle check` gives
+# (docs/check.md), so that a rule and a script read the same number.
+VERDICT_CODES = {"healthy": 0, "unhealthy": 1, "error": 2, "skipped": 3, "timeout": 124}
+OTHER_CODE = 2      # a verdict this jostle does not know: the check did not judge the node
+
+
+def verdict_code(verdict) -> int:
+    return VERDICT_CODES.get(str(verdict or ""), OTHER_CODE)
+
+
+def _seconds(t) -> float:
+    from ..analysis import history
+    return float(round(history.days(str(t)) * 86400.0))
+
+
+def _num(v):
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and \
+        math.isfinite(v) else None
+
+
+def render(rows, drifts=(), every=False, checks=None) -> str:
     """The OpenMetrics text of ROWS (store rows: Store.points or store.rows_from_docs), the
-    latest value of each series (EVERY: each run's, the latest label set winning), and the
-    drifts found (analysis.drift tests)."""
+    latest value of each series (EVERY: each run's, the latest label set winning), the
+    latest check of each node among CHECKS (store_checks.runs_of_checks: every check, whatever
+    its verdict; None: the checks ROWS show), and the drifts found (analysis.drift tests)."""
     from ..analysis import history
     fam = _Families()
     rows = pooled(rows if every else latest(rows))
-    verdicts = {}
+    latest_check = {}
     for r in rows:
+        if r["kind"] == "check" and checks is None:
+            latest_check[r["node"]] = {"node": r["node"], "class": r.get("class"),
+                                       "time": r["time"], "verdict": r.get("verdict"),
+                                       "meta": {}}
         if not (isinstance(r.get("median"), (int, float)) and math.isfinite(r["median"])):
             continue
         unit, factor = unit_of(r.get("unit"))
@@ -144,23 +175,69 @@ def render(rows, drifts=(), every=False) -> str:
                 unit, labels, r["median"] * factor)
         fam_time = _base_labels(r) | {"benchmark": r["benchmark"]}
         fam.add("jostle_run_timestamp_seconds", "when the exported values were measured",
-                "seconds", fam_time, float(round(history.days(r["time"]) * 86400.0)))
+                "seconds", fam_time, _seconds(r["time"]))
         if r["kind"] == "check":
-            verdicts[r["node"]] = (r, r.get("verdict"))
             fam.add("jostle_check_failed", "1 for a value the node's latest check failed",
                     "", _base_labels(r) | {"check": r["metric"]}, 1.0 if r.get("flagged") else 0.0)
             if r.get("reference") is not None:
                 fam.add(f"jostle_check_reference_{unit}" if unit else "jostle_check_reference",
                         "the class's reference the check judged the value against", unit,
                         _base_labels(r) | {"check": r["metric"]}, r["reference"] * factor)
-    for r, verdict in verdicts.values():
-        if verdict in ("healthy", "unhealthy"):
-            fam.add("jostle_check_healthy", "1 when the node's latest check was healthy, 0 "
-                    "when unhealthy", "", _base_labels(r), 1.0 if verdict == "healthy" else 0.0)
+    for c in checks or ():
+        latest_check[c["node"]] = c          # in time order: the last one stays
+    for c in latest_check.values():
+        _check(fam, c)
     for t in drifts:
         s = t.series
+        labels = {"node": s.node, **({"class": s.cls} if s.cls else {}), "series": s.label,
+                  "shape": t.shape}
         fam.add("jostle_drift_change_ratio", "a drift found in the node's history: the "
-                "relative change (-0.18: 18% lower), since the date labelled", "ratio",
-                {"node": s.node, **({"class": s.cls} if s.cls else {}), "series": s.label,
-                 "shape": t.shape, "since": str(t.since)[:10]}, t.change)
+                "relative change (-0.18: 18% lower)", "ratio", labels, t.change)
+        try:
+            since = _seconds(t.since)
+        except (TypeError, ValueError):
+            continue
+        fam.add("jostle_drift_since_timestamp_seconds", "when the drift began (the first value "
+                "after the change)", "seconds", labels, since)
     return fam.text()
+
+
+def _check(fam: _Families, c: dict):
+    """The families of a node's latest check C, whatever its verdict."""
+    base = _base_labels(c)
+    meta = c.get("meta") or {}
+    verdict = c.get("verdict")
+    fam.add("jostle_check_verdict", "the verdict of the node's latest check, as jostle check's "
+            "exit status: 0 healthy, 1 unhealthy, 2 error (or a verdict not known), 3 skipped "
+            "(the node busy), 124 timeout", "", base, float(verdict_code(verdict)))
+    fam.add("jostle_check_healthy", "1 when the node's latest check was healthy, 0 when it was "
+            "anything else (unhealthy, timed out, skipped, error)", "", base,
+            1.0 if verdict == "healthy" else 0.0)
+    fam.add("jostle_check_skipped", "1 when the node's latest check was skipped (the node "
+            "busy), else 0", "", base, 1.0 if verdict == "skipped" else 0.0)
+    fam.add("jostle_check_timestamp_seconds", "when the node's latest check began (the age of "
+            "the node's last check: time() minus this)", "seconds", base, _seconds(c["time"]))
+    for key, name, what in (("duration_s", "duration", "how long the node's latest check took"),
+                            ("budget_s", "budget", "the time budget of the node's latest check"),
+                            ("timeout_s", "timeout", "the watchdog's limit of the node's latest "
+                                                     "check")):
+        v = _num(meta.get(key))
+        if v is not None:
+            fam.add(f"jostle_check_{name}_seconds", what, "seconds", base, v)
+    if "unfinished" in meta:
+        fam.add("jostle_check_unfinished_steps", "the steps of the node's latest check stopped "
+                "at the end of their share of the budget", "", base,
+                float(len(meta.get("unfinished") or ())))
+    for n in meta.get("nics") or ():
+        labels = base | {"nic": n.get("name") or "-"}
+        fam.add("jostle_check_nic_up", "1 when the NIC was up at the node's latest check "
+                "(InfiniBand: ACTIVE), 0 when down, missing or another state", "", labels,
+                1.0 if n.get("state") == "up" else 0.0)
+        fam.add("jostle_check_nic_ok", "1 when the NIC passed the latest check (there, in its "
+                "reference state, at its reference speed or above), else 0", "", labels,
+                1.0 if n.get("ok") else 0.0)
+        speed = _num(n.get("speed_mbps"))
+        if speed is not None:
+            fam.add("jostle_check_nic_speed_bytes_per_second", "the NIC's link speed at the "
+                    "node's latest check (as node_exporter's node_network_speed_bytes)",
+                    "bytes_per_second", labels, speed * 1e6 / 8)
