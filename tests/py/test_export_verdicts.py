@@ -36,9 +36,12 @@ def nic(name, value, verdict="pass"):
 
 @pytest.fixture
 def checks(tmp_path):
+    return write_checks(tmp_path / "checks")
+
+
+def write_checks(spool):
     """c1 healthy then timed out; c2 skipped (busy, nothing measured); c3 unhealthy, a NIC
-    down."""
-    spool = tmp_path / "checks"
+    down: their records in SPOOL."""
     write_check(spool, check_record(node="c1", time="2026-11-20T10:00:00Z"))
     timed_out = check_record(node="c1", time="2026-11-20T10:05:00Z", verdict="timeout",
                              exit_status=124, duration_s=30.4, unfinished=["contention"])
