@@ -70,7 +70,8 @@ def link_tests(links, hosts, run, min_effect, metrics=None, fabric=None) -> tupl
         resid = x - expect
         pnull = None if few else sn.fit(resid[ok], worse)
         ctx.pair_null[metric], ctx.centre[metric] = pnull, g
-        tests += _node_tests(ctx, metric, unit, worse, hosts, src, dst, x, run, few)
+        tests += _node_tests(ctx, metric, unit, worse, hosts, src, dst, x, run, few,
+                             node_spread(x[ok], resid[ok], worse))
         z, p, eff = judge_values(resid, pnull, worse, 0.0)
         for i in np.flatnonzero(ok):
             s, d = src[i], dst[i]
@@ -100,7 +101,27 @@ def _expected(x, src, dst, g):
     return g + side(out, src) + side(inn, dst)
 
 
-def _node_tests(ctx, metric, unit, worse, hosts, src, dst, x, run, few):
+def worse_spread(logs, worse) -> float:
+    """The spread of LOGS on their worse side: the median distance of the values beyond
+    their median, as a normal's sigma (0 without any)."""
+    side = worse * (logs - np.median(logs))
+    side = side[side > 0]
+    return float(np.median(side)) / sn.Q75_NORMAL if side.size else 0.0
+
+
+def node_spread(logs, resid, worse) -> float:
+    """How much of the links' spread on the worse side their nodes make: that of the links'
+    LOGS less that of their RESIDuals (what the link adds beyond its two nodes), in
+    quadrature. The floor of the node medians' null (scan_null.fit's LEAST): a node's own
+    hardware spreads its links as much as their medians, and thousands of links show it where
+    the tail of N medians crowded at their centre (a link is the slowest part of its route)
+    may not: a clean allocation of 64 nodes drained a healthy node in 1.0% of scans with the
+    tail line alone, 0.5% with this floor (docs/scan.md)."""
+    a, b = worse_spread(logs, worse), worse_spread(resid, worse)
+    return math.sqrt(max(0.0, a * a - b * b))
+
+
+def _node_tests(ctx, metric, unit, worse, hosts, src, dst, x, run, few, least=0.0):
     out = []
     for side, col in (("out", src), ("in", dst)):
         idx = {h: [] for h in hosts}
@@ -109,7 +130,8 @@ def _node_tests(ctx, metric, unit, worse, hosts, src, dst, x, run, few):
                 idx[col[i]].append(i)
         have = [h for h in hosts if idx[h]]
         med = {h: float(np.median(x[idx[h]])) for h in have}
-        null = None if few else sn.fit(np.array([med[h] for h in have]), worse, medians=True)
+        null = None if few else sn.fit(np.array([med[h] for h in have]), worse, medians=True,
+                                       least=least)
         for h in have:
             if null is None:   # too few nodes: against the links that do not touch it
                 away = x[(src != h) & (dst != h) & np.isfinite(x)]

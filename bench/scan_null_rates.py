@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""How often a scan of a clean allocation drains a healthy node, by its size (issue 50).
+
+Each scan is simulated as the issue's review did it: N nodes, each with an uplink and a
+downlink of its own (lognormal, sd 0.05: the hardware), each directed pair's interference drawn
+anew (Student t with 3 degrees of freedom, sd 0.05), a link's bandwidth the least of its
+sender's uplink, its receiver's downlink and the pair's draw (the slowest part of its route),
+its latency the same on every link; 32 shift rounds (every partner below 33 nodes). The links go through the
+judgement `jostle scan` runs (analysis/scan.py: judge with no fingerprint values, no baseline,
+--fdr 0.01, --min-effect 0.1, then hold_back): a scan "drains" when a node is to be drained.
+
+--fault F also plants one node whose uplink is at F (e.g. 0.6) and counts the scans that drain
+it (the power), and those that drain another.
+
+Prints, per N, the share of scans that drained a node with its binomial 95% interval, and the
+seconds taken. Exit status 0 when every rate of a clean scan is at most --target (0.01).
+
+Usage: bench/scan_null_rates.py [--sizes 16,64,128,199,200,256] [--scans 200] [--fault F]
+"""
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))   # loaded by a test, too
+import checkout_venv
+
+checkout_venv.use()
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+SIZES = (16, 64, 128, 199, 200, 256)
+
+
+def clean_links(n, rng, shifts=32, sd=0.05, fault=None, factor=1.0) -> tuple:
+    """(hosts, links) of one simulated scan of N nodes: a link the least of its sender's
+    uplink, its receiver's downlink and the pair's t3 interference; node FAULT's uplink at
+    FACTOR."""
+    hosts = [f"n{i:03d}" for i in range(n)]
+    up, down = sd * rng.standard_normal(n), sd * rng.standard_normal(n)
+    if fault is not None:
+        up[fault] += math.log(factor)
+    ks = np.arange(1, n)
+    if ks.size > shifts:
+        ks = np.sort(rng.choice(ks, shifts, replace=False))
+    src = np.repeat(np.arange(n)[None, :], ks.size, axis=0).ravel()
+    dst = ((np.arange(n)[None, :] + ks[:, None]) % n).ravel()
+    pair = sd * rng.standard_t(3, src.size) / math.sqrt(3)
+    bw = np.minimum(np.minimum(up[src], down[dst]), pair)
+    h = np.array(hosts)
+    return hosts, pd.DataFrame({"src": h[src], "dst": h[dst], "latency": 5.0,
+                                "bandwidth": 1000.0 * np.exp(bw)})
+
+
+def drained(hosts, links, fdr=0.01, min_effect=0.1) -> list:
+    """The nodes a scan of LINKS would drain: scan.judge (no fingerprint values, no baseline)
+    and hold_back, as `jostle scan` runs them."""
+    from jostle.analysis import scan
+    values = pd.DataFrame({m.name: np.nan for m in scan.FINGERPRINT}, index=hosts)
+    for m in scan.FINGERPRINT:
+        if m.degradation:
+            values[m.name + "_u"] = np.nan
+    v = scan.judge(values, {}, fdr, min_effect, links=links, hosts=hosts, link_run="links")
+    return [f.where for f in scan.hold_back(scan.rank({}, v.findings), v)
+            if f.kind == "node" and f.drain]
+
+
+def rate(n, scans, seed=1, fault=None, factor=1.0) -> tuple:
+    """(scans that drained a healthy node, scans that drained the faulty one) of SCANS."""
+    rng = np.random.default_rng([seed, n])
+    false = hit = 0
+    for _ in range(scans):
+        hosts, links = clean_links(n, rng, fault=fault, factor=factor)
+        names = drained(hosts, links)
+        bad = hosts[fault] if fault is not None else None
+        false += any(h != bad for h in names)
+        hit += bad in names
+    return false, hit
+
+
+def interval(k, n) -> str:
+    """Wilson's 95% interval of K of N."""
+    z, p = 1.96, k / n
+    c = (p + z * z / (2 * n)) / (1 + z * z / n)
+    w = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return f"[{max(0.0, c - w):.1%}, {min(1.0, c + w):.1%}]"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default=",".join(map(str, SIZES)))
+    ap.add_argument("--scans", type=checkout_venv.at_least_one, default=200)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--fault", type=float, help="one node's uplink at this factor (0 < F < 1)")
+    ap.add_argument("--target", type=float, default=0.01)
+    args = ap.parse_args(argv)
+    try:
+        sizes = [int(s) for s in args.sizes.split(",")]
+    except ValueError:
+        sizes = []
+    if not sizes or min(sizes) < 5:
+        ap.error(f"--sizes '{args.sizes}': expected node counts >= 5, comma-separated")
+    if args.fault is not None and not 0 < args.fault < 1:
+        ap.error(f"--fault '{args.fault}': expected a factor between 0 and 1")
+    ok = True
+    print(f"# clean scans drained, {args.scans} scans a size (node sd 0.05, pair t3 sd 0.05, "
+          "32 shifts, fdr 0.01, min effect 0.1)" +
+          (f"; one node's uplink at {args.fault:g}" if args.fault else ""))
+    for n in sizes:
+        t0 = time.monotonic()
+        fault = 0 if args.fault else None
+        false, hit = rate(n, args.scans, args.seed, fault, args.fault or 1.0)
+        share = false / args.scans
+        ok &= share <= args.target
+        power = f"; the faulty node drained {hit}/{args.scans}" if args.fault else ""
+        print(f"N = {n:>4}: a healthy node drained in {false}/{args.scans} = {share:.1%} "
+              f"{interval(false, args.scans)}{power} ({time.monotonic() - t0:.0f} s)",
+              flush=True)
+    print(f"# target (a healthy node drained in at most {args.target:.0%} of scans): "
+          f"{'PASS' if ok else 'FAIL'}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
