@@ -43,10 +43,10 @@ def test_checks_each_within_its_budget_and_healthy(site, node, tmp_path):
     the spool (bench/check_targets.py measures the target of 20)."""
     out, retests = checks_in_a_row(site, node, tmp_path / "spool", 3)
     print("\n".join(map(str, out)))
-    assert all(wall <= BUDGET + 2 for _, wall, _ in out + retests), out + retests
+    assert all(wall <= BUDGET + 1 for _, wall, _ in out + retests), out + retests
     assert healthy_enough(out, retests, node), (out, retests)
     recs = [json.loads(p.read_text()) for p in (tmp_path / "spool").glob("check-*.json")]
-    assert len(recs) == 3 + len(retests) and all(r["duration_s"] <= BUDGET + 2 for r in recs)
+    assert len(recs) == 3 + len(retests) and all(r["duration_s"] <= BUDGET + 1 for r in recs)
 
 
 def test_a_node_at_30_percent_of_a_core_is_unhealthy(site, node, tmp_path):
@@ -61,8 +61,11 @@ def test_a_node_at_30_percent_of_a_core_is_unhealthy(site, node, tmp_path):
     assert r.returncode == 1, (r.stdout, r.stderr)
     lines = r.stdout.strip().splitlines()
     assert len(lines) == 1, lines
-    assert re.match(r"^jostle: [a-z_:0-9]+ \S+ \S+ vs \S+ \S+ \([-+][0-9]+%, tolerance [0-9]+%\)",
-                    lines[0]), lines[0]
+    # a value past its tolerance, or a step that did not finish in twice what it took for
+    # the reference (docs/check.md, "The budget")
+    assert re.match(r"^jostle: [a-z_:0-9]+ (\S+ \S+ vs \S+ \S+ \([-+][0-9]+%, tolerance [0-9]+%\)"
+                    r"|too slow: [a-z]+ did not finish in its [0-9.]+ s share)", lines[0]), lines[0]
+    assert r.wall <= BUDGET + 1, r.wall
     print(f"at 30% of a core: {lines[0]} ({r.wall:.1f} s)")
 
 
@@ -237,7 +240,7 @@ def test_slurm_health_check_drains_after_a_retest_and_resumes_only_its_own(tmp_p
         site, spool, state = tmp_path / "site.toml", tmp_path / "spool", tmp_path / "state"
         for n in (A, B):   # each node's reference, measured on it (its namespace, its name)
             r = jostle("check", "--save-reference", "--site", site, "--class", "ns",
-                       "--match", "jchk-n*", *SAVE, "--budget", 6, "--repeat", 4,
+                       "--match", "jchk-n*", *SAVE, "--budget", 8, "--repeat", 4,
                        # the two "nodes" share two cores: their noise is wider than a 50%
                        # bound allows; the site chooses it (the slowed node is 3x slower)
                        "--tolerance", 0.5,
@@ -250,7 +253,7 @@ def test_slurm_health_check_drains_after_a_retest_and_resumes_only_its_own(tmp_p
         defaults = tmp_path / "defaults"
         defaults.write_text(f"""JOSTLE="{sys.executable} -m jostle.cli"
 JOSTLE_SITE={site} JOSTLE_SPOOL={spool} JOSTLE_STATE_DIR={state}
-BUDGET=6 TIMEOUT=22 EXTRA="{' '.join(node.busy_flags)}" LOG={tmp_path}/hc-$SLURMD_NODENAME.log
+BUDGET=8 TIMEOUT=22 EXTRA="{' '.join(node.busy_flags)}" LOG={tmp_path}/hc-$SLURMD_NODENAME.log
 SLURM_CONF={cluster.dir}/slurm.conf PYTHONPATH={REPO}/python
 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export PYTHONPATH OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
@@ -286,9 +289,10 @@ JOSTLE_DEFAULTS={defaults} {REPO}/contrib/slurm/jostle-healthcheck
         drain = next(i for i, x in enumerate(actions) if x[1] == "drain")
         suspect = max(i for i, x in enumerate(actions[:drain]) if x[1] == "suspect")
         assert actions[drain][0] in ("unhealthy", "timeout"), actions
-        # drained at the run after its suspect run, within two intervals of it
-        assert all(a[1] in ("none",) for a in actions[suspect + 1:drain]), actions
-        assert _t(recs[drain]["time"]) - _t(recs[suspect]["time"]) <= 2 * INTERVAL + 5, actions
+        # drained at the first judged run after its suspect run: between them only checks
+        # that could not judge (a step that did not finish in a share too tight to tell a
+        # slow node: docs/check.md, "The budget"), which change nothing
+        assert all(a == ("skipped", "none") for a in actions[suspect + 1:drain]), actions
         assert n.reason == recs[drain]["reason"][:200], (n.reason, recs[drain]["reason"])
         assert all((x.get("slurm") or {}).get("action") != "drain" for x in node_records(spool, A))
 

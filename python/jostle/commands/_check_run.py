@@ -22,6 +22,10 @@ BUDGET, TIMEOUT = 15.0, 30.0
 SPOOL, STATE_DIR = "/var/spool/jostle", "/var/lib/jostle"
 BUSY_SHARE, BUSY_USER_CORES, UID_MIN = 0.25, 0.1, 1000
 BUSY_WINDOW_S = 0.5
+# What a check does after its last step (reading the runs, judging, the record), and the
+# grace a step stopped at the end of its share has between SIGTERM and SIGKILL: inside the
+# budget too.
+AFTER_S, STEP_GRACE_S = 0.4, 0.2
 
 # ---------------------------------------------------------------- settings
 
@@ -53,10 +57,14 @@ _LOADED = time.monotonic()     # when this check began: import time, then each m
 BEFORE_LOAD_MAX_S = 2.0
 
 
-def mark_start() -> None:
-    """This check begins now: the budget of a second check in one process is its own."""
-    global _LOADED
-    _LOADED = time.monotonic()
+_PROCESS_COUNTS = True         # the process's life before _LOADED counts (up to the max)
+
+
+def mark_start(process_counts: bool = True) -> None:
+    """This check begins now: the budget of a second check in one process is its own (and,
+    without PROCESS_COUNTS, owes nothing to the process's start: a reference's next check)."""
+    global _LOADED, _PROCESS_COUNTS
+    _LOADED, _PROCESS_COUNTS = time.monotonic(), process_counts
 
 
 def started_ago() -> float:
@@ -64,6 +72,8 @@ def started_ago() -> float:
     time against /proc/uptime: the interpreter's start-up counts against the budget too), but
     at most BEFORE_LOAD_MAX_S before this check began (mark_start)."""
     since_load = time.monotonic() - _LOADED
+    if not _PROCESS_COUNTS:
+        return since_load
     try:
         with open("/proc/self/stat") as f:
             start = int(f.read().rsplit(")", 1)[1].split()[19]) / os.sysconf("SC_CLK_TCK")
@@ -122,6 +132,7 @@ class Check:
         """The runs of CHECKS for class CLS in what is left of the budget."""
         self.cls, self.checks, self.refs, self.config = cls, checks, refs, config
         self.facts, self.mpi = facts, mpi
+        import pandas  # noqa: F401  (reading the runs needs it: its import is start-up, counted)
         self.runs = check.plan(checks, self.st.budget - started_ago(), self.node,
                                cls.options, self.st.budget)
 
@@ -144,17 +155,19 @@ class Check:
             plan = self.argv(spec, path)
             t0 = started_ago()
             self.timings.append({"benchmark": spec.benchmark, "start_s": round(t0, 3)})
-            # each step stopped at the end of its share: the others still run in theirs
+            # each step stopped at the end of its share, and none past the budget's end less
+            # what the check does after: the others still run in theirs
+            share = max(0.0, min(spec.timeout, self.st.budget - AFTER_S - STEP_GRACE_S - t0))
             res = wd.run(plan.argv, spec.benchmark, env=child_env(plan.line),
-                         timeout=spec.timeout)
+                         timeout=share, grace=STEP_GRACE_S)
             self.timings[-1].update(status=res.status, elapsed_s=round(res.elapsed_s, 3),
-                                    share_s=spec.timeout and round(spec.timeout, 3))
+                                    share_s=round(share, 3))
             b = spec.benchmark
             if isinstance(out.get(b), str):
                 continue      # an earlier launch of it failed: that is its result
             if res.status == "timeout":
-                self.unfinished[b] = spec.timeout
-                out[b] = f"did not finish in its {spec.timeout:.2g} s share of the budget (stopped)"
+                self.unfinished[b] = share
+                out[b] = f"did not finish in its {share:.2g} s share of the budget (stopped)"
             elif res.status == "ok" and path.exists():
                 try:
                     out.setdefault(b, []).append(load_run(path))

@@ -181,10 +181,11 @@ class Watchdog:
         self._done.set()
 
     def run(self, argv, what: str, env=None, timeout: "float | None" = None,
-            until_limit: bool = False) -> Result:
+            until_limit: bool = False, grace: float = GRACE_S) -> Result:
         """ARGV in a session of its own, its output kept; stopped at the kill time (or at the
-        limit with UNTIL_LIMIT: the caller's own ending), or after TIMEOUT seconds. Raises
-        Expired when the kill time came while it ran (or had already come)."""
+        limit with UNTIL_LIMIT: the caller's own ending), or after TIMEOUT seconds (SIGTERM,
+        then SIGKILL after GRACE). Raises Expired when the kill time came while it ran (or
+        had already come)."""
         if self.expired.is_set() and not until_limit:
             raise Expired(what)
         self.running = what
@@ -204,7 +205,7 @@ class Watchdog:
             out, err = proc.communicate(timeout=wait)
         except subprocess.TimeoutExpired:
             status = "timeout"
-            self.killed_cpu_s += kill_session(proc.pid)
+            self.killed_cpu_s += kill_session(proc.pid, grace)
             out, err = _drain(proc)
         finally:
             # what it left behind (a rank whose mpirun died)
