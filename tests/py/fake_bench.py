@@ -8,12 +8,16 @@ Behaviour knobs come from the environment:
   FAKE_BENCH_HANG_AFTER  after this many sizes, hang (until a signal: a run that never ends)
   FAKE_BENCH_FLAVOR mpi_flavor printed by --version (default openmpi)
   FAKE_BENCH_EXIT   exit with this status after writing meta (simulates a crash)
+  FAKE_BENCH_SWITCH SIZE:FACTOR: that size's values times FACTOR in the even launches
+                    (an --output named NAME-r2, -r4, …): a point that switches between two
+                    levels from launch to launch, each launch precise on its own
 It also writes the hand-checked fixtures in data/ (python3 fake_bench.py --fixtures).
 """
 
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -106,6 +110,10 @@ def run_pingpong(argv):
         print("fake failure: cannot bind", file=sys.stderr)
         sys.exit(int(os.environ["FAKE_BENCH_EXIT"]))
     t0, written = time.time(), [0]
+    launch = re.search(r"-r([0-9]+)\.jsonl$", out)
+    switch = os.environ.get("FAKE_BENCH_SWITCH", "")
+    switch_size, factor = (int(switch.split(":")[0]), float(switch.split(":")[1])) \
+        if switch and launch and int(launch[1]) % 2 == 0 else (None, 1.0)
 
     def stop(signum, frame):
         f.write(dumps({"type": "end", "status": "interrupted", "points": written[0],
@@ -123,6 +131,12 @@ def run_pingpong(argv):
         slow = {"osu": 1.0, "distinct": 1.0, "echo": 1.6, "cold": 2.0}[opts["--buffers"]]
         recs = points(s, base_us=0.6 * slow, gbps=4.0 / slow, mode=opts["--mode"],
                       buffers=opts["--buffers"])
+        if s == switch_size:   # the time moves by FACTOR: a bandwidth by 1/FACTOR
+            for r in recs:
+                f_ = 1 / factor if r["unit"] == "MB/s" else factor
+                r.update({k: r[k] * f_ for k in ("min", "p25", "median", "p75", "p99", "max",
+                                                  "mean", "stddev")})
+                r["ci95"] = [x * f_ for x in r["ci95"]]
         for r in recs:
             f.write(dumps(r))
         f.flush()

@@ -245,7 +245,8 @@ def jostle_sweep(tmp_path, flavor, name):
     whatever of it still runs at the end (a failed test) is killed: the sweep lasts hours."""
     proc = subprocess.Popen([sys.executable, "-m", "jostle.cli", "pingpong", "--mpi", flavor,
                              "--sizes", "1:100000:1", "--min-reps", "50", "--output-dir",
-                             str(tmp_path), "--name", name], env=ENV, stdout=subprocess.DEVNULL,
+                             str(tmp_path), "--name", name, "--runs", "1"], env=ENV,
+                            stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True, start_new_session=True,
                             preexec_fn=at_a_terminal)
     partial = tmp_path / "adhoc" / f"{name}.jsonl.partial"

@@ -120,7 +120,8 @@ def test_cli_runs_every_state_and_draws_what_it_costs(tmp_path, capsys, monkeypa
     monkeypatch.delenv("SLURM_JOB_ID", raising=False)
     argv = ["pingpong", "--mpi", "openmpi", "--bench", str(bench), "--buffers",
             "osu,echo,distinct,cold", "--sizes", "1,64,4K", "--min-reps", "10", "--max-time",
-            "0.05", "--output-dir", str(tmp_path), "--campaign", "b", "--timeout", "120"]
+            "0.05", "--output-dir", str(tmp_path), "--campaign", "b", "--timeout", "120",
+            "--runs", "1"]
     rc = main(argv)
     out, err = capsys.readouterr()
     assert rc == 0, err

@@ -66,7 +66,8 @@ def test_unwritable_output_dir_exits_2(capsys, fake_bench, tmp_path):
 
 def test_dry_run_prints_the_launcher_line(capsys, fake_bench, tmp_path):
     rc, out, err = run_cli(capsys, "pingpong", "--sizes", "0:1K", "--launcher", "mpirun -np 2",
-                           "--output-dir", str(tmp_path), "--name", "n", "--min-reps", "20", "--dry-run")
+                           "--output-dir", str(tmp_path), "--name", "n", "--min-reps", "20", "--dry-run",
+                           "--runs", "1")
     assert rc == 0
     assert out.strip() == (f"mpirun -np 2 {fake_bench} pingpong --sizes 0:1K --mode pingpong "
                            f"--min-reps 20 --output {tmp_path}/adhoc/n.jsonl --progress --quiet")
@@ -86,17 +87,19 @@ def test_the_same_pingpong_twice_resumes_and_a_preset_is_capped(capsys, fake_ben
     assert run_cli(capsys, *args)[0] == 0
     rc, _, err = run_cli(capsys, *args)
     assert rc == 0 and "already complete" in err
-    assert len(list((tmp_path / "adhoc").glob("*.jsonl"))) == 1
+    assert len(list((tmp_path / "adhoc").glob("*-r[123].jsonl"))) == 3   # 3 launches by default
     rc, out, _ = run_cli(capsys, *args[:-2], "--preset", "seed", "--sizes", "0:1K", "--dry-run")
     assert rc == 0 and "--sizes 0:1K:1 " in out   # the seed's first sweep only
 
 
 def test_pingpong_end_to_end_with_the_fake_bench(capsys, fake_bench, tmp_path):
     args = ["pingpong", "--sizes", "0:256", "--launcher", "", "--output-dir", str(tmp_path),
-            "--campaign", "c", "--name", "r"]
+            "--campaign", "c", "--name", "r", "--runs", "1"]
     rc, out, err = run_cli(capsys, *args)
     assert rc == 0, err
-    assert out == "" and (tmp_path / "c" / "r.jsonl").exists()   # no table unless --verbose
+    assert (tmp_path / "c" / "r.jsonl").exists()
+    assert "# Size" not in out and out.startswith("r: 1 launch (--runs 1)")   # the bench's
+    # table only with --verbose; the summary always
     # not a terminal: one progress line for the run, nothing redrawn, with its headline
     lines = [x for x in err.splitlines() if "run 1/1" in x]
     assert len(lines) == 1 and "\r" not in err
@@ -104,7 +107,7 @@ def test_pingpong_end_to_end_with_the_fake_bench(capsys, fake_bench, tmp_path):
                         r"latency [0-9.]+ µs at \d+ B, bandwidth [0-9.]+ GB/s at 256 B", lines[0]), lines[0]
     rc, out, err = run_cli(capsys, *args)
     assert rc == 0 and "already complete" in err
-    rc, out, err = run_cli(capsys, *args[:-1], "v", "--verbose")
+    rc, out, err = run_cli(capsys, *args[:-3], "v", "--verbose")
     assert rc == 0 and "# Size" in out
 
 
@@ -159,7 +162,7 @@ def test_run_does_every_step_and_says_where_the_report_is(capsys, fake_bench, tm
     camp = tmp_path / "v0"
     assert rc == 0, err
     assert "CPU       Fake CPU @ 2.5GHz" in err and f"report: {camp / 'report.html'}" in err
-    assert (camp / "machine.json").exists() and (camp / "pingpong-intra.jsonl").exists()
+    assert (camp / "machine.json").exists() and (camp / "pingpong-intra-r1.jsonl").exists()
     assert (camp / "figures" / "pingpong-fine.svg").exists()
     assert '<section id="figures">' in (camp / "report.html").read_text()
 

@@ -126,7 +126,7 @@ def test_jostle_cli_with_the_netns_launcher(hosts, tmp_path, monkeypatch, capsys
     rc = main(["pingpong", "--hosts", f"{a},{b}", "--launcher", f"{SCRIPT} mpirun",
                "--bench", str(BENCH), "--sizes", "4,64K", *CORES, "--min-reps", "20", "--max-time",
                "0.5", "--output-dir", str(tmp_path), "--campaign", "it", "--name", "netns",
-               "--timeout", str(TIMEOUT)])
+               "--timeout", str(TIMEOUT), "--runs", "1"])
     err = capsys.readouterr().err
     assert rc == 0, err
     run = load_run(tmp_path / "it" / "netns.jsonl")

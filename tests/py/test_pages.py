@@ -95,7 +95,7 @@ def test_cli_runs_each_kind_and_draws_what_it_costs(tmp_path, capsys, monkeypatc
     argv = ["pingpong", "--mpi", "openmpi", "--bench", str(bench), "--mode", "stream",
             "--window", "4", "--pages", "system,huge", "--sizes", "64K,1M", "--min-reps", "5",
             "--max-time", "0.05", "--output-dir", str(tmp_path), "--campaign", "p",
-            "--timeout", "120"]
+            "--timeout", "120", "--runs", "1"]
     assert main(argv) == 0
     out = capsys.readouterr().out
     camp = tmp_path / "p"

@@ -164,7 +164,7 @@ def test_jostle_pingpong_pairs_list_one_run_each(tmp_path, jostle_cli, built):
     from jostle.records.results import load_run
     p = jostle_cli("pingpong", "--pairs", "1,2", "--mode", "stream", "--sizes", "64", *QUICK,
                    "--bench", built(), "--output-dir", str(tmp_path), "--campaign", "c",
-                   "--name", "pp", "--quiet", env=ENV)
+                   "--name", "pp", "--quiet", "--runs", "1", env=ENV)
     assert p.returncode == 0, p.stderr[-2000:]
     runs = []
     for pairs in (1, 2):

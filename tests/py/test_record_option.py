@@ -15,7 +15,7 @@ from checknode import handmade_site, jostle
 
 pytestmark = pytest.mark.unit
 
-PINGPONG = ["pingpong", "--sizes", "0:256", "--launcher", ""]
+PINGPONG = ["pingpong", "--sizes", "0:256", "--launcher", "", "--runs", "1"]
 
 
 @pytest.fixture

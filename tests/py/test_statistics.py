@@ -123,7 +123,8 @@ def test_ucx_tls_is_recorded_and_the_report_shows_it(tmp_path, jostle_cli, monke
         else:
             monkeypatch.delenv("UCX_TLS")
         p = jostle_cli("pingpong", "--sizes", "4", "--output-dir", tmp_path, "--campaign", "c",
-                       "--name", name, "--min-reps", "20", "--max-time", "0.05", env=OMPI_ENV)
+                       "--name", name, "--min-reps", "20", "--max-time", "0.05", "--runs", "1",
+                       env=OMPI_ENV)
         assert p.returncode == 0, p.stderr
     run = load_run(tmp_path / "c" / "with.jsonl")
     env_rec = run.meta["environment"]

@@ -198,7 +198,8 @@ def test_auto_placement_applied_by_a_benchmark(bench, tmp_path, capsys):
     a = run_json(capsys, "place", "--comm", "--threads", "2", "--json")
     rc = main(["pingpong", "--bench", str(bench), "--sizes", "8", "--min-reps", "10",
                "--max-time", "0.1", "--comm-core", "auto", "--comm-mem", "auto", "--quiet",
-               "--output-dir", str(tmp_path), "--campaign", "c", "--name", "auto"])
+               "--output-dir", str(tmp_path), "--campaign", "c", "--name", "auto",
+               "--runs", "1"])
     assert rc == 0
     from jostle.records.results import load_run
     meta = load_run(tmp_path / "c" / "auto.jsonl").meta

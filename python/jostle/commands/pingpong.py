@@ -1,19 +1,27 @@
 """`jostle pingpong`: one ping-pong run, launched and recorded in a campaign."""
 
 import argparse
+import copy
+import json
 import math
+import sys
 
 from ..records import benchmarks
 from .. import figures
 from ..run import estimate
 from ..run.campaign import RunSpec, repeated
 from ..figures import pingpong as pingpong_figures
+from ..analysis import launches
+from ..records import repeats
 from ..records.results import load_run
 from ..sizes import cap_sizes, parse_sizes
 from . import _common as c
 
 ORDER = 10
 STUDY = True
+# Launches of each run by default: the launch is the unit (docs/statistics.md), and three is the
+# fewest whose spread says anything (Student's t with 2 degrees of freedom).
+LAUNCHES = 3
 # The three sweeps of the ping-pong study (Zahn 2021), and all of them without overlap.
 PRESETS = {
     "bytes": "1:1K:1",          # every byte up to 1 KiB
@@ -126,7 +134,12 @@ def register(sub):
         c.bench_option(h, "pingpong", name, type=kind)
     c.add_launch_options(p)
     c.add_output_options(p, campaign_default="adhoc")
-    c.add_runs_option(h)
+    c.add_runs_option(h, default=LAUNCHES, help=(
+        f"launch each run K times (NAME-r1 … NAME-rK, default {LAUNCHES}; 1: one launch, said "
+        "so), each point's --max-time divided among them and its --precision widened by √K "
+        "(the same samples in all), and report per point the median over the launches, its 95%% "
+        "interval over them (the launch as the unit) and a launch's own interval beside it; "
+        f"at most {c.MAX_RUNS}"))
     p.add_argument("--name", type=c.name_type,
                    help="run name (default: pingpong-<intra|inter>-<mode>-<hash of the options>, "
                         "so the same command resumes)")
@@ -186,21 +199,71 @@ def main(args):
     listed = bench_args(args, spec, ",".join(args.buffers or []) or None,
                         pages=",".join(args.pages or []) or None)
     base = args.name or c.default_name(f"pingpong-{where}-{mode(args)}", listed, args.ranks, hosts)
-    sweep = estimate.estimate_sweep(sizes, args.min_reps, args.max_time, args.warmup)
-    timeout = args.timeout or estimate.estimate_timeout(sizes, args.min_reps, args.max_time,
+    one = per_launch(args, args.runs)   # what each of the K launches is given
+    sweep = estimate.estimate_sweep(sizes, args.min_reps, one.max_time, args.warmup)
+    timeout = args.timeout or estimate.estimate_timeout(sizes, args.min_reps, one.max_time,
                                                       args.warmup)
-    runs = [RunSpec(f"{base}{suffix}", "pingpong", bench_args(args, spec, st, pages=pg),
+    runs = [RunSpec(f"{base}{suffix}", "pingpong", bench_args(one, spec, st, pages=pg),
                     args.ranks, hosts, timeout, estimate=sweep)
             for st, pg, suffix in states] if not flows else [
         RunSpec(f"{base}{suffix}-p{p or 1}-t{t or 0}", "pingpong",
-                bench_args(args, spec, st, p, t, pg), max(args.ranks, 2 * (p or 1)), hosts,
+                bench_args(one, spec, st, p, t, pg), max(args.ranks, 2 * (p or 1)), hosts,
                 timeout, estimate=sweep)
         for st, pg, suffix in states for p, t in flows]
     runs = repeated(runs, args.runs)
 
-    def draw(camp, config, progress):   # several states or kinds of pages: what each one costs
-        for p in figures.write(pingpong_figures.build([load_run(camp.output(r)) for r in runs]),
-                               camp.dir / "figures"):
-            print(p)
+    def after(camp, config, progress):
+        report_launches(camp, runs, args.runs)
+        if several:   # several states or kinds of pages: what each one costs
+            for p in figures.write(pingpong_figures.build([load_run(camp.output(r))
+                                                           for r in runs]), camp.dir / "figures"):
+                print(p)
         return 0
-    return c.run_campaign(args, runs, draw if several else None)
+    return c.run_campaign(args, runs, after)
+
+
+def per_launch(args, k):
+    """ARGS as each of K launches is given them: a point's --max-time (jostle-bench's default
+    where not given) divided among the launches, its --precision widened by √K (a launch then
+    takes about 1/K of the samples; the interval over the K launches is what is reported), so
+    that the K launches together take about the time of one. K = 1: ARGS as they are."""
+    if k <= 1:
+        return args
+    one = copy.copy(args)
+    one.max_time, one.precision = launch_budget(args.max_time, args.precision, k)
+    return one
+
+
+def launch_budget(max_time, precision, k) -> tuple:
+    """(--max-time, --precision) of each of K launches of a point given MAX_TIME and PRECISION
+    in all (None: jostle-bench's defaults)."""
+    total = max_time or float(benchmarks.default("pingpong", "max-time"))
+    wanted = precision or float(benchmarks.default("pingpong", "precision"))
+    return float(f"{total / k:.4g}"), float(f"{min(0.5, wanted * math.sqrt(k)):.4g}")
+
+
+def report_launches(camp, runs, k, rows=True) -> list:
+    """Per setting (its K launches): the table of the median over launches, the interval over
+    them and the within-launch one on stdout (ROWS false: its heading only), and the same per
+    point, every metric, in CAMPAIGN/SETTING.summary.json (analysis.launches); the files."""
+    written = []
+    settings = {}
+    for r in runs:
+        settings.setdefault(repeats.setting(r.name) if k > 1 else r.name, []).append(r)
+    for name, specs in settings.items():
+        done = [load_run(camp.output(r)) for r in specs if camp.output(r).exists()]
+        points = launches.summarise(done)
+        if not points:
+            continue
+        varying = sum(1 for p in points if p["between"]
+                      and p["metric"] == launches.headline_metric(points))
+        print(launches.heading(name, len(done), varying))
+        for line in launches.table(points, len(done)) if rows else ():
+            print("  " + line)
+        out = camp.dir / f"{name}.summary.json"
+        out.write_text(json.dumps({"setting": name, "launches": len(done),
+                                   "runs": [r.name for r in specs], "unit": "launch",
+                                   "points": points}, indent=1, default=str) + "\n")
+        print(f"jostle: summary over the launches in {out}", file=sys.stderr)
+        written.append(out)
+    return written

@@ -15,22 +15,27 @@ from typing import Callable, Optional
 
 from ..run import bench_query, estimate
 from .. import report
-from ..run.campaign import Campaign, LaunchConfig, RunSpec
+from ..run.campaign import Campaign, LaunchConfig, RunSpec, repeated
 from ..errors import UsageError
 from ..run.progress import Progress
 from ..records.results import find_run_files
 from ..sizes import parse_sizes
 from . import _common as c
 from . import _record
+from . import pingpong
 from . import run_steps
 from .machine import summary
 
 ORDER = 1
 STUDY = True
 # The ping-pong study's three ranges without overlap (every byte to 1 KiB, every 16 B to
-# 20 KiB, powers of two above), capped at 64 MiB and 0.2 s a point: ~20 s on a 2-core VM.
+# 20 KiB, powers of two above), capped at 64 MiB and 0.2 s a point, in LAUNCHES launches (the
+# launch as the unit) that share the point's time and samples (pingpong.launch_budget).
 QUICK_SIZES = "0:1K:1,1040:20K:16,32K:64M"
-QUICK_REPS = ["--max-time", "0.2"]
+QUICK_TIME = 0.2
+LAUNCHES = pingpong.LAUNCHES
+QUICK_REPS = ["--max-time", str(pingpong.launch_budget(QUICK_TIME, None, LAUNCHES)[0]),
+              "--precision", str(pingpong.launch_budget(QUICK_TIME, None, LAUNCHES)[1])]
 
 
 @dataclass
@@ -68,15 +73,17 @@ def step_machine(ctx):
 def plan_pingpong(ctx):
     run = RunSpec("pingpong-intra", "pingpong", ["--sizes", QUICK_SIZES, *QUICK_REPS], ranks=2,
                   timeout=ctx.args.timeout or estimate.estimate_timeout(
-                      parse_sizes(QUICK_SIZES), max_time=0.2))
-    return Campaign(ctx.dir, [run]), ctx.config
+                      parse_sizes(QUICK_SIZES), max_time=float(QUICK_REPS[1])))
+    return Campaign(ctx.dir, repeated([run], LAUNCHES)), ctx.config
 
 
 def step_pingpong(ctx):
     camp, config = plan_pingpong(ctx)
     camp.run(config, ctx.progress, quiet=ctx.args.quiet)
-    ctx.progress.note(f"every point of the sweep is in {camp.output(camp.runs[0])}"
-                      + ("" if not ctx.args.quiet else "; --verbose prints its table"))
+    for out in pingpong.report_launches(camp, camp.runs, LAUNCHES, rows=False):
+        ctx.progress.note(f"every point of the sweep, over its {LAUNCHES} launches, is in {out}"
+                          + ("" if not ctx.args.quiet else "; --verbose prints each launch's "
+                             "table"))
 
 
 def step_report(ctx):

@@ -12,7 +12,10 @@ A pooled point, as `jostle compare` sees a side's runs:
   apart from the interval and labelled so;
 - n: the number of jobs; samples: the samples of all of them;
 - min, max: the lowest and the highest sample of any job; p25, p75, p99, mean and the other
-  statistics: the median over the jobs of each job's (a typical job's distribution).
+  statistics: the median over the jobs of each job's (a typical job's distribution);
+- between: "varies" where the lowest and the highest job lie apart beyond their own intervals,
+  "bimodal" where the jobs fall in two groups of two or more, apart beyond their intervals and
+  each far tighter than the gap between them; "" where the jobs agree (between()).
 Where a job's median is not positive (a bandwidth at 0 B), the median over the jobs and the
 widest of their intervals stand instead.
 """
@@ -88,7 +91,8 @@ def _pooled(name, jobs) -> Run:
             pooled = _over_jobs(df)
             points = points.drop(columns=[c for c in pooled if c in points]).join(pooled)
         cols = [c for c in df if c != "_point"]
-        cols += [c for c in ("samples", "jobs_lo", "jobs_hi") if c in points and c not in cols]
+        cols += [c for c in ("samples", "jobs_lo", "jobs_hi", "between")
+                 if c in points and c not in cols]
         points = firsts.join(points).reset_index(drop=True)[cols]
     meta = dict(jobs[0].meta, warnings=list(dict.fromkeys(w for j in jobs for w in j.warnings)))
     return dataclasses.replace(
@@ -113,7 +117,7 @@ def _over_jobs(df) -> pd.DataFrame:
     for point, g in work.groupby("_point", sort=False):
         k = len(g)
         row = {"jobs_lo": g["med"].min(), "jobs_hi": g["med"].max(), "samples": g["n"].sum(),
-               "n": k}
+               "n": k, "between": between(list(g["med"]), list(g["lo"]), list(g["hi"]))}
         if g["pos"].all():
             mean = float(g["y"].mean())
             var = max(float(g["y"].var(ddof=1)) if k > 1 else 0.0, float(g["own"].mean()))
@@ -125,6 +129,29 @@ def _over_jobs(df) -> pd.DataFrame:
                        ci95_hi=g["hi"].max())
         out[point] = row
     return pd.DataFrame.from_dict(out, orient="index")
+
+
+def between(meds, los, his) -> str:
+    """How one point's K launches (their medians MEDS, 95% intervals LOS-HIS) relate: "" when
+    they agree (the lowest launch's interval reaches the highest's), "varies" when they lie
+    apart beyond their own intervals, "bimodal" when, besides, the sorted medians split at
+    their widest gap into two groups of two or more launches each, apart beyond their
+    intervals, the gap (on the log scale) at least 3 times either group's own range. With 3
+    launches a group would be one launch, which an outlier makes as well: "varies" only."""
+    k = len(meds)
+    if k < 2 or not all(m > 0 and math.isfinite(m) for m in meds):
+        return ""
+    order = sorted(range(k), key=lambda i: meds[i])
+    if not his[order[0]] < los[order[-1]]:
+        return ""
+    y = [math.log(meds[i]) for i in order]
+    gaps = [y[i + 1] - y[i] for i in range(k - 1)]
+    j = max(range(k - 1), key=lambda i: gaps[i])
+    low, high = order[:j + 1], order[j + 1:]
+    if len(low) >= 2 and len(high) >= 2 and max(his[i] for i in low) < min(los[i] for i in high) \
+            and gaps[j] >= 3 * max(y[j] - y[0], y[-1] - y[j + 1]):
+        return "bimodal"
+    return "varies"
 
 
 _T975 = {1: 12.706205, 2: 4.302653, 3: 3.182446, 4: 2.776445, 5: 2.570582, 6: 2.446912,
