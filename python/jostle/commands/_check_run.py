@@ -8,6 +8,7 @@ import socket
 import sys
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
 from .. import __version__
@@ -127,6 +128,7 @@ class Check:
         self.start = check_node.utc()
         self.nics_now = {}
         self.unfinished = {}     # {benchmark: its share}: a step stopped at the end of it
+        self.stopped = {}        # {benchmark: results.Run}: what such a step had measured
 
     def plan(self, cls, checks, refs, config, facts, mpi):
         """The runs of CHECKS for class CLS in what is left of the budget."""
@@ -168,6 +170,15 @@ class Check:
             if res.status == "timeout":
                 self.unfinished[b] = share
                 out[b] = f"did not finish in its {share:.2g} s share of the budget (stopped)"
+                try:    # the points it measured before it was stopped are judged
+                    with warnings.catch_warnings():     # incomplete: known, and said
+                        warnings.simplefilter("ignore")
+                        run = load_run(path.with_name(path.name + ".partial"),
+                                       allow_incomplete=True)
+                    if not run.points.empty:
+                        self.stopped[b] = run
+                except (JostleError, OSError):
+                    pass
             elif res.status == "ok" and path.exists():
                 try:
                     out.setdefault(b, []).append(load_run(path))
@@ -180,7 +191,8 @@ class Check:
 
     def judge(self, runs: dict):
         good = {b: r for b, r in runs.items() if not isinstance(r, str)}
-        values, notes = check.values_of(good) if good else ({}, {})
+        values, notes = check.values_of({**good, **self.stopped}) if good or self.stopped \
+            else ({}, {})
         sets = check.working_set_notes(good, self.cls.options if self.cls else check.RunOptions())
         notes.update({n: sets[m.benchmark] for n, m in check.METRICS.items() if m.benchmark in sets})
         self.notes = [f"{k}: {v}" for k, v in notes.items() if k in self.checks]
@@ -189,7 +201,11 @@ class Check:
             if name == check.NIC:
                 continue
             m = check.METRICS[name]
-            if m.benchmark in self.unfinished:
+            v = values.get(name, float("nan"))
+            if m.benchmark in self.unfinished and v == v and name not in notes:
+                v = check.judge_value(name, v, self.refs.get(name), f"{m.benchmark} was "
+                                      "stopped at the end of its share: its points before that")
+            elif m.benchmark in self.unfinished:
                 v = check.unfinished(name, self.refs.get(name), self.unfinished[m.benchmark],
                                      self.cls.step_seconds.get(m.benchmark) if self.cls else None)
             elif m.benchmark in failed_runs:
@@ -198,7 +214,7 @@ class Check:
             elif name in notes:
                 v = check.judge_value(name, float("nan"), self.refs.get(name), notes[name])
             else:
-                v = check.judge_value(name, values.get(name, float("nan")), self.refs.get(name))
+                v = check.judge_value(name, v, self.refs.get(name))
             self.values.append(v)
         if check.NIC in self.checks and self.cls and self.cls.nics:
             self.values += check.judge_nics(self.nics_now, self.cls.nics)
