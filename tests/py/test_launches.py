@@ -81,8 +81,8 @@ def test_one_launch_says_so(capsys, tmp_path, fake_bench):
 
 
 def test_the_launches_share_the_points_time_and_samples(capsys, tmp_path, fake_bench):
-    """Each of K launches gets --max-time / K and --precision x sqrt(K): the K together take
-    about the samples and the time of one."""
+    """Each of K launches gets --max-time / K, --min-reps / K (not below 20) and --precision x
+    sqrt(K): the K together take about the samples and the time of one."""
     rc = cli.main(["pingpong", "--sizes", "1:4", "--launcher", "", "--dry-run", "--max-time",
                    "1.5", "--output-dir", str(tmp_path)])
     err = capsys.readouterr()
@@ -91,7 +91,10 @@ def test_the_launches_share_the_points_time_and_samples(capsys, tmp_path, fake_b
     assert len(lines) == 3
     for ln in lines:
         assert "--max-time 0.5 " in ln and f"--precision {0.01 * math.sqrt(3):.4g} " in ln
-    assert pingpong.launch_budget(None, 0.4, 4) == (0.5, 0.5)   # 2 s / 4; 0.8 capped at 0.5
+        assert "--min-reps 34 " in ln                           # 100 / 3, rounded up
+    # 2 s / 4; 0.8 capped at 0.5; 30 / 4 floored at 20
+    assert pingpong.launch_budget(None, 0.4, 30, 4) == (0.5, 0.5, 20)
+    assert pingpong.launch_budget(1.0, None, 10, 2) == (0.5, 0.01414, 10)
 
 
 @pytest.mark.parametrize("meds, los, his, want", [
@@ -116,3 +119,21 @@ def test_a_single_launch_reports_its_own_interval(data):
     row = run.points[(run.points.metric == "latency") & (run.points["size"] == 1024)].iloc[0]
     assert p["ci95"] == [pytest.approx(row["ci95_lo"]), pytest.approx(row["ci95_hi"])]
     assert p["between"] == "" and p["launches"] == [row["median"]]
+
+
+def test_the_figure_marks_the_point_that_varies_between_launches(capsys, tmp_path, fake_bench,
+                                                                  monkeypatch):
+    from jostle import figures
+    from jostle.figures import pingpong as pingpong_figures
+    from jostle.records import results
+    monkeypatch.setenv("FAKE_BENCH_SWITCH", "8:2.0")
+    _run(capsys, tmp_path, "--sizes", "1:1K")
+    figs = pingpong_figures.build(results.load([tmp_path / "c"]))
+    try:
+        (f,) = [f for f in figs if f.id == "pingpong-pow2"]
+        (marks,) = [ln for ln in f.fig.axes[0].get_lines()
+                    if ln.get_label() == "varies between launches (1)"]
+        assert list(marks.get_xdata()) == [8]
+        assert "varying between launches" in f.caption and "pools its 3 MPI jobs" in f.caption
+    finally:
+        figures.close(figs)

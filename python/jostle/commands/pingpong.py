@@ -200,8 +200,8 @@ def main(args):
                         pages=",".join(args.pages or []) or None)
     base = args.name or c.default_name(f"pingpong-{where}-{mode(args)}", listed, args.ranks, hosts)
     one = per_launch(args, args.runs)   # what each of the K launches is given
-    sweep = estimate.estimate_sweep(sizes, args.min_reps, one.max_time, args.warmup)
-    timeout = args.timeout or estimate.estimate_timeout(sizes, args.min_reps, one.max_time,
+    sweep = estimate.estimate_sweep(sizes, one.min_reps, one.max_time, args.warmup)
+    timeout = args.timeout or estimate.estimate_timeout(sizes, one.min_reps, one.max_time,
                                                       args.warmup)
     runs = [RunSpec(f"{base}{suffix}", "pingpong", bench_args(one, spec, st, pages=pg),
                     args.ranks, hosts, timeout, estimate=sweep)
@@ -223,23 +223,38 @@ def main(args):
 
 
 def per_launch(args, k):
-    """ARGS as each of K launches is given them: a point's --max-time (jostle-bench's default
-    where not given) divided among the launches, its --precision widened by √K (a launch then
-    takes about 1/K of the samples; the interval over the K launches is what is reported), so
-    that the K launches together take about the time of one. K = 1: ARGS as they are."""
+    """ARGS as each of K launches is given them (launch_budget): a point's --max-time and
+    --min-reps divided among the launches, its --precision widened by √K (a launch then takes
+    about 1/K of the samples; the interval over the K launches is what is reported), so that
+    the K launches together take about the time of one. K = 1: ARGS as they are."""
     if k <= 1:
         return args
     one = copy.copy(args)
-    one.max_time, one.precision = launch_budget(args.max_time, args.precision, k)
+    one.max_time, one.precision, one.min_reps = launch_budget(args.max_time, args.precision,
+                                                              args.min_reps, k)
     return one
 
 
-def launch_budget(max_time, precision, k) -> tuple:
-    """(--max-time, --precision) of each of K launches of a point given MAX_TIME and PRECISION
-    in all (None: jostle-bench's defaults)."""
-    total = max_time or float(benchmarks.default("pingpong", "max-time"))
-    wanted = precision or float(benchmarks.default("pingpong", "precision"))
-    return float(f"{total / k:.4g}"), float(f"{min(0.5, wanted * math.sqrt(k)):.4g}")
+# A launch's --min-reps is not divided below this (nor above what was asked).
+MIN_LAUNCH_REPS = 20
+
+
+def launch_budget(max_time, precision, min_reps, k) -> tuple:
+    """(--max-time, --precision, --min-reps) of each of K launches of a point given MAX_TIME,
+    PRECISION and MIN_REPS in all (None: jostle-bench's defaults)."""
+    def given(v, name):
+        return float(benchmarks.default("pingpong", name)) if v is None else float(v)
+    total, wanted, reps = given(max_time, "max-time"), given(precision, "precision"), \
+        int(given(min_reps, "min-reps"))
+    return (float(f"{total / k:.4g}"), float(f"{min(0.5, wanted * math.sqrt(k)):.4g}"),
+            max(math.ceil(reps / k), min(reps, MIN_LAUNCH_REPS)))
+
+
+def launch_options(max_time, k) -> list:
+    """The jostle-bench options of each of K launches of a sweep of MAX_TIME a point (the
+    other two at jostle-bench's defaults in all): `jostle run`'s ping-pong step."""
+    t, p, n = launch_budget(max_time, None, None, k)
+    return ["--max-time", str(t), "--precision", str(p), "--min-reps", str(n)]
 
 
 def report_launches(camp, runs, k, rows=True) -> list:

@@ -34,8 +34,7 @@ STUDY = True
 QUICK_SIZES = "0:1K:1,1040:20K:16,32K:64M"
 QUICK_TIME = 0.2
 LAUNCHES = pingpong.LAUNCHES
-QUICK_REPS = ["--max-time", str(pingpong.launch_budget(QUICK_TIME, None, LAUNCHES)[0]),
-              "--precision", str(pingpong.launch_budget(QUICK_TIME, None, LAUNCHES)[1])]
+QUICK_REPS = pingpong.launch_options(QUICK_TIME, LAUNCHES)
 
 
 @dataclass

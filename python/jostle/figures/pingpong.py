@@ -66,17 +66,18 @@ def series(run):
                 *sorted(c for c in part if c not in ("p25", "p75") and re.fullmatch(
                     r"p\d+(\.\d+)?", c))]
         part = part.assign(converged=part["converged"] != False)  # noqa: E712 (None: not said)
+        kept = ["converged", "modes", *(["between"] if "between" in part else [])]
         got = {}
         rtt = part[part.metric == "rtt"]
         if rtt.empty and (part.metric == "latency").any():  # rtt = 2 x latency, quantile by quantile
-            lat = part[part.metric == "latency"][cols + ["converged", "modes"]]
+            lat = part[part.metric == "latency"][cols + kept]
             rtt = lat.assign(**{c: lat[c] * 2 for c in cols[1:]})
         if not rtt.empty:
-            got["rtt"] = rtt[cols + ["converged", "modes"]].groupby("size").last().sort_index()
+            got["rtt"] = rtt[cols + kept].groupby("size").last().sort_index()
         bw = part[part.metric == "bandwidth"]
         if not bw.empty:
             scale = np.where(bw.unit == "GB/s", 1000.0, 1.0)  # records may use either
-            bw = bw[cols + ["converged", "modes"]].assign(**{c: bw[c] * scale for c in cols[1:]})
+            bw = bw[cols + kept].assign(**{c: bw[c] * scale for c in cols[1:]})
             got["bandwidth"] = bw.groupby("size").last().sort_index()
         if got:
             out[mode] = got
@@ -184,6 +185,12 @@ def _figure(rng, curves, bw_unit, notes, statistic=None):
             if bad.any():   # doubtful: the CI never reached the target precision
                 ax.plot(x[bad], y[bad], "o", mfc="white", mec=color, ms=5, mew=1.2,
                         label=f"not converged ({int(bad.sum())})" if metric == "rtt" else None)
+            apart = (d["between"].fillna("").astype(str) != "").to_numpy() if "between" in d \
+                else np.zeros(len(x), bool)
+            if apart.any():   # launches apart beyond their own intervals (repeats.between)
+                ax.plot(x[apart], y[apart], "s", mfc="none", mec="darkorange", ms=7, mew=1.2,
+                        label=f"varies between launches ({int(apart.sum())})"
+                        if metric == "rtt" else None)
             if multi.any():   # a median between modes describes neither (rule 6)
                 ax.plot(x[multi], y[multi], "D", mfc="none", mec="crimson", ms=6, mew=1.2,
                         label=f"two or more modes ({int(multi.sum())})" if metric == "rtt"
@@ -320,7 +327,9 @@ def build(runs, statistic=None) -> list:
                    f"{len(sizes)} sizes from {human(sizes[0])} to {human(sizes[-1])} B; "
                    f"{len(curves)} curve(s). Line: median; band: p25–p75; error bars (up to "
                    "40 points a curve): 95% confidence interval of the median; hollow "
-                   "circles: points whose interval did not reach the target precision; red "
+                   "circles: points whose interval did not reach the target precision; orange "
+                   "squares (launches pooled): points whose launches lie apart beyond their own "
+                   "intervals, varying between launches; red "
                    "diamonds: points whose samples have two or more modes (the median lies "
                    "between them: never reported as precise); dotted: "
                    "the mean of the samples, the statistic OSU prints (jostle-bench "
