@@ -1,11 +1,15 @@
 """One self-contained HTML page for a set of runs: nothing external to fetch.
 
-Figures are embedded as base64 PNG; warnings come first and stand out, since a
-figure from an oversubscribed laptop must not be mistaken for a cluster's.
+The first screen (issue 49) holds the summary table of the headline numbers beside their bounds
+and the key figures as thumbnails; then the notices in three styles: errors (a run failed, a
+number past its bound), warnings (the measurement's doubts, folded) and notes about the machine
+(one NUMA node, oversubscribed: neutral). Figures are embedded as base64, compressed PNG or SVG
+whichever is smaller; the per-point tables go to a CSV beside the page, linked.
 This module gathers what the page says; the markup is in templates/ (Jinja2,
 one template per section, autoescaped: every string from a record is escaped).
 """
 
+import base64
 import json
 import math
 import time
@@ -17,7 +21,7 @@ from typing import NamedTuple
 import jinja2
 
 from . import __version__, figures, units
-from .analysis import advise, comparison, quality, rules
+from .analysis import advise, comparison, headline, quality, rules
 from .figures import compare as compare_figures
 from .records.results import IncompleteRunWarning, load
 from .records.run_meta import EXCLUDE_NOTE
@@ -59,18 +63,45 @@ def _table(headers, rows, num_cols=()) -> dict:
                       for h, v in zip(headers, row)] for row in rows]}
 
 
-def _warnings(runs, missing) -> list:
-    """[quality.Line] of what could spoil a figure, grouped: each warning of the C side once with
-    its runs, then per benchmark and kind the points that did not converge, are
-    resolution-limited or have several modes, counted, the worst named, each setting's own
-    line in the details (analysis.quality)."""
-    items = quality.run_warnings(runs) + quality.point_warnings(runs)
-    items += [quality.Line(f"{r.name}: incomplete run ({r.problem}); its {len(r.points)} point "
-                           "line(s) are shown but the sweep did not finish")
-              for r in runs if not r.complete]
-    items += [quality.Line(f"{name}: planned in the campaign but never completed")
-              for name in missing]
-    return items
+def _notices(runs, missing, summary) -> dict:
+    """The page's three levels of notice: errors (a run that failed or never ran, a number past
+    its bound), warnings ([quality.Line] of what could spoil a figure: the C side's about the
+    measurement, then per benchmark and kind the points that did not converge, are
+    resolution-limited or have several modes, the worst named, each setting's own line in the
+    details) and notes about the machine (one NUMA node, oversubscribed), each once."""
+    warn, notes = quality.split_run_warnings(runs)
+    errors = [f"{r.name}: incomplete run ({r.problem}); its {len(r.points)} point line(s) are "
+              "shown but the sweep did not finish" for r in runs if not r.complete]
+    errors += [f"{name}: planned in the campaign but never completed" for name in missing]
+    errors += [f"past its bound: {h['text']}" for h in (summary or {}).get("headline", [])
+               if h.get("error")]
+    whats = {}   # one line per reason: "one NUMA node" once, with all it keeps from being known
+    for x in (summary or {}).get("limits") or []:
+        whats.setdefault(x["reason"], []).append(x["what"])
+    notes = [x.text for x in notes] + [f"{', '.join(w)}: {why}" for why, w in whats.items()]
+    return {"errors": errors, "warnings": warn + quality.point_warnings(runs),
+            "notes": list(dict.fromkeys(notes))}
+
+
+# The figure a person came for, per benchmark (issue 49), by id prefix; a benchmark not named
+# here shows its first figure.
+KEY_FIGURES = ("pingpong-pow2", "contention-fig", "contention-", "overlap-heatmap-")
+MAX_KEY = 4
+
+
+def _key_figures(items) -> tuple:
+    """(the key figures, the others) of ITEMS: one per benchmark (the id's first word), the one
+    KEY_FIGURES prefers, else its first; at most MAX_KEY."""
+    by_bench = {}
+    for f in items:
+        by_bench.setdefault(f["id"].split("-")[0], []).append(f)
+    key = []
+    for figs in by_bench.values():
+        rank = [next((i for i, k in enumerate(KEY_FIGURES) if f["id"].startswith(k)),
+                     len(KEY_FIGURES)) for f in figs]
+        key.append((min(rank), figs[rank.index(min(rank))]))
+    key = [f for _, f in sorted(key, key=lambda x: x[0])][:MAX_KEY]   # ping-pong's first
+    return key, [f for f in items if f not in key]
 
 
 def _mpis(runs, key) -> tuple:
@@ -154,6 +185,19 @@ def _runs_table(runs) -> list:
                      "command": (r.launch or {}).get("command") or " ".join(r.meta.get("argv") or []),
                      "file": str(r.path)})
     return rows
+
+
+def _points_csv(runs, path) -> list:
+    """Every run's per-point table in one CSV at PATH (a column 'run' first); the page lists
+    the runs and links the file. [] and no file when no run has a point."""
+    import pandas as pd
+    frames = [units.shown_frame(r.points).assign(run=r.name) for r in runs if not r.points.empty]
+    if not frames:
+        return []
+    df = pd.concat(frames, ignore_index=True)
+    df[["run"] + [c for c in df.columns if c != "run"]].to_csv(path, index=False)
+    return [{"name": r.name, "complete": r.complete, "count": len(r.points),
+             "params": ", ".join(r.param_names)} for r in runs if not r.points.empty]
 
 
 def _results(runs) -> list:
@@ -250,40 +294,60 @@ def _comparison(runs, reference) -> dict:
                           "only here") if n_only else ""}
 
 
-def _embedded(figs, figures_dir=None) -> list:
-    """FIGS as the page embeds them (id, title, caption, PNG); with FIGURES_DIR also saved
-    there (PNG and SVG), each drawn once: the page takes the PNG saved. FIGS are freed."""
+def _embedded(figs, figures_dir=None, smallest=False) -> list:
+    """FIGS as the page embeds them (id, title, caption, PNG, src: its data URI); with
+    FIGURES_DIR also saved there (PNG and SVG), each drawn once: the page takes the files
+    saved. SMALLEST: the compressed PNG or the SVG, whichever is fewer bytes. FIGS are freed."""
     try:
         saved = figures.save(figs, figures_dir) if figures_dir is not None else []
-        png = {p.stem: p for p in saved if p.suffix == ".png"}
-        return [{"id": f.id, "title": f.title, "caption": f.caption,
-                 "png": figures.png_base64(f.fig, png.get(f.id))} for f in figs]
+        files = {(p.stem, p.suffix): p for p in saved}
+        out = []
+        for f in figs:
+            if smallest:
+                mime, data = figures.smallest(f.fig, files.get((f.id, ".png")),
+                                              files.get((f.id, ".svg")))
+                png = None
+            else:
+                png = figures.png_base64(f.fig, files.get((f.id, ".png")))
+                mime, data = "image/png", base64.b64decode(png)
+            out.append({"id": f.id, "title": f.title, "caption": f.caption, "png": png,
+                        "src": f"data:{mime};base64," + base64.b64encode(data).decode("ascii"),
+                        "bytes": len(data)})
+        return out
     finally:
         figures.close(figs)
 
 
 def render(runs, title="jostle report", missing=(), figures_dir=None, topology=(),
-           summary=None, compared=None, history=None) -> str:
-    """The page for RUNS; MISSING: run names planned but never run; TOPOLOGY: _topology()."""
-    fig_items = _embedded(figures.build(runs), figures_dir)
+           summary=None, compared=None, history=None, points_csv=None) -> str:
+    """The page for RUNS; MISSING: run names planned but never run; TOPOLOGY: _topology();
+    POINTS_CSV: the file the per-point tables go to (linked by its name: beside the page),
+    else they are in the page."""
+    key, others = _key_figures(_embedded(figures.build(runs), figures_dir, smallest=True))
     return _ENV.get_template("base.html").render(
         title=title, version=__version__, runs=runs,
         generated=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
-        warnings=_warnings(runs, missing), runs_table=_runs_table(runs), missing=list(missing),
-        machines=_machines(runs), topology=list(topology), figures=fig_items, summary=summary,
+        notices=_notices(runs, missing, summary), runs_table=_runs_table(runs),
+        missing=list(missing), machines=_machines(runs), topology=list(topology),
+        key_figures=key, figures=others, summary=summary,
+        table=headline.summary_rows(summary["headline"]) if summary else [],
         environment=_environment(runs),
         rules=rules.twelve_rules(runs, lambda r: figures.study_of(r) or r.benchmark),
         comparison=compared, history=history,
-        benchmark_tables=_benchmark_tables(runs), results=_results(runs))
+        benchmark_tables=_benchmark_tables(runs),
+        results=[] if points_csv else _results(runs),
+        csv={"name": Path(points_csv).name, "runs": _points_csv(runs, points_csv)}
+        if points_csv else None)
 
 
 def write(paths, output, title=None, figures_dir=None, compare_with=None,
-          history_db=None) -> Path:
+          history_db=None, on_summary=None) -> Path:
     """Load PATHS (incomplete runs included, and flagged) and write the page to OUTPUT.
 
     With FIGURES_DIR, the figures are also saved there as PNG and SVG files; with
     COMPARE_WITH (a campaign), a section compares the complete runs against it; with
-    HISTORY_DB (a results store), a section draws the history of the runs' nodes."""
+    HISTORY_DB (a results store), a section draws the history of the runs' nodes; ON_SUMMARY
+    is called with the summary (advise.for_runs, or None) the page opens on."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IncompleteRunWarning)  # flagged in the page instead
         runs = load(paths, allow_incomplete=True)
@@ -291,11 +355,32 @@ def write(paths, output, title=None, figures_dir=None, compare_with=None,
     title = title or "jostle report: " + ", ".join(p.name for p in map(Path, paths))
     output = Path(output)
     summary = advise.for_runs([r for r in runs if r.complete], title)
+    if on_summary is not None:
+        on_summary(summary)
     compared = _comparison(runs, compare_with)
     hist = _history_of(runs, history_db) if history_db else None
+    csv = output.with_name(output.stem + ".points.csv")
     output.write_text(render(runs, title, _missing(dirs, runs), figures_dir, _topology(dirs),
-                             summary, compared, hist), encoding="utf-8")
+                             summary, compared, hist, csv), encoding="utf-8")
     return output
+
+
+def summary_of(paths, title=None) -> dict:
+    """What `report --format json` prints: the summary table, the model's judgement, the advice
+    and the notices of the runs under PATHS, without drawing anything."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IncompleteRunWarning)
+        runs = load(paths, allow_incomplete=True)
+    dirs = [p for p in map(Path, paths) if p.is_dir()]
+    summary = advise.for_runs([r for r in runs if r.complete], title or "jostle report")
+    notices = _notices(runs, _missing(dirs, runs), summary)
+    return {"summary": [{k: v for k, v in h["row"].items()} | {"error": h["error"]}
+                        for h in (summary or {}).get("headline", []) if h.get("row")],
+            "model": (summary or {}).get("model_fit"),
+            "advice": [{"topic": a["topic"], "text": a["text"]}
+                       for a in (summary or {}).get("advice", [])],
+            "errors": notices["errors"], "warnings": [w.text for w in notices["warnings"]],
+            "notes": notices["notes"]}
 
 
 # ---------------------------------------------------------------- the results store's history

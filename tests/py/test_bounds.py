@@ -208,8 +208,12 @@ def test_the_page_shows_a_number_above_its_bound_as_an_error(tmp_path):
     folder = contention_record(tmp_path / "c", 10.0, 8.0)
     bounds.save(folder, {**LIMITS, "triad_GBps": 5.0})
     html = report.write([folder], tmp_path / "r.html", figures_dir=tmp_path / "f").read_text()
-    assert "number(s) above their physical bound" in html
-    assert '<li class="bad">fig1, triad on 2 core(s) per rank' in html
+    # an error of the page's own style: the row of the summary table and a notice
+    table = html[html.index('id="summary-table"'):html.index("</table>")]
+    row = next(r for r in table.split("<tr") if 'class="error"' in r)
+    assert "node compute throughput, triad" in row and "<b>ERROR</b>" in row
+    errors = html[html.index('<div class="errors">'):]
+    assert "<li>past its bound: fig1, triad on 2 core(s) per rank" in errors
 
 
 def test_stream_measures_the_triad_on_every_core_and_refuses_bad_values(built):

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from jostle import cli
-from jostle.analysis import model
+from jostle.analysis import advise, model
 from jostle.records.results import load
 
 pytestmark = pytest.mark.unit
@@ -159,8 +159,14 @@ def test_real_calibrate_check_advise_report(capsys, tmp_path, monkeypatch, built
                        str(bench), "--output-dir", str(tmp_path), "--campaign", "model", "--quiet")
     assert rc == 0, err
     rc, out, err = run(capsys, "advise", str(d), "--json")
-    adv = {a["topic"]: a for a in json.loads(out)["advice"]}
-    assert rc == 0 and adv["compute cores"]["numbers"]["side"] in ("comm", "compute", "both")
+    got = json.loads(out)
+    adv = {a["topic"]: a for a in got["advice"]}
+    fit = got["model_fit"]   # judged first: a model past its threshold is not cited (issue 49)
+    assert rc == 0 and fit["fits"] == (fit["mean_abs_error"] <= advise.LOO_LIMIT)
+    if fit["fits"]:
+        assert adv["compute cores"]["numbers"]["side"] in ("comm", "compute", "both")
+    else:
+        assert "compute cores" not in adv and fit["causes"]
     prog = adv["progress thread"]["numbers"]
     assert 0 <= prog["overlap_none"] <= 1 and prog["thread_core"] in ("bind", "next")
     rc, out, err = run(capsys, "report", str(d))

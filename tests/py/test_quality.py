@@ -47,7 +47,7 @@ def test_many_points_many_jobs_make_one_line_per_kind(tmp_path, data):
     runs = _runs(tmp_path, data, ["pp-r1", "pp-r2", "pp-r3"], edit)
     points = sum(len(r.points.drop_duplicates(r.param_names)) for r in runs)
     small = 3 * sum(s <= 8 for s in set(runs[0].points["size"]))
-    warns = [w.text for w in report._warnings(runs, [])]
+    warns = [w.text for w in quality.run_warnings(runs) + quality.point_warnings(runs)]
     # the C side's warning once, with its runs; each kind of the points once for the study
     assert warns[0] == "pp-r1, pp-r2, pp-r3: oversubscribed: 2 ranks bound on 1 core"
     lim = [w for w in warns if "resolution-limited" in w]
@@ -92,7 +92,7 @@ def test_the_settings_of_one_benchmark_make_one_line_per_kind_with_each_as_detai
     runs = _runs(tmp_path, data, ["ov-a", "ov-b", "ov-c"], edit)
     per = len(runs[0].points.drop_duplicates(runs[0].param_names))
     bench = runs[0].benchmark
-    warns = report._warnings(runs, [])
+    warns = quality.run_warnings(runs) + quality.point_warnings(runs)
     assert [w.text for w in warns][0] == "ov-a, ov-b, ov-c: oversubscribed: 2 ranks bound on 1 core"
     assert len(warns) == 4, [w.text for w in warns]
     unconv, lim, modes = warns[1:]
@@ -106,6 +106,7 @@ def test_the_settings_of_one_benchmark_make_one_line_per_kind_with_each_as_detai
     assert [d.split(":")[0] for d in lim.details] == ["ov-a", "ov-b", "ov-c"]
     # a kind in one setting only: the line names its run, no details
     assert " in ov-a)" in modes.text and modes.details == ()
-    box = report._ENV.get_template("warnings.html").render(warnings=warns)
+    box = report._ENV.get_template("warnings.html").render(
+        notices={"errors": [], "warnings": warns, "notes": []})
     assert box.count("<li>") == 4 + 2 + 3 and box.count("<details>") == 2
     assert "<details><summary>by setting (2)</summary><ul><li>ov-b: 1 of" in box

@@ -47,23 +47,31 @@ def hostile_page(tmp_path_factory):
 
 @pytest.mark.pages
 def test_report_is_self_contained_with_all_sections(page):
-    _, html, figs = page
+    campaign_dir, html, figs = page
     for section in ("warnings", "runs", "machine", "figures", "results"):
         assert f'<section id="{section}">' in html
-    # no external asset of any kind
-    assert not re.search(r'(src|href)="(?!data:)', html) and "<link" not in html
-    imgs = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', html)
-    assert len(imgs) == 3 and all(base64.b64decode(i)[:4] == b"\x89PNG" for i in imgs)
-    # warnings first and prominent: the C side's, the incomplete run, the missing run
-    warn = html[html.index('id="warnings"'):html.index('id="runs"')]
-    assert "oversubscribed: 2 ranks bound on 1 core" in warn
-    assert "cut: incomplete run" in warn and "never: planned in the campaign" in warn
+    # no external asset of any kind: the one link is the download of the points' CSV
+    assert not re.search(r'(src|href)="(?!data:|r\.points\.csv")', html) and "<link" not in html
+    imgs = re.findall(r'src="data:image/(png|svg\+xml);base64,([A-Za-z0-9+/=]+)"', html)
+    assert len(imgs) == 3 and all(base64.b64decode(i)[:4] == b"\x89PNG" if kind == "png"
+                                  else b"<svg" in base64.b64decode(i)[:800] for kind, i in imgs)
+    # three levels of notice: errors (the incomplete run, the missing run), warnings, notes
+    # about the machine (oversubscribed), each in its own style
+    notices = html[html.index('id="warnings"'):html.index('id="runs"')]
+    errors = notices[notices.index('class="errors"'):notices.index("</div>")]
+    assert "cut: incomplete run" in errors and "never: planned in the campaign" in errors
+    notes = notices[notices.index('class="notes"'):]
+    assert "oversubscribed: 2 ranks bound on 1 core" in notes[:notes.index("</ul>")]
+    assert "oversubscribed" not in errors
     assert "INCOMPLETE" in html and "(incomplete)" in html
-    # machine metadata and the tables of medians/quartiles/CI
+    # machine metadata; the per-point tables in the CSV beside the page, linked, not inline
     assert "Fake CPU @ 2.5GHz" in html and "mlx5_0" in html and "MPICH Version: 4.0.2" in html
     results = html[html.index('id="results"'):html.index("<details><summary>Runs and their")]
-    assert "<th>ci95_lo</th>" in results and "<th>p75</th>" in results
-    assert results.count("<details>") == 3
+    assert '<a href="r.points.csv" download>' in results and "<th>ci95_lo</th>" not in results
+    import pandas as pd
+    csv = pd.read_csv(campaign_dir / ".." / "r.points.csv")
+    assert {"run", "median", "p75", "ci95_lo", "ci95_hi"} <= set(csv.columns)
+    assert set(csv.run) == {"pingpong_intra", "pingpong_inter", "cut"}
     # the runs and their command lines last, folded (issue 13)
     assert html.rindex("<details>") < html.index('id="runs"')
     assert sorted(p.name for p in figs.iterdir())[0] == "pingpong-bytes.png"
@@ -110,7 +118,7 @@ def test_report_renders_from_a_built_wheel(campaign_dir, tmp_path):
 def test_clean_runs_say_no_warnings(tmp_path, data):
     shutil.copy(data / "pingpong_inter.jsonl", tmp_path / "x.jsonl")
     html = report.write([tmp_path], tmp_path / "r.html").read_text()
-    assert "No warnings recorded." in html
+    assert "No errors or warnings recorded." in html
 
 
 @pytest.mark.pages
@@ -120,13 +128,22 @@ def test_summary_opens_on_the_ping_pong_headline(page):
     complete runs: an incomplete one has no headline)."""
     from jostle.records.results import load_run
     campaign_dir, html, _ = page
-    summary = html[html.index('id="summary"'):html.index('id="warnings"')]
+    summary = html[html.index('id="summary"'):html.index('id="key-figures"')]
+    prose = summary[summary.index('<ul class="headline">'):]
     runs = [load_run(f) for f in sorted(campaign_dir.glob("*.jsonl"))]
     pp = [r for r in runs if r.benchmark == "pingpong"]
-    assert pp and summary.count("one-way latency") == len(pp)
+    assert pp and prose.count("one-way latency") == len(pp)
     lat = pp[0].points[(pp[0].points.metric == "latency") & (pp[0].points["size"] > 0)]
     first = lat.sort_values("size").iloc[0]
-    assert f"{int(first['size'])} B one-way latency: {first['median']:.3g} µs" in summary
+    assert f"{int(first['size'])} B one-way latency: {first['median']:.3g} µs" in prose
+    # the same number as a row of the summary table: value, its interval, bound, verdict
+    table = summary[summary.index('id="summary-table"'):summary.index("</table>")]
+    row = next(r for r in table.split("<tr")
+               if f"{int(first['size'])} B one-way latency ({pp[0].name})" in r)
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", row)
+    assert cells[1] == f"{first['median']:.3g} µs"
+    assert cells[2] == f"{first['ci95_lo']:.3g}..{first['ci95_hi']:.3g}"
+    assert cells[-1] in ("no bound", "within bound")   # an inter-node latency has none
 
 
 @pytest.mark.pages

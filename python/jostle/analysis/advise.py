@@ -15,6 +15,8 @@ from .. import lazy
 np = lazy.module("numpy")
 
 DROP = 0.10      # the issue's threshold: a side losing more than 10% of its bandwidth alone
+LOO_LIMIT = 0.20  # the model's leave-one-out mean |error| past which it is not cited (model.md)
+FEW_POINTS = 10   # fewer predicted points than this: the error itself is little evidence
 
 
 def _ci(xs):
@@ -322,20 +324,53 @@ def pages_advice(runs) -> list:
     return items
 
 
+def judge(check, doc) -> dict:
+    """Whether the model fits this machine well enough to be cited: its leave-one-out mean
+    |error| (CHECK: model.errors) against LOO_LIMIT, and when it does not, the likely causes
+    (DOC's oversubscribed runs, points it could not predict, too few points)."""
+    mean = check.get("mean_abs_error")
+    causes = []
+    crowded = _oversubscribed(doc or {})
+    if crowded:
+        causes.append(f"oversubscribed runs: {crowded}")
+    predicted, points = check.get("predicted") or 0, check.get("points") or 0
+    if predicted < points:
+        causes.append(f"{points - predicted} of {points} points could not be predicted "
+                      "without themselves")
+    if predicted < FEW_POINTS:
+        causes.append(f"too few points ({predicted} predicted; at least {FEW_POINTS} wanted)")
+    fits = mean is not None and mean <= LOO_LIMIT
+    if not fits and not causes:
+        causes.append("other work loading the machine, or memory the model does not describe "
+                      "(docs/model.md, \"Limits\")")
+    return {"fits": fits, "limit": LOO_LIMIT, "mean_abs_error": mean,
+            "max_abs_error": check.get("max_abs_error"), "predicted": predicted,
+            "points": points, "causes": [] if fits else causes}
+
+
 def advise(runs, doc=None, check=None) -> dict:
-    """Everything the page and `jostle advise` say; DOC and CHECK: the model and its errors."""
+    """Everything the page and `jostle advise` say; DOC and CHECK: the model and its errors.
+    With CHECK, the model is judged first (judge): one that does not fit is not cited, neither
+    in the advice nor in the headline's prediction at full cores."""
     obs = model.observations(runs)
     items = []
-    if doc is not None:
+    fit = judge(check, doc) if doc is not None and check is not None else None
+    if doc is not None and (fit is None or fit["fits"]):
         items += cores_advice(doc) + placement_advice(doc, runs)
+    elif doc is not None:   # what does not rest on the model: the one-NUMA-node answer
+        items += [i for i in placement_advice(doc, runs)
+                  if i["numbers"].get("identifiable") is False]
     items += (progress_advice(runs) + bcast_advice(runs) + talkers_advice(runs)
               + pages_advice(runs))
     limits = bounds.of(runs)
+    modelled = headline.model_headline(obs, doc, limits) if doc is not None else []
+    if fit is not None and not fit["fits"]:
+        modelled = [h for h in modelled if h["topic"] != "contention at full cores"]
     return {"headline": headline.pingpong_headline(runs, limits)
-            + headline.contention_headline(runs, limits)
-            + (headline.model_headline(obs, doc, limits) if doc is not None else []),
+            + headline.contention_headline(runs, limits) + modelled,
             "advice": items, "limits": (doc or {}).get("not_identifiable", []),
-            "model_error": check or {}, "campaign": (doc or {}).get("campaign"),
+            "model_error": check or {}, "model_fit": fit,
+            "campaign": (doc or {}).get("campaign"),
             "machine": (doc or {}).get("machine")}
 
 

@@ -170,6 +170,54 @@ def compute_text(node_gbps, bounds, in_cache=False) -> str:
     return f" ({frac:.0%} of {what}, {triad:.3g} GB/s)"
 
 
+# The verdict words of the summary table (report, `jostle run`, report --format json).
+WITHIN, ERROR_WORD, CACHE, NO_BOUND = "within bound", "ERROR", "in cache", "no bound"
+
+
+def bound_row(value, bound, source, unit, past, error=False, cache=False) -> dict:
+    """The bound columns of a summary row: BOUND (None: unknown, SOURCE says why) in UNIT, the
+    ratio VALUE / BOUND, PAST: the value lies beyond it; ERROR: beyond it is an error of the
+    measurement, CACHE: beyond it only while in cache."""
+    if not bound:
+        return {"bound": None, "bound_unit": unit, "source": source, "ratio": None,
+                "verdict": NO_BOUND}
+    verdict = WITHIN if not past else ERROR_WORD if error else CACHE if cache else WITHIN
+    return {"bound": float(bound), "bound_unit": unit, "source": source,
+            "ratio": float(value) / float(bound), "verdict": verdict}
+
+
+def bandwidth_row(gbps, inter, bounds, from_memory=False) -> dict:
+    """bandwidth_text's bound as summary columns."""
+    if inter:
+        bound, what = bounds.get("link_GBps"), "the NIC's link (hwloc, sysfs)"
+    else:
+        bound, what = bounds.get("copy_GBps"), "one core's copy (jostle-bench, bounds step)"
+    past = bool(bound) and gbps > bound
+    return bound_row(gbps, bound, what if bound else "not measured here", "GB/s", past,
+                     error=inter or from_memory, cache=not (inter or from_memory))
+
+
+def compute_row(node_gbps, bounds, in_cache=False) -> dict:
+    """compute_text's bound as summary columns."""
+    triad = bounds.get("triad_GBps")
+    what = f"STREAM triad on all {bounds.get('triad_threads') or '?'} cores (bounds step)"
+    return bound_row(node_gbps, triad, what if triad else "not measured here", "GB/s",
+                     bool(triad) and node_gbps > triad, error=not in_cache, cache=in_cache)
+
+
+def latency_row(us, bounds, pair="", inter=False, us_hi=None) -> dict:
+    """latency_text's bound as summary columns (the bound in µs, the ratio latency / bound)."""
+    if inter:
+        return bound_row(us, None, "inter-node: none measured", "µs", False)
+    bound, what = c2c_bound(bounds, pair)
+    if bound is None:
+        return bound_row(us, None, "core-to-core latency not measured here", "µs", False)
+    top = us if us_hi is None or math.isnan(us_hi) else max(us, float(us_hi))
+    below = top * 1e3 < bound["ci95"][0]
+    return {**bound_row(us, bound["median"] / 1e3, what + " (jostle-bench c2c)", "µs", below,
+                        error=True), "bound_ci95": [x / 1e3 for x in bound["ci95"]]}
+
+
 def run_pair(run) -> str:
     """'0:1': the cores rank 0's and rank 1's communicating threads were bound to (the
     record's binding), or '' when it does not say."""

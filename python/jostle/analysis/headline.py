@@ -24,13 +24,19 @@ def model_headline(obs, doc, limits=None) -> list:
                         f"{lat:.3g} µs (median of {len(d)} runs)"
                         + bounds.latency_text(lat, limits, inter=inter,
                                               us_hi=s / (slow * 1e9) * 1e6 if slow > 0 else None),
-                        "numbers": {"size": int(s), "latency_us": lat, "runs": int(len(d))}})
+                        "numbers": {"size": int(s), "latency_us": lat, "runs": int(len(d))},
+                        "row": row(f"{int(s)} B one-way latency alone (contention runs)", lat,
+                                   "µs", None, bounds.latency_row(
+                                       lat, limits, inter=inter, us_hi=s / (slow * 1e9) * 1e6
+                                       if slow > 0 else None))})
         else:
             ci = [float(d.lo.min()), float(d.hi.max())]
             out.append({"topic": "bandwidth", "text": f"{human(int(s))} bandwidth alone: {v:.3g} "
                         f"GB/s (95% CI over runs {ci[0]:.3g}..{ci[1]:.3g})"
                         + bounds.bandwidth_text(v, inter, limits),
-                        "numbers": {"size": int(s), "GBps": v, "ci95": ci}})
+                        "numbers": {"size": int(s), "GBps": v, "ci95": ci},
+                        "row": row(f"{human(int(s))} bandwidth alone (contention runs)", v,
+                                   "GB/s", ci, bounds.bandwidth_row(v, inter, limits))})
     out += _full_cores(doc)
     return flagged(out)
 
@@ -54,7 +60,10 @@ def _full_cores(doc) -> list:
             parts.append(f"{side} −{o['loss']:.0%}{rng}")
     return [{"topic": "contention at full cores",
              "text": f"{cfg['kernel']} on all {top} cores with {human(size)} messages (model): "
-                     + ", ".join(parts), "numbers": at}] if parts else []
+                     + ", ".join(parts), "numbers": at,
+             "row": row(f"loss on all {top} cores, {human(size)} messages (model)",
+                        ", ".join(parts), "", None, bounds.bound_row(
+                            0, None, "a prediction: no bound", "", False))}] if parts else []
 
 
 def pingpong_headline(runs, limits=None) -> list:
@@ -78,7 +87,13 @@ def pingpong_headline(runs, limits=None) -> list:
                         + bounds.latency_text(float(x["median"]), limits, bounds.run_pair(r),
                                               len(set(r.hosts)) > 1, float(x["ci95_hi"])),
                         "numbers": {"size": int(x["size"]), "latency_us":
-                        float(x["median"]), "ci95": [float(x["ci95_lo"]), float(x["ci95_hi"])]}})
+                        float(x["median"]), "ci95": [float(x["ci95_lo"]), float(x["ci95_hi"])]},
+                        "row": row(f"{int(x['size'])} B one-way latency ({r.name})",
+                                   float(x["median"]), "µs",
+                                   [float(x["ci95_lo"]), float(x["ci95_hi"])],
+                                   bounds.latency_row(float(x["median"]), limits,
+                                                      bounds.run_pair(r), len(set(r.hosts)) > 1,
+                                                      float(x["ci95_hi"])))})
         bw = p[p.metric == "bandwidth"]
         if not bw.empty:
             x = bw.loc[bw["median"].idxmax()]
@@ -89,8 +104,23 @@ def pingpong_headline(runs, limits=None) -> list:
                         f"{x['ci95_lo'] / 1e3:.3g}..{x['ci95_hi'] / 1e3:.3g}{state})"
                         + bounds.bandwidth_text(float(x["median"]) / 1e3, len(set(r.hosts)) > 1,
                                                 limits, from_memory=memory),
-                        "numbers": {"size": int(x["size"]), "GBps": float(x["median"]) / 1e3}})
+                        "numbers": {"size": int(x["size"]), "GBps": float(x["median"]) / 1e3},
+                        "row": row(f"highest bandwidth, at {human(int(x['size']))} ({r.name})",
+                                   float(x["median"]) / 1e3, "GB/s",
+                                   [float(x["ci95_lo"]) / 1e3, float(x["ci95_hi"]) / 1e3],
+                                   bounds.bandwidth_row(float(x["median"]) / 1e3,
+                                                        len(set(r.hosts)) > 1, limits,
+                                                        from_memory=memory))})
     return flagged(out)
+
+
+def row(measure, value, unit, ci, bound, shown=None) -> dict:
+    """A headline's row of the summary table: MEASURE, VALUE in UNIT (SHOWN: its text, where
+    it is two numbers), CI its 95% interval or None, and its BOUND columns (bounds.*_row)."""
+    num = isinstance(value, (int, float))
+    return {"measure": measure, "value": float(value) if num else None, "unit": unit,
+            "shown": shown or (f"{value:.3g}" if num else str(value)),
+            "ci95": [float(c) for c in ci] if ci else None, **bound}
 
 
 def flagged(items) -> list:
@@ -130,7 +160,12 @@ def contention_headline(runs, limits=None) -> list:
                     f"STREAM counting); the higher{bound}",
                     "numbers": {"study": study, "run": run.name, "cores": cores,
                                 "node_threads": threads, "node_GBps": node,
-                                "triad_GBps": limits.get("triad_GBps")}})
+                                "triad_GBps": limits.get("triad_GBps")},
+                    "row": row(f"node compute throughput, {x.get('kernel', '?')}, alone / "
+                               f"together ({study})", max(node.values()), "GB/s", None,
+                               bounds.compute_row(max(node.values()), limits,
+                                                  bounds.arrays_in_cache(run)),
+                               shown=f"{node['alone']:.3g} / {node['together']:.3g}")})
         comm = part[(part.run == x["run"])]
         inter = len(set(run.hosts)) > 1
         bw = comm[(comm.metric == "bandwidth") & (comm["size"] == comm["size"].max())]
@@ -144,7 +179,11 @@ def contention_headline(runs, limits=None) -> list:
                         f"core(s) per rank: {g['alone']:.3g} GB/s alone, {g['together']:.3g} "
                         f"GB/s together; the higher"
                         + bounds.bandwidth_text(max(g.values()), inter, limits, memory),
-                        "numbers": {"study": study, "run": run.name, "GBps": g}})
+                        "numbers": {"study": study, "run": run.name, "GBps": g},
+                        "row": row(f"{human(int(b['size']))} bandwidth alone / together "
+                                   f"({study})", max(g.values()), "GB/s", None,
+                                   bounds.bandwidth_row(max(g.values()), inter, limits, memory),
+                                   shown=f"{g['alone']:.3g} / {g['together']:.3g}")})
         lat = comm[(comm.metric == "latency") & (comm["size"] == comm["size"].min())]
         if not lat.empty and int(lat.iloc[0]["size"]) < contention.LATENCY_BELOW:
             t = lat.iloc[0]
@@ -156,5 +195,53 @@ def contention_headline(runs, limits=None) -> list:
                                                          t.get("together_hi")),
                         "numbers": {"study": study, "run": run.name,
                                     "latency_us": {"alone": float(t["alone"]),
-                                                   "together": float(t["together"])}}})
+                                                   "together": float(t["together"])}},
+                        "row": row(f"{int(t['size'])} B latency alone / together ({study})",
+                                   float(t["together"]), "µs", None,
+                                   bounds.latency_row(float(t["together"]), limits,
+                                                      bounds.run_pair(run), inter,
+                                                      t.get("together_hi")),
+                                   shown=f"{t['alone']:.3g} / {t['together']:.3g}")})
     return flagged(out)
+
+
+COLUMNS = ("measure", "value", "95% interval", "bound", "bound's source", "ratio", "verdict")
+
+
+def _amount(x, unit) -> str:
+    """X in UNIT as the table shows it: a latency under 1 µs in ns."""
+    if x is None:
+        return ""
+    return f"{x * 1e3:.3g} ns" if unit == "µs" and x < 1 else f"{x:.3g} {unit}".strip()
+
+
+def summary_rows(items) -> list:
+    """The summary table of headline ITEMS (those with a row), one dict of COLUMNS' text each,
+    with 'error' where the number lies past its bound and 'text' the item's prose."""
+    out = []
+    for h in items:
+        r = h.get("row")
+        if not r:
+            continue
+        lo_hi = r["ci95"]
+        out.append({"measure": r["measure"],
+                    "value": f"{r['shown']} {r['unit']}".strip(),
+                    "95% interval": f"{lo_hi[0]:.3g}..{lo_hi[1]:.3g}" if lo_hi else "",
+                    "bound": _amount(r["bound"], r["bound_unit"]),
+                    "bound's source": r["source"],
+                    "ratio": f"{r['ratio']:.2g}×" if r["ratio"] is not None else "",
+                    "verdict": r["verdict"], "error": bool(h.get("error")),
+                    "text": h["text"]})
+    return out
+
+
+def summary_lines(items) -> list:
+    """The summary table as plain text lines (`jostle run`'s closing lines), columns aligned."""
+    rows = summary_rows(items)
+    if not rows:
+        return []
+    cols = [c for c in COLUMNS if any(r[c] for r in rows)]
+    width = {c: max(len(c), *(len(r[c]) for r in rows)) for c in cols}
+    def line(vals):
+        return "  ".join(v.ljust(width[c]) for c, v in zip(cols, vals)).rstrip()
+    return [line(cols)] + [line([r[c] for c in cols]) for r in rows]

@@ -154,3 +154,21 @@ def run_warnings(runs) -> list:
         out.append(Line(f"{who}: {w}"))
     return out
 
+
+
+# What a warning of the C side says about the machine rather than the measurement: a fact of
+# the host the run could not change (issue 49: neutral notes, one line each, never red).
+MACHINE_FACTS = ("oversubscribed", "NUMA node", "near and far are the same", "wait idle",
+                 "share a host", "is on one host", "not this system", "could not be bound")
+
+
+def is_machine_note(text: str) -> bool:
+    return any(f in text for f in MACHINE_FACTS)
+
+
+def split_run_warnings(runs) -> tuple:
+    """(warnings, notes): the C side's lines (run_warnings) about the measurement, and those
+    about the machine."""
+    lines = run_warnings(runs)
+    return ([x for x in lines if not is_machine_note(x.text)],
+            [x for x in lines if is_machine_note(x.text)])

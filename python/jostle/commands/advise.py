@@ -55,6 +55,11 @@ def main(args):
     if err.get("mean_abs_error") is not None:
         print(f"Model error (leave-one-out, {err['predicted']} points): mean "
               f"{100 * err['mean_abs_error']:.1f}%, max {100 * err['max_abs_error']:.1f}%")
+    fit = out.get("model_fit")
+    if fit and not fit["fits"]:
+        print(f"The model does not fit this machine (above the {fit['limit']:.0%} threshold, "
+              "docs/model.md): the advice does not cite it. Likely cause: "
+              + "; ".join(fit["causes"]))
     for lim in out["limits"]:
         print(f"Limit: {lim['what']}: {lim['reason']}")
     return 0

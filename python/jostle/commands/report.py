@@ -1,6 +1,7 @@
 """`jostle report`: one self-contained HTML page for a campaign."""
 
 import argparse
+import json
 from pathlib import Path
 
 from .. import report
@@ -27,6 +28,10 @@ def register(sub):
     p.add_argument("--history", metavar="DB",
                    help="add a section with the history of these runs' nodes in the results "
                         "store DB (an SQLite file or postgresql://…: docs/history.md)")
+    p.add_argument("--format", choices=("html", "json"), default="html",
+                   help="html: write the page (default); json: print the page's summary table "
+                        "(each headline number, its interval, bound, ratio and verdict), the "
+                        "model's judgement, the advice and the notices, and write nothing")
     p.set_defaults(func=main)
 
 
@@ -34,6 +39,9 @@ def main(args):
     missing = [p for p in args.paths + ([args.compare] if args.compare else []) if not Path(p).exists()]
     if missing:
         raise UsageError(f"'{missing[0]}' does not exist; expected a campaign directory or .jsonl file")
+    if args.format == "json":
+        print(json.dumps(report.summary_of(args.paths, args.title), indent=1, default=str))
+        return 0
     first = Path(args.paths[0])
     out = Path(args.output) if args.output else (first if first.is_dir() else first.parent) / "report.html"
     if not out.parent.is_dir():   # a mistyped path is not created silently

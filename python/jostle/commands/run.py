@@ -15,6 +15,7 @@ from typing import Callable, Optional
 
 from ..run import bench_query, estimate
 from .. import report
+from ..analysis import headline
 from ..run.campaign import Campaign, LaunchConfig, RunSpec, repeated
 from ..errors import UsageError
 from ..run.progress import Progress
@@ -89,8 +90,19 @@ def step_report(ctx):
     if not find_run_files(ctx.dir):
         ctx.notes.append(f"no run in {ctx.dir}: no report written")
         return
+    got = []
     out = report.write([ctx.dir], ctx.dir / "report.html", title=f"jostle run: {ctx.dir.name}",
-                       figures_dir=ctx.dir / "figures")
+                       figures_dir=ctx.dir / "figures", on_summary=got.append)
+    summary = got[0] if got else None
+    if summary:   # the report's summary table, in the closing lines too
+        ctx.notes += ["what this machine shows:"] + [
+            "  " + line for line in headline.summary_lines(summary["headline"])]
+        fit = summary.get("model_fit")
+        if fit and not fit["fits"]:
+            ctx.notes.append("the contention model does not fit this machine (leave-one-out "
+                             "mean error " + (f"{fit['mean_abs_error']:.0%}"
+                                              if fit["mean_abs_error"] is not None else "unknown")
+                             + f", above {fit['limit']:.0%}): " + "; ".join(fit["causes"]))
     ctx.notes.append(f"figures: {(ctx.dir / 'figures').resolve()}")
     ctx.notes.append(f"report: {out.resolve()}")   # last: the line a user copies
 
