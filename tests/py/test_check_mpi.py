@@ -5,6 +5,7 @@ watchdog killing a measurement that hangs with nothing left running."""
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -248,3 +249,56 @@ def test_a_run_that_fails_is_a_failure_of_its_check(site, tmp_path):
     assert r.stdout.startswith("jostle: memory_latency not measured: memlat: its run failed"), r.stdout
     [rec] = records(tmp_path / "spool")
     assert rec["values"][0]["verdict"] == "fail" and rec["runs"][0]["status"] == "failed"
+
+
+def _of_the_check(marker: str) -> list:
+    """The command lines of live processes that name MARKER (the check's spool: every rank
+    of its runs writes there)."""
+    out = []
+    for p in Path("/proc").iterdir():
+        try:
+            cmd = (p / "cmdline").read_bytes()
+            state = (p / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if marker.encode() in cmd and state != "Z":
+            out.append(cmd.replace(b"\0", b" ").decode()[:120])
+    return out
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_a_killed_check_leaves_nothing_running_and_a_record(site, tmp_path, sig):
+    """A check killed while its ranks measure (slurmd's kill, NHC's watchdog, kill -9): within
+    2 s no process of it is left; SIGTERM: exit 143 and one record 'killed by signal 15
+    during STEP', no runs folder left; SIGKILL: its guard ends the ranks, and the next check
+    writes the record and removes the folder."""
+    spool = tmp_path / "spool"
+    argv = [*PRIORITY, *JOSTLE, "check", "--site", str(site), "--budget", "12", "--spool",
+            str(spool), "--no-busy-check"]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=ENV)
+    deadline = time.monotonic() + 30
+    while not list(spool.glob("runs/.check-*/*.partial")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert list(spool.glob("runs/.check-*/*.partial")), "no run started"
+    time.sleep(0.3)
+    os.kill(proc.pid, sig)
+    out, _ = proc.communicate(timeout=30)
+    t0 = time.monotonic()
+    while _of_the_check(str(spool)) and time.monotonic() - t0 < 2:
+        time.sleep(0.05)
+    assert not _of_the_check(str(spool)), _of_the_check(str(spool))
+    if sig == signal.SIGTERM:
+        assert proc.returncode == 128 + 15, (proc.returncode, out)
+        assert re.match(r"^jostle: killed by signal 15 during (pingpong|memlat|contention)$",
+                        out.strip()), out
+    else:
+        assert proc.returncode == -9
+        r = jostle("check", "--site", site, "--budget", "6", "--spool", spool,
+                   "--no-busy-check", "--checks", "memory_latency")
+        assert r.returncode in (0, 1, 3), r.stderr
+    killed = [x for x in records(spool) if x["verdict"] == "killed"]
+    assert len(killed) == 1 and killed[0]["exit_status"] == 128 + int(sig), killed
+    assert re.match(rf"^jostle: killed by signal {int(sig)} during "
+                    r"(pingpong|memlat|contention)", killed[0]["reason"]), killed[0]["reason"]
+    assert not list(spool.glob("runs/.check-*"))

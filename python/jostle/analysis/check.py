@@ -23,6 +23,12 @@ from ..run.campaign import RunSpec
 # The exit statuses of `jostle check` (docs/check.md): what a scheduler's script reads.
 HEALTHY, UNHEALTHY, BAD_INPUT, SKIPPED, TIMEOUT = 0, 1, 2, 3, 124
 VERDICTS = {HEALTHY: "healthy", UNHEALTHY: "unhealthy", SKIPPED: "skipped", TIMEOUT: "timeout"}
+# Ended by a signal N (SIGTERM, SIGHUP; SIGKILL found by the next check): exit 128 + N.
+KILLED = "killed"
+
+
+def verdict_word(status: int) -> str:
+    return VERDICTS.get(status) or (KILLED if status > 128 else "error")
 
 # The checks taken from the scan's fingerprint (same names, same runs, same definitions).
 MEASURED = ("triad", "memory_latency", "pingpong_latency", "pingpong_bandwidth",

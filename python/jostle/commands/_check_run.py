@@ -4,6 +4,7 @@ class's references, and its record (docs/check.md, docs/records.md)."""
 
 import os
 import shutil
+import signal
 import socket
 import sys
 import tempfile
@@ -225,7 +226,7 @@ class Check:
                 "site": str(self.args.site_path), "time": self.start, "end": check_node.utc(),
                 "duration_s": round(started_ago(), 3), "budget_s": self.st.budget,
                 "unfinished": sorted(self.unfinished) or None,
-                "timeout_s": self.st.timeout, "verdict": check.VERDICTS.get(status, "error"),
+                "timeout_s": self.st.timeout, "verdict": check.verdict_word(status),
                 "exit_status": status, "reason": line,
                 "checks_run": list(dict.fromkeys(s.benchmark for s in self.runs)),
                 "runs": self.timings,
@@ -294,12 +295,44 @@ def dry_run(chk: Check) -> int:
     return 0
 
 
+class Killed(BaseException):
+    """SIGTERM or SIGHUP: the check ends its runs, keeps a record and exits 128 + N (a
+    BaseException: nothing on the way catches it as an error)."""
+
+    def __init__(self, signum):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def on_signals():
+    """SIGTERM and SIGHUP (slurmd's kill, NHC's watchdog, an operator's kill) raise Killed."""
+    def killed(signum, _frame):
+        raise Killed(signum)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, killed)
+
+
 def _runs_dir(args, st: Settings):
     if args.runs_dir:
         d = Path(args.runs_dir)
         d.mkdir(parents=True, exist_ok=True)
         return d, False
     (st.spool / "runs").mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=".check-", dir=st.spool / "runs")), True
+    return Path(tempfile.mkdtemp(prefix=f".check-{os.getpid()}-", dir=st.spool / "runs")), True
+
+
+def left_behind(st: Settings) -> list:
+    """[(start time, the step it was in)] of the checks killed by SIGKILL before their
+    record (their runs folder in the spool, its process gone), the folders removed."""
+    found = []
+    for d in sorted((st.spool / "runs").glob(".check-*")):
+        pid = d.name.split("-")[1]
+        if not pid.isdigit() or Path(f"/proc/{pid}").exists():
+            continue
+        steps = sorted(d.glob("fp-*"), key=lambda p: p.stat().st_mtime)   # the last begun
+        step = steps[-1].name.split("-")[1] if steps else "its start"
+        found.append((d.stat().st_mtime, step))
+        shutil.rmtree(d, ignore_errors=True)
+    return found
 
 

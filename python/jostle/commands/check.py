@@ -10,6 +10,7 @@ import json
 import math
 import os
 import shutil
+import signal
 import sys
 from pathlib import Path
 
@@ -21,9 +22,9 @@ from ..run.watchdog import Expired, Watchdog
 from . import _common as c
 from . import _record
 from ._check_save import save_reference
-from ._check_run import (BUDGET, BUSY_SHARE, SPOOL, STATE_DIR, TIMEOUT, Check,
-                         Settings, _runs_dir, dry_run, mark_start, node_name, prepare,
-                         run_once, started_ago)
+from ._check_run import (BUDGET, BUSY_SHARE, SPOOL, STATE_DIR, TIMEOUT, Check, Killed,
+                         Settings, _runs_dir, dry_run, left_behind, mark_start, node_name,
+                         on_signals, prepare, run_once, started_ago)
 
 ORDER = 44
 EXAMPLES = """examples:
@@ -182,6 +183,7 @@ def main(args):
     # Everything from here on, the bench's answers included, is under the watchdog.
     wd = Watchdog(st.timeout - started_ago(), st.reserve, on_limit=at_limit,
                   exit_status=check.TIMEOUT)
+    on_signals()
     try:
         try:
             if not plan_check(args, st, site, chk, wd):
@@ -191,6 +193,11 @@ def main(args):
             status = check.TIMEOUT
             line = (f"jostle: timeout: {e.what} still running at {started_ago():.0f} s "
                     f"(watchdog {st.timeout:g} s): killed")
+        except Killed as k:    # its runs were ended on the way out (Watchdog.run, judge_node)
+            for sig in (signal.SIGTERM, signal.SIGHUP):
+                signal.signal(sig, signal.SIG_IGN)    # the record is written whole
+            status = 128 + k.signum
+            line = f"jostle: killed by signal {k.signum} during {wd.running or 'its start'}"
         more = {"slurm": scheduler(args, st, chk, wd, status, line)} if args.slurm else {}
         rec = chk.record(status, line, **more)
         ended.append(True)
@@ -234,6 +241,11 @@ def plan_check(args, st, site, chk: Check, wd: Watchdog) -> bool:
 
 
 def judge_node(args, st: Settings, chk: Check, wd: Watchdog) -> tuple:
+    for t, step in left_behind(st):    # checks killed by SIGKILL: their record now
+        line = f"jostle: killed by signal 9 during {step} (found by the next check)"
+        rec = {**chk.record(128 + 9, line), "time": check_node.utc(t), "end": None,
+               "duration_s": None, "runs": [], "values": [], "load": {}}
+        check_node.spool_write(st.spool, rec)
     runs_dir, temporary = _runs_dir(args, st)
     try:
         return run_once(chk, wd, runs_dir)

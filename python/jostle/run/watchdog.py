@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -22,6 +23,9 @@ from pathlib import Path
 
 GRACE_S = 1.0
 _TICK = os.sysconf("SC_CLK_TCK")
+# Every program runs under run/guard.py, which ends its session when this process dies, even
+# by SIGKILL (what no handler here can do).
+GUARD = [sys.executable, "-S", str(Path(__file__).with_name("guard.py"))]
 
 
 class Expired(Exception):
@@ -193,7 +197,8 @@ class Watchdog:
         end = (self.limit if until_limit else self.kill_at) - t
         wait = max(0.0, min(end, timeout) if timeout is not None else end)
         try:
-            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            proc = subprocess.Popen([*GUARD, *argv], stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, text=True, errors="replace",
                                     start_new_session=True, env=env)
         except OSError as e:
