@@ -117,10 +117,13 @@ def save_reference(args, st, site, node, bench) -> int:
             first.runs = check.plan(checks, st.budget, node, cls.options)
         for t in chk.timings:
             steps[t["benchmark"]] = max(steps.get(t["benchmark"], 0.0), t["elapsed_s"])
-        values, _ = check.values_of(runs)
+        values, why = check.values_of(runs)
         for name, v in values.items():
             if name in checks:
                 samples[name].append(v)
+        if k == 0:     # a check the reference will not hold is said, with why
+            for name in [c for c in checks if c in why]:
+                print(f"jostle: {name} left out of the reference: {why[name]}", file=sys.stderr)
         k += 1
         print(f"jostle: check {k}/{args.repeat} of {node}: "
               + ", ".join(f"{n} {v:.4g}" for n, v in values.items() if v == v and n in checks),

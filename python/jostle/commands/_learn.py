@@ -86,6 +86,18 @@ def main(args, keep) -> int:
                 raise UsageError(f"--class '{args.learn_class}': unknown class in {path}; "
                                  "allowed: " + (", ".join(site.classes) or "none"))
             cls = site.classes[args.learn_class]
+            # as --save-reference: a bound that a node at half speed passes is none, so such
+            # a reference is not written (the others are), and said
+            wide = {c: r for c, r in refs.items() if check_reference.too_wide({c: r})}
+            for c, r in wide.items():
+                print(f"jostle: {c} left out of the site file: its tolerance would be "
+                      f"{r['tolerance']:.0%} (over {check_reference.MAX_TOLERANCE:.0%}: a node "
+                      "at half speed would pass)", file=sys.stderr)
+            refs = {c: r for c, r in refs.items() if c not in wide}
+            if not refs:
+                raise UsageError(f"baseline learn --site: no reference of class "
+                                 f"{args.learn_class} can judge (every tolerance over "
+                                 f"{check_reference.MAX_TOLERANCE:.0%}); nothing written")
             cls.reference = {**cls.reference, **refs}
             check_site.write(site)
         print(f"jostle: {len(refs)} reference(s) of class {args.learn_class} written into {path}",
