@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""Launch for launch against OSU: whole invocations of OSU's osu_latency and of `jostle
+pingpong` (its default: 3 launches, the launch as the unit), alternated, and what each tool's
+reported latency does from one invocation to the next.
+
+The OSU side is the real osu_latency where one is installed (--osu DIR, OSU_HOME, a Spack or
+module install on PATH, then PATH itself: build it from /work/shared/anchors/README.md), else
+the project's reference loop written to OSU's method (bench/ref/ref_osu.c, `ref_osu sweep`),
+said so in the header. OSU runs with its default iterations; jostle with its defaults.
+
+Printed per size:
+- each tool's spread across invocations, sd/mean of what it reports (OSU: its average;
+  jostle: the median over its launches), and the ratio of their medians over invocations;
+- cover: in how many invocations jostle's reported 95% interval (over its launches) contains
+  the median of the other invocations' reported values;
+- within: the same for the interval one launch reports on its own (its first launch against
+  the other invocations' first launches): what jostle reported before the launch was the unit.
+Then the fraction of sizes where jostle's spread is no larger than OSU's (target >= 80%), the
+coverage over all (size, invocation) pairs (target >= 90%), and both tools' total wall time.
+
+Usage: bench/osu_launches.py [--invocations 5] [--runs 3] [--osu DIR] [--max-size 4M]
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import checkout_venv
+from checkout_venv import at_least_one
+
+checkout_venv.use()
+ROOT = checkout_venv.ROOT
+from jostle.records.results import load_run  # noqa: E402
+
+
+def find_osu(given):
+    """osu_latency's path: GIVEN (a file or a directory above it), OSU_HOME, PATH; None."""
+    for base in (given, os.environ.get("OSU_HOME")):
+        if not base:
+            continue
+        p = Path(base)
+        if p.is_file():
+            return str(p)
+        hits = sorted(p.rglob("osu_latency"))
+        if hits:
+            return str(hits[0])
+    return shutil.which("osu_latency")
+
+
+def run_osu(build, osu, max_size):
+    """{size: latency us} of one invocation, and its wall time."""
+    if osu:
+        cmd = checkout_venv.launch_line(build, osu, ["-m", f"1:{max_size}"], bind=True)
+    else:
+        sizes = [str(1 << k) for k in range(max_size.bit_length())]
+        cmd = checkout_venv.launch_line(build, str(Path(build) / "ref_osu"), ["sweep", *sizes],
+                                        bind=True)
+    t0 = time.monotonic()
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    wall = time.monotonic() - t0
+    got = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0].isdigit():
+            got[int(parts[0])] = float(parts[1])
+    return got, wall
+
+
+def run_jostle(build, runs, max_size, where, i):
+    """{size: (median over launches, ci95 lo, hi, first launch's median, its lo, hi)} of one
+    invocation of `jostle pingpong` with its defaults, and its wall time."""
+    flavor = "mpich" if Path(build).name == "mpich" else "openmpi"
+    cmd = [str(ROOT / ".venv" / "bin" / "jostle"), "pingpong", "--sizes", f"1:{max_size}",
+           "--mpi", flavor, "--bench", str(Path(build) / "jostle-bench"), "--runs", str(runs),
+           "--output-dir", str(where), "--campaign", f"inv{i}", "--name", "j"]
+    t0 = time.monotonic()
+    subprocess.run(cmd, check=True, capture_output=True, text=True)
+    wall = time.monotonic() - t0
+    camp = Path(where) / f"inv{i}"
+    summary = json.loads((camp / "j.summary.json").read_text())
+    first = load_run(camp / ("j-r1.jsonl" if runs > 1 else "j.jsonl")).points
+    first = first[first.metric == "latency"].set_index("size")
+    got = {}
+    for p in summary["points"]:
+        if p["metric"] != "latency":
+            continue
+        s = int(p["params"]["size"])
+        r = first.loc[s]
+        got[s] = (p["median"], *p["ci95"], r["median"], r["ci95_lo"], r["ci95_hi"])
+    return got, wall
+
+
+def spread(values):
+    return statistics.stdev(values) / statistics.mean(values) if len(values) > 1 else 0.0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default=str(ROOT / "build" / "openmpi"))
+    ap.add_argument("--invocations", type=at_least_one, default=5,
+                    help="invocations of each tool, alternated (default 5)")
+    ap.add_argument("--runs", type=at_least_one, default=3,
+                    help="jostle's launches per invocation (default 3, its own default)")
+    ap.add_argument("--osu", help="osu_latency, or a directory above it (default: OSU_HOME, "
+                                  "then PATH; none: the reference loop)")
+    ap.add_argument("--max-size", type=at_least_one, default=4 << 20,
+                    help="the largest size, a power of two (default 4194304)")
+    a = ap.parse_args()
+    osu = find_osu(a.osu)
+    print(f"# {checkout_venv.machine()}")
+    print(f"# {a.invocations} invocations each, alternated: "
+          f"{osu or 'no osu_latency found: the reference loop (ref_osu sweep)'} (default "
+          f"iterations) and `jostle pingpong --runs {a.runs}` (defaults), sizes 1 B - "
+          f"{a.max_size} B; load average at start {os.getloadavg()[0]:.1f}")
+    osu_got, jostle_got, walls = [], [], {"osu": 0.0, "jostle": 0.0}
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(a.invocations):
+            order = ("osu", "jostle") if i % 2 == 0 else ("jostle", "osu")
+            for tool in order:
+                got, wall = (run_osu(a.build, osu, a.max_size) if tool == "osu" else
+                             run_jostle(a.build, a.runs, a.max_size, tmp, i))
+                (osu_got if tool == "osu" else jostle_got).append(got)
+                walls[tool] += wall
+                print(f"# invocation {i + 1} {tool}: {wall:.1f} s", flush=True)
+    sizes = sorted(set(osu_got[0]) & set(jostle_got[0]))
+    n = a.invocations
+    print(f"\n{'size':>8}{'OSU sd/mean':>13}{'jostle sd/mean':>16}{'ratio':>8}"
+          f"{'cover':>7}{'within':>8}")
+    calmer = cover = within = 0
+    for s in sizes:
+        o = [g[s] for g in osu_got]
+        j = [g[s][0] for g in jostle_got]
+        c = w = 0
+        for k in range(n):
+            others = [v for m, v in enumerate(j) if m != k]
+            firsts = [g[s][3] for m, g in enumerate(jostle_got) if m != k]
+            if others:
+                mid = statistics.median(others)
+                c += jostle_got[k][s][1] <= mid <= jostle_got[k][s][2]
+                first_mid = statistics.median(firsts)
+                w += jostle_got[k][s][4] <= first_mid <= jostle_got[k][s][5]
+        so, sj = spread(o), spread(j)
+        calmer += sj <= so
+        cover += c
+        within += w
+        print(f"{s:>8}{100 * so:>12.1f}%{100 * sj:>15.1f}%"
+              f"{statistics.median(j) / statistics.median(o):>8.3f}{c:>5}/{n}{w:>6}/{n}")
+    pairs = len(sizes) * n
+    print(f"\njostle's spread across invocations no larger than OSU's at {calmer}/{len(sizes)} "
+          f"sizes ({100 * calmer / len(sizes):.0f}%; target >= 80%)")
+    print(f"jostle's 95% interval over its launches contains the other invocations' median at "
+          f"{cover}/{pairs} (size, invocation) pairs ({100 * cover / pairs:.0f}%; target >= 90%);"
+          f" one launch's own interval: {within}/{pairs} ({100 * within / pairs:.0f}%)")
+    print(f"wall time in all: OSU {walls['osu']:.1f} s, jostle {walls['jostle']:.1f} s "
+          f"(ratio {walls['jostle'] / walls['osu']:.2f}; target <= 1); load average at the end "
+          f"{os.getloadavg()[0]:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
