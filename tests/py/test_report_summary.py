@@ -37,7 +37,7 @@ def test_summary_rows_give_value_interval_bound_ratio_and_verdict(tmp_path, data
     assert lat["bound"] == "60 ns" and lat["verdict"] == "within bound"
     assert lat["ratio"] == f"{us * 1e3 / 60:.2g}×" and re.fullmatch(r"[\d.]+\.\.[\d.]+",
                                                                     lat["95% interval"])
-    assert "core-to-core latency of cores 0:1" in lat["bound's source"]
+    assert "core-to-core, cores 0:1" in lat["bound's source"]
     lines = headline.summary_lines(headline.pingpong_headline(runs))
     assert lines[0].split()[:2] == ["measure", "value"] and len(lines) == 1 + len(rows)
 

@@ -366,7 +366,9 @@ def advise(runs, doc=None, check=None) -> dict:
     modelled = headline.model_headline(obs, doc, limits) if doc is not None else []
     if fit is not None and not fit["fits"]:
         modelled = [h for h in modelled if h["topic"] != "contention at full cores"]
-    return {"headline": headline.pingpong_headline(runs, limits)
+    # the launches of one ping-pong setting (--runs K) as one row: the launch as the unit
+    pingpong = repeats.pool([r for r in runs if r.benchmark == "pingpong"])
+    return {"headline": headline.pingpong_headline(pingpong, limits)
             + headline.contention_headline(runs, limits) + modelled,
             "advice": items, "limits": (doc or {}).get("not_identifiable", []),
             "model_error": check or {}, "model_fit": fit,

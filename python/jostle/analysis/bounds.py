@@ -189,9 +189,9 @@ def bound_row(value, bound, source, unit, past, error=False, cache=False) -> dic
 def bandwidth_row(gbps, inter, bounds, from_memory=False) -> dict:
     """bandwidth_text's bound as summary columns."""
     if inter:
-        bound, what = bounds.get("link_GBps"), "the NIC's link (hwloc, sysfs)"
+        bound, what = bounds.get("link_GBps"), "NIC link (hwloc, sysfs)"
     else:
-        bound, what = bounds.get("copy_GBps"), "one core's copy (jostle-bench, bounds step)"
+        bound, what = bounds.get("copy_GBps"), "one core's copy (bounds step)"
     past = bool(bound) and gbps > bound
     return bound_row(gbps, bound, what if bound else "not measured here", "GB/s", past,
                      error=inter or from_memory, cache=not (inter or from_memory))
@@ -200,7 +200,7 @@ def bandwidth_row(gbps, inter, bounds, from_memory=False) -> dict:
 def compute_row(node_gbps, bounds, in_cache=False) -> dict:
     """compute_text's bound as summary columns."""
     triad = bounds.get("triad_GBps")
-    what = f"STREAM triad on all {bounds.get('triad_threads') or '?'} cores (bounds step)"
+    what = f"triad on all {bounds.get('triad_threads') or '?'} cores (bounds step)"
     return bound_row(node_gbps, triad, what if triad else "not measured here", "GB/s",
                      bool(triad) and node_gbps > triad, error=not in_cache, cache=in_cache)
 
@@ -214,8 +214,10 @@ def latency_row(us, bounds, pair="", inter=False, us_hi=None) -> dict:
         return bound_row(us, None, "core-to-core latency not measured here", "µs", False)
     top = us if us_hi is None or math.isnan(us_hi) else max(us, float(us_hi))
     below = top * 1e3 < bound["ci95"][0]
-    return {**bound_row(us, bound["median"] / 1e3, what + " (jostle-bench c2c)", "µs", below,
-                        error=True), "bound_ci95": [x / 1e3 for x in bound["ci95"]]}
+    short = what.replace("the core-to-core latency of cores", "core-to-core, cores").replace(
+        "the lowest core-to-core latency measured (cores", "lowest core-to-core (cores")
+    return {**bound_row(us, bound["median"] / 1e3, short + " (c2c)", "µs", below, error=True),
+            "bound_ci95": [x / 1e3 for x in bound["ci95"]]}
 
 
 def run_pair(run) -> str:
