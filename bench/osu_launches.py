@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Launch for launch against OSU: whole invocations of OSU's osu_latency and of `jostle
 pingpong` (its default: 3 launches, the launch as the unit), alternated, and what each tool's
-reported latency does from one invocation to the next.
+reported latency does from one invocation to the next (--kind bw: osu_bw against `jostle
+pingpong --mode stream`, window 64 both, the bandwidth in MB/s).
 
 The OSU side is the real osu_latency where one is installed (--osu DIR, OSU_HOME, a Spack or
 module install on PATH, then PATH itself: build it from /work/shared/anchors/README.md), else
@@ -18,7 +19,8 @@ Printed per size:
 Then the fraction of sizes where jostle's spread is no larger than OSU's (target >= 80%), the
 coverage over all (size, invocation) pairs (target >= 90%), and both tools' total wall time.
 
-Usage: bench/osu_launches.py [--invocations 5] [--runs 3] [--osu DIR] [--max-size 4M]
+Usage: bench/osu_launches.py [--kind latency|bw] [--invocations 5] [--runs 3] [--osu DIR]
+                             [--max-size 4194304]
 """
 import argparse
 import json
@@ -39,56 +41,68 @@ ROOT = checkout_venv.ROOT
 from jostle.records.results import load_run  # noqa: E402
 
 
-def find_osu(given):
-    """osu_latency's path: GIVEN (a file or a directory above it), OSU_HOME, PATH; None."""
+PROGRAM = {"latency": "osu_latency", "bw": "osu_bw"}
+WINDOW = 64   # osu_bw's and jostle-bench's default window
+
+
+def find_osu(given, kind):
+    """osu_latency's (osu_bw's) path: GIVEN (a file or a directory above it), OSU_HOME, PATH;
+    None."""
     for base in (given, os.environ.get("OSU_HOME")):
         if not base:
             continue
         p = Path(base)
         if p.is_file():
             return str(p)
-        hits = sorted(p.rglob("osu_latency"))
+        hits = sorted(p.rglob(PROGRAM[kind]))
         if hits:
             return str(hits[0])
-    return shutil.which("osu_latency")
+    return shutil.which(PROGRAM[kind])
 
 
-def run_osu(build, osu, max_size):
-    """{size: latency us} of one invocation, and its wall time."""
+def run_osu(build, osu, max_size, kind):
+    """{size: latency us or bandwidth MB/s} of one invocation, and its wall time."""
+    sizes = [str(1 << k) for k in range(max_size.bit_length())]
     if osu:
         cmd = checkout_venv.launch_line(build, osu, ["-m", f"1:{max_size}"], bind=True)
-    else:
-        sizes = [str(1 << k) for k in range(max_size.bit_length())]
-        cmd = checkout_venv.launch_line(build, str(Path(build) / "ref_osu"), ["sweep", *sizes],
-                                        bind=True)
+    else:   # the reference loop: its sweep (latency), or one round of bw (OSU's mean, 4th col)
+        cmd = checkout_venv.launch_line(build, str(Path(build) / "ref_osu"),
+                                        ["sweep", *sizes] if kind == "latency" else
+                                        ["bw", "1", *sizes], bind=True)
     t0 = time.monotonic()
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     wall = time.monotonic() - t0
     got = {}
     for line in out.splitlines():
         parts = line.split()
+        if line.startswith("#") or not parts:
+            continue
         if len(parts) == 2 and parts[0].isdigit():
             got[int(parts[0])] = float(parts[1])
+        elif not osu and kind == "bw" and len(parts) >= 3 and parts[1].isdigit():
+            got[int(parts[1])] = int(parts[1]) * WINDOW / float(parts[2]) / 1e6
     return got, wall
 
 
-def run_jostle(build, runs, max_size, where, i):
+def run_jostle(build, runs, max_size, where, i, kind):
     """{size: (median over launches, ci95 lo, hi, first launch's median, its lo, hi)} of one
     invocation of `jostle pingpong` with its defaults, and its wall time."""
     flavor = "mpich" if Path(build).name == "mpich" else "openmpi"
     cmd = [str(ROOT / ".venv" / "bin" / "jostle"), "pingpong", "--sizes", f"1:{max_size}",
            "--mpi", flavor, "--bench", str(Path(build) / "jostle-bench"), "--runs", str(runs),
-           "--output-dir", str(where), "--campaign", f"inv{i}", "--name", "j"]
+           "--output-dir", str(where), "--campaign", f"inv{i}", "--name", "j",
+           *(["--mode", "stream"] if kind == "bw" else [])]
+    metric = "latency" if kind == "latency" else "bandwidth"
     t0 = time.monotonic()
     subprocess.run(cmd, check=True, capture_output=True, text=True)
     wall = time.monotonic() - t0
     camp = Path(where) / f"inv{i}"
     summary = json.loads((camp / "j.summary.json").read_text())
     first = load_run(camp / ("j-r1.jsonl" if runs > 1 else "j.jsonl")).points
-    first = first[first.metric == "latency"].set_index("size")
+    first = first[first.metric == metric].set_index("size")
     got = {}
     for p in summary["points"]:
-        if p["metric"] != "latency":
+        if p["metric"] != metric:
             continue
         s = int(p["params"]["size"])
         r = first.loc[s]
@@ -103,6 +117,9 @@ def spread(values):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=str(ROOT / "build" / "openmpi"))
+    ap.add_argument("--kind", choices=sorted(PROGRAM), default="latency",
+                    help="latency: osu_latency against jostle pingpong; bw: osu_bw against "
+                         "jostle pingpong --mode stream (default latency)")
     ap.add_argument("--invocations", type=at_least_one, default=5,
                     help="invocations of each tool, alternated (default 5)")
     ap.add_argument("--runs", type=at_least_one, default=3,
@@ -112,19 +129,20 @@ def main():
     ap.add_argument("--max-size", type=at_least_one, default=4 << 20,
                     help="the largest size, a power of two (default 4194304)")
     a = ap.parse_args()
-    osu = find_osu(a.osu)
+    osu = find_osu(a.osu, a.kind)
     print(f"# {checkout_venv.machine()}")
     print(f"# {a.invocations} invocations each, alternated: "
-          f"{osu or 'no osu_latency found: the reference loop (ref_osu sweep)'} (default "
-          f"iterations) and `jostle pingpong --runs {a.runs}` (defaults), sizes 1 B - "
+          f"{osu or 'no ' + PROGRAM[a.kind] + ' found: the reference loop (ref_osu)'} (default "
+          f"iterations) and `jostle pingpong --runs {a.runs}"
+          f"{' --mode stream' if a.kind == 'bw' else ''}` (defaults), {a.kind}, sizes 1 B - "
           f"{a.max_size} B; load average at start {os.getloadavg()[0]:.1f}")
     osu_got, jostle_got, walls = [], [], {"osu": 0.0, "jostle": 0.0}
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(a.invocations):
             order = ("osu", "jostle") if i % 2 == 0 else ("jostle", "osu")
             for tool in order:
-                got, wall = (run_osu(a.build, osu, a.max_size) if tool == "osu" else
-                             run_jostle(a.build, a.runs, a.max_size, tmp, i))
+                got, wall = (run_osu(a.build, osu, a.max_size, a.kind) if tool == "osu" else
+                             run_jostle(a.build, a.runs, a.max_size, tmp, i, a.kind))
                 (osu_got if tool == "osu" else jostle_got).append(got)
                 walls[tool] += wall
                 print(f"# invocation {i + 1} {tool}: {wall:.1f} s", flush=True)
