@@ -59,7 +59,7 @@ def site(tmp_path_factory):
     d = tmp_path_factory.mktemp("check")
     path = d / "site.toml"
     r = jostle("check", "--save-reference", "--site", path, "--class", "here", "--match", "*",
-               *SAVE, "--budget", "8", "--timeout", "120", "--repeat", "2", "--spool", d / "spool",
+               *SAVE, "--budget", "10", "--timeout", "120", "--repeat", "2", "--spool", d / "spool",
                "--no-busy-check", "--tolerance", "0.3")
     assert r.returncode == 0, r.stderr
     return path
@@ -103,20 +103,21 @@ def test_saved_reference_holds_the_node_and_its_tolerances(site):
 
 def test_a_check_writes_one_record_in_the_spool(site, tmp_path):
     spool = tmp_path / "spool"
-    r = jostle("check", "--site", site, "--budget", "8", "--timeout", "120", "--spool", spool, "--no-busy-check",
+    r = jostle("check", "--site", site, "--budget", "12", "--timeout", "120", "--spool", spool, "--no-busy-check",
                "--format", "json")
-    assert r.returncode in (0, 1), r.stderr      # noise may fail it here; the record is checked
+    # noise may fail it here, or a busy machine stop a step: the record is what is checked
+    assert r.returncode in (0, 1, 3), r.stderr
     [rec] = records(spool)
     assert json.loads(r.stdout)["reason"] == rec["reason"]
     assert (rec["type"], rec["schema"], rec["tool"], rec["class"]) == ("check", 1, "jostle check", "here")
-    assert rec["verdict"] == {0: "healthy", 1: "unhealthy"}[r.returncode] == \
-        {0: "healthy", 1: "unhealthy"}[rec["exit_status"]]
-    assert rec["time"].endswith("Z") and 0 < rec["duration_s"] < 120 and rec["budget_s"] == 8
+    assert rec["verdict"] == {0: "healthy", 1: "unhealthy", 3: "skipped"}[r.returncode] == \
+        {0: "healthy", 1: "unhealthy", 3: "skipped"}[rec["exit_status"]]
+    assert rec["time"].endswith("Z") and 0 < rec["duration_s"] <= 12 + 1 and rec["budget_s"] == 12
     assert rec["checks_run"] == ["pingpong", "memlat", "contention"]
     names = {v["name"]: v for v in rec["values"]}
     assert {"triad", "memory_latency", "pingpong_latency", "pingpong_bandwidth"} <= set(names)
     for v in names.values():
-        assert v["verdict"] in ("pass", "fail") and v["reference"] is not None, v
+        assert v["verdict"] in ("pass", "fail", "unfinished") and v["reference"] is not None, v
     t = names["triad"]
     assert t["unit"] == "GB/s" and t["worse"] == "lower" and t["tolerance"] >= 0.1
     assert t["change"] == pytest.approx(t["value"] / t["reference"] - 1, abs=1e-3)
@@ -131,7 +132,7 @@ def test_a_check_writes_one_record_in_the_spool(site, tmp_path):
 
 def test_a_baseline_of_kept_runs_serves_as_the_reference(site, tmp_path):
     runs = tmp_path / "runs"
-    r = jostle("check", "--site", site, "--budget", "8", "--timeout", "120", "--spool", tmp_path / "spool",
+    r = jostle("check", "--site", site, "--budget", "12", "--timeout", "120", "--spool", tmp_path / "spool",
                "--no-busy-check", "--runs-dir", runs)
     assert r.returncode in (0, 1), r.stderr
     n = records(tmp_path / "spool")[0]["node"]
@@ -149,7 +150,7 @@ def test_a_baseline_of_kept_runs_serves_as_the_reference(site, tmp_path):
     check_site.write(s)
     assert f'baseline = "{tmp_path / "fleet.json"}"' in s.path.read_text()
     spool = tmp_path / "spool2"
-    r = jostle("check", "--site", s.path, "--budget", "8", "--timeout", "120", "--spool", spool, "--no-busy-check",
+    r = jostle("check", "--site", s.path, "--budget", "12", "--timeout", "120", "--spool", spool, "--no-busy-check",
                "--checks", "triad,memory_latency")
     assert r.returncode in (0, 1), r.stderr
     [rec] = records(spool)

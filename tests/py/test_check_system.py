@@ -253,7 +253,7 @@ def test_slurm_health_check_drains_after_a_retest_and_resumes_only_its_own(tmp_p
         defaults = tmp_path / "defaults"
         defaults.write_text(f"""JOSTLE="{sys.executable} -m jostle.cli"
 JOSTLE_SITE={site} JOSTLE_SPOOL={spool} JOSTLE_STATE_DIR={state}
-BUDGET=8 TIMEOUT=22 EXTRA="{' '.join(node.busy_flags)}" LOG={tmp_path}/hc-$SLURMD_NODENAME.log
+BUDGET=12 TIMEOUT=22 EXTRA="{' '.join(node.busy_flags)}" LOG={tmp_path}/hc-$SLURMD_NODENAME.log
 SLURM_CONF={cluster.dir}/slurm.conf PYTHONPATH={REPO}/python
 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export PYTHONPATH OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM

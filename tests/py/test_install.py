@@ -124,7 +124,7 @@ cd {home}
 export PATH={prefix}/bin:/usr/bin:/bin
 test "$(command -v jostle-bench)" = {prefix}/bin/jostle-bench
 jostle machine --topology {prefix}/share/jostle/topologies/henri.xml
-jostle pingpong --sizes 4 --output-dir {home}/results --campaign inst
+jostle pingpong --sizes 4 --runs 1 --output-dir {home}/results --campaign inst
 """
     env = {"HOME": str(home), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
     argv = ["bash", "-c", script]

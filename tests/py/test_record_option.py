@@ -155,11 +155,12 @@ def test_a_check_adds_the_record_it_wrote_to_the_spool(capsys, where):
     r = jostle("check", "--site", site, "--checks", "memory_latency", "--budget", "4",
                "--timeout", "120", "--no-busy-check", "--spool", where / "ck", "--record", db,
                "--format", "json", env={"JOSTLE_STORE_SPOOL": str(where / "spool")})
-    assert r.returncode in (0, 1), r.stderr      # its verdict, whatever the store did
+    # its verdict, whatever the store did (could not judge: a busy machine stopped its step)
+    assert r.returncode in (0, 1, 3), r.stderr
     rec = json.loads(r.stdout)
     [run] = runs(db)
     assert (run["kind"], run["class"], run["source"]) == ("check", "here", rec["record"])
-    assert run["verdict"] == {0: "healthy", 1: "unhealthy"}[r.returncode]
+    assert run["verdict"] == {0: "healthy", 1: "unhealthy", 3: "skipped"}[r.returncode]
     # the spool's record is that run: `history add` of the check's spool adds nothing
     rc, _, err = run_cli(capsys, "history", "add", where / "ck", "--db", db)
     assert rc == 0 and "0 run(s) added" in err and "1 already there" in err

@@ -28,7 +28,7 @@ def sweep(tmp_path, *more):
     had ended by then."""
     return [sys.executable, "-m", "jostle.cli", "pingpong", "--mpi", "openmpi", "--sizes",
             "1:1000:1", "--min-reps", str(REPS), "--max-reps", str(REPS), "--warmup", "2000",
-            "--buffers", "cold",
+            "--buffers", "cold", "--runs", "1",
             "--output-dir", str(tmp_path), "--name", "r", *more]
 
 

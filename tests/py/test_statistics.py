@@ -159,7 +159,7 @@ def test_modes_reach_the_warnings_and_the_figure(tmp_path):
     out.write_text("\n".join(lines) + "\n")
     r = load_run(out)
     assert r.points.loc[0, "modes"] == 2 and r.points.loc[0, "modes_at"] == [0.15, 0.38]
-    warns = [w.text for w in report._warnings([r], [])]
+    warns = [w.text for w in report._notices([r], [], None)["warnings"]]
     # (a point of the real run may have two modes too: the count is at least this one)
     assert any(re.search(r"r: \d+ of \d+ point\(s\) have two or more modes \(0.150 and 0.380 us at 1 B\)",
                          w) for w in warns), warns

@@ -304,12 +304,12 @@ class Killed(BaseException):
         self.signum = signum
 
 
-def on_signals():
-    """SIGTERM and SIGHUP (slurmd's kill, NHC's watchdog, an operator's kill) raise Killed."""
+def on_signals() -> dict:
+    """SIGTERM and SIGHUP (slurmd's kill, NHC's watchdog, an operator's kill) raise Killed;
+    returns the handlers they had, for the caller to put back."""
     def killed(signum, _frame):
         raise Killed(signum)
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, killed)
+    return {sig: signal.signal(sig, killed) for sig in (signal.SIGTERM, signal.SIGHUP)}
 
 
 def _runs_dir(args, st: Settings):

@@ -16,7 +16,7 @@ from ._check_run import (BUSY_WINDOW_S, Check, _runs_dir, dry_run, mark_start, p
                          started_ago)
 
 SIZES_RE = r"^[0-9]+[KMG]?,[0-9]+[KMG]?$"
-RETRIES = 2     # checks of a reference measured again when a step did not finish in its share
+RETRIES = 3     # checks of a reference measured again when a step did not finish in its share
 
 
 def options(args, site, here) -> check.RunOptions:

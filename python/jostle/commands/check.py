@@ -183,7 +183,7 @@ def main(args):
     # Everything from here on, the bench's answers included, is under the watchdog.
     wd = Watchdog(st.timeout - started_ago(), st.reserve, on_limit=at_limit,
                   exit_status=check.TIMEOUT)
-    on_signals()
+    previous = on_signals()
     try:
         try:
             if not plan_check(args, st, site, chk, wd):
@@ -208,6 +208,8 @@ def main(args):
             print(f"jostle: warning: {e}", file=sys.stderr)
     finally:
         wd.finish()
+        for sig, handler in previous.items():   # a caller's own, as they were
+            signal.signal(sig, handler)
     if args.format == "json":
         print(json.dumps(rec, indent=1))
     else:
