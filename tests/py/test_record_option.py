@@ -152,7 +152,7 @@ def test_a_simulated_scan_adds_its_runs(capsys, built, where):
 def test_a_check_adds_the_record_it_wrote_to_the_spool(capsys, where):
     site = handmade_site(where)     # this machine, the memory latency's reference by hand
     db = where / "s.sqlite"
-    r = jostle("check", "--site", site, "--checks", "memory_latency", "--budget", "4",
+    r = jostle("check", "--site", site, "--checks", "memory_latency", "--budget", "8",
                "--timeout", "120", "--no-busy-check", "--spool", where / "ck", "--record", db,
                "--format", "json", env={"JOSTLE_STORE_SPOOL": str(where / "spool")})
     # its verdict, whatever the store did (could not judge: a busy machine stopped its step)
