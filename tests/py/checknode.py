@@ -76,17 +76,18 @@ def make_node() -> Group:
     return g
 
 
-def save_site(d: Path, node, budget=BUDGET, repeat=5, prefix=(), env=None, may_fail=False):
+def save_site(d: Path, node, budget=BUDGET, repeat=5, prefix=(), env=None, may_fail=False,
+              tolerance=None):
     """This machine's reference saved in D/site.toml (class `here`), or None when the check
     says the node is busy; with MAY_FAIL, the line of a save that failed instead of an
     error. A reference refused as too wide (the noise of this guest: its 1 MiB ping-pong
     bandwidth dips 15% for one launch in five) is saved again with the site's choice of the
     widest tolerance allowed (--tolerance 0.5), the refusal kept in node.refusals. The
-    saves' wall times are in node.save_walls."""
+    saves' wall times are in node.save_walls. TOLERANCE: the site's choice from the start."""
     path = d / "site.toml"
     argv = ["check", "--save-reference", "--site", path, "--class", "here", "--match", "*",
             *SAVE, "--budget", budget, "--repeat", repeat, "--spool", d / "spool",
-            *node.busy_flags]
+            *node.busy_flags, *(["--tolerance", tolerance] if tolerance else [])]
     r = jostle(*argv, prefix=[*node.prefix(), *prefix], env=env)
     node.save_walls = [r.wall]
     if r.returncode == 2 and "tolerance would be" in r.stderr:

@@ -66,7 +66,9 @@ def machine(request, node, tmp_path_factory):
     else:
         prefix = ["taskset", "-c", "0"]
     try:
-        site = save_site(d, node, 8, 5, prefix=prefix, env=env, may_fail=True)
+        # 3 checks and the site's tolerance: what is under test is the time, not the bound
+        # (test_check_mpi.py refuses a reference too wide), and each save costs both cores
+        site = save_site(d, node, 8, 3, prefix=prefix, env=env, may_fail=True, tolerance=0.5)
         yield request.param, prefix, env, site, node.save_walls
     finally:
         if group:
@@ -83,9 +85,18 @@ def test_a_check_ends_within_its_budget_and_says_the_truth(machine, node, budget
         assert re.search(r"did not finish in its [0-9.]+ s share|tolerance would be", site), site
         print(f"{name}: no reference can be saved here: {site}")
         return
-    r = jostle("check", "--site", site, "--budget", budget, "--spool", tmp_path / "spool",
-               "--runs-dir", tmp_path / "runs", *node.busy_flags,
-               prefix=[*node.prefix(), *prefix], env=env)
+    def check(spool):
+        return jostle("check", "--site", site, "--budget", budget, "--spool", spool,
+                      "--runs-dir", tmp_path / "runs", *node.busy_flags,
+                      prefix=[*node.prefix(), *prefix], env=env)
+    r = check(tmp_path / "spool")
+    if r.returncode == 1 and node.busy_flags:
+        # a machine shared with other work (the busy rule off): their memory traffic can slow
+        # a memory latency by half for one check: retested at once, as --slurm's suspect
+        # mode does before it drains; the retest must hold (checknode.checks_in_a_row)
+        print(f"{name}, --budget {budget}: retested after: {r.stdout.strip()}")
+        shutil.rmtree(tmp_path / "spool")
+        r = check(tmp_path / "spool")
     line = r.stdout.strip()
     print(f"{name}, --budget {budget}: exit {r.returncode} in {r.wall:.2f} s: {line}")
     assert r.wall <= budget + 1, (name, r.wall, line)
@@ -109,10 +120,10 @@ def test_a_check_ends_within_its_budget_and_says_the_truth(machine, node, budget
 
 
 def test_save_reference_keeps_its_budget_too(machine):
-    """The reference's 5 checks each within the budget: each save (a refused one, then the
-    one with the site's tolerance) within 5 x (8 + 1) s, plus what a save adds (its queries,
-    the site file)."""
+    """The reference's 3 checks each within the budget: the save within 3 x (8 + 1) s plus a
+    retest's (a step that did not finish is measured again), plus what a save adds (its
+    queries, the site file)."""
     name, _, _, site, walls = machine
-    print(f"{name}: --save-reference --budget 8 --repeat 5 took "
+    print(f"{name}: --save-reference --budget 8 --repeat 3 took "
           + ", then ".join(f"{w:.1f} s" for w in walls))
-    assert all(w <= 5 * (8 + 1) + 5 for w in walls), (name, walls, site)
+    assert all(w <= 4 * (8 + 1) + 5 for w in walls), (name, walls, site)
