@@ -240,7 +240,7 @@ def test_slurm_health_check_drains_after_a_retest_and_resumes_only_its_own(tmp_p
         site, spool, state = tmp_path / "site.toml", tmp_path / "spool", tmp_path / "state"
         for n in (A, B):   # each node's reference, measured on it (its namespace, its name)
             r = jostle("check", "--save-reference", "--site", site, "--class", "ns",
-                       "--match", "jchk-n*", *SAVE, "--budget", 8, "--repeat", 4,
+                       "--match", "jchk-n*", *SAVE, "--budget", 12, "--repeat", 3,
                        # the two "nodes" share two cores: their noise is wider than a 50%
                        # bound allows; the site chooses it (the slowed node is 3x slower)
                        "--tolerance", 0.5,
