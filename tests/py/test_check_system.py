@@ -269,7 +269,7 @@ JOSTLE_DEFAULTS={defaults} {REPO}/contrib/slurm/jostle-healthcheck
         # both slurmd in the node's group, B's (so every health check it starts) at 30% of
         # one core
         node.add(int((cluster.dir / f"slurmd-{A}.pid").read_text()))
-        q = Group("slurm-b", quota_us=30000, parent=node)
+        q = Group("slurm-b", quota_us=50000, parent=node)
         q.add(int((cluster.dir / f"slurmd-{B}.pid").read_text()))
         with open(cluster.dir / "slurm.conf", "a") as f:
             f.write(f"HealthCheckProgram={wrapper}\nHealthCheckInterval={INTERVAL}\n"
@@ -282,7 +282,7 @@ JOSTLE_DEFAULTS={defaults} {REPO}/contrib/slurm/jostle-healthcheck
                                                  cluster.node(A), node_records(spool, A)[-1:])
             n = cluster.node(B)
             return n if n.drained else None
-        n = wait_for("the slowed node drained", b_drained, 6 * INTERVAL, spool)
+        n = wait_for("the slowed node drained", b_drained, 10 * INTERVAL, spool)
         assert n.reason.startswith("jostle: "), n
         recs = node_records(spool, B)
         actions = [(x["verdict"], (x.get("slurm") or {}).get("action")) for x in recs]
