@@ -32,6 +32,12 @@ size_t jt_bench_memory_per_rank(const jt_ctx *ctx);
                                 "dirty lines; pingpong only), cold (rotate through twice the "   \
                                 "last-level cache)", jt_p2p_buffers_names}
 #define JT_BENCH_COLD_OPTION {"cold", NULL, NULL, "removed: use --buffers cold", NULL}
+/* --setup-time: a working set sized by the time it is given as well as by the caches
+ * (kernels/setup_time.h), for every benchmark that builds one (memlat, contention). */
+#define JT_BENCH_SETUP_TIME_OPTION                                                              \
+    {"setup-time", "S", "0", "seconds the working set (chase, arrays) may take to build on a "   \
+                             "host (0: no limit); one that does not fit is cut to the largest "  \
+                             "power of two that does, and the cut recorded", NULL}
 
 /* The state asked for, refused (exit 2, the value named) where MODE cannot have it. */
 jt_p2p_buffers jt_bench_buffers(const jt_opts *o, jt_p2p_mode mode);

@@ -29,10 +29,7 @@ const jt_opt_spec jt_contention_options[] = {
     {"phases", "LIST", "compute,comm,together", "phases in order (any of compute, comm, together)", NULL},
     {"repeat", "K", "1", "repeat the sequence of phases K times", NULL},
     {"phase-time", "S", "1", "seconds each phase lasts at least", NULL},
-    {"setup-time", "S", "0", "seconds the arrays' first touch may take on a host (0: no limit); "
-                             "arrays it cannot make, or whose --min-reps sweeps do not fit in "
-                             "--phase-time, are cut to a power of two that fits, and the cut "
-                             "recorded", NULL},
+    JT_BENCH_SETUP_TIME_OPTION,
     {"oversubscribe", NULL, NULL, "allow more bound threads than cores (marked in the records)", NULL},
     JT_BENCH_BUFFERS_OPTION,
     JT_BENCH_COLD_OPTION,

@@ -19,9 +19,7 @@
 static const jt_opt_spec options[] = {
     {"bytes", "B", "auto", "buffer chased (auto: 4 x the largest cache, at least 64 MiB)", NULL},
     {"accesses", "N", "1000000", "dependent loads per sample", NULL},
-    {"setup-time", "S", "0", "seconds the chain's build and warm-up lap may take (0: no limit); "
-                             "a chain that cannot be built in it is cut to the largest power of "
-                             "two of lines that can, and the cut recorded", NULL},
+    JT_BENCH_SETUP_TIME_OPTION,
     {NULL, NULL, NULL, NULL, NULL},
 };
 
