@@ -617,3 +617,26 @@ def test_a_run_that_failed_is_a_failure_named_in_the_line():
     ok = check.judge_value("triad", 4.3, REF)
     assert check.verdict([ok, v]) == (check.UNHEALTHY, "jostle: memory_latency not measured: "
                                       "memlat: its run failed (failed): MPI_Init failed")
+
+
+def test_a_step_stopped_after_a_start_far_slower_than_its_reference_is_too_slow():
+    """A node slowed on its CPU spends its budget starting: its steps' shares are too short
+    to tell, but its start, against the reference's own, tells."""
+    ref = {"value": 100.0, "tolerance": 0.2, "worse": "higher"}
+    slow = check.unfinished("memory_latency", ref, 0.6, 0.8, (3.1, 0.55))
+    assert slow.verdict == "fail" and "after a start of 3.1 s, 5.6 x the 0.55 s" in slow.note
+    assert check.verdict([slow])[1].startswith("jostle: memory_latency too slow")
+    # a start less than twice the reference's, or short in seconds, or none recorded
+    for start in ((1.0, 0.55), (0.5, 0.2), (3.1, None), None):
+        assert check.unfinished("memory_latency", ref, 0.6, 0.8, start).verdict == "unfinished"
+    assert check.unfinished("memory_latency", None, 0.6, 0.8, (3.1, 0.55)).verdict == "unfinished"
+
+
+def test_a_reference_records_its_start_and_a_bad_step_key_is_refused(tmp_path):
+    site = tmp_path / "site.toml"
+    site.write_text('[class.a]\nhosts = ["n*"]\n[class.a.step_seconds]\nstart = 0.6\n'
+                    'memlat = 1.1\n')
+    assert check_site.load(site).classes["a"].step_seconds == {"start": 0.6, "memlat": 1.1}
+    site.write_text('[class.a]\nhosts = ["n*"]\n[class.a.step_seconds]\nboot = 0.6\n')
+    with pytest.raises(UsageError, match="step_seconds.*start"):
+        check_site.load(site)

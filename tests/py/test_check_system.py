@@ -231,10 +231,6 @@ def _t(stamp):
     return datetime.datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ").timestamp()
 
 
-@pytest.mark.skip(reason="open: under the budget contract a node at half a core spends most of "
-                  "a budget of 12 starting, its steps do not finish in their shares and it 'could "
-                  "not judge' at most checks (one unhealthy in ten, 2026-11-29): the check must "
-                  "judge a start far slower than its reference's (next stop)")
 def test_slurm_health_check_drains_after_a_retest_and_resumes_only_its_own(tmp_path, node):
     built("openmpi")
     cluster = TwoNodes(tmp_path / "slurm")

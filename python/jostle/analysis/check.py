@@ -277,21 +277,34 @@ def judge_value(name, value, ref, note="") -> Value:
 
 
 # A step that did not finish in a share this many times what it took when the reference was
-# saved is the node's slowness, not a share too tight: the check fails.
+# saved is the node's slowness, not a share too tight: the check fails.  So is a step that
+# did not finish in a check that took this many times its reference's start to reach its
+# first step (and START_MIN_S more): a node slowed on its CPU (a quota, a throttled core)
+# spends its budget starting, leaving its steps shares too short to measure anything.
 SLOW_FACTOR = 2.0
+START = "start"       # step_seconds' key of the check's own start (Python, probe, queries)
+START_MIN_S = 0.5
 
 
-def unfinished(name, ref, share: float, ref_step: "float | None") -> Value:
+def unfinished(name, ref, share: float, ref_step: "float | None",
+               start: "tuple | None" = None) -> Value:
     """The value of check NAME whose step was stopped at the end of its SHARE (seconds):
     a failure when the share was SLOW_FACTOR times or more the REF_STEP seconds its step took
-    when the reference was saved, else not judged (the verdict: could not judge)."""
+    when the reference was saved, or when START, (seconds this check took to start, seconds
+    its reference's took), is SLOW_FACTOR times or more; else not judged (the verdict: could
+    not judge)."""
     m = METRICS[name]
     v = Value(name, None, m.unit, (ref or {}).get("value"), (ref or {}).get("tolerance"),
               (ref or {}).get("worse", ""), params=PARAMS.get(name, {}))
     v.note = f"{m.benchmark} did not finish in its {share:.2g} s share of the budget (stopped)"
+    now, then = start or (None, None)
     if ref is not None and ref_step and share >= SLOW_FACTOR * ref_step:
         v.verdict = "fail"
         v.note += f", {share / ref_step:.1f} x the {ref_step:.2g} s it took for the reference"
+    elif ref is not None and then and now >= max(SLOW_FACTOR * then, then + START_MIN_S):
+        v.verdict = "fail"
+        v.note += (f" after a start of {now:.2g} s, {now / then:.1f} x the {then:.2g} s of "
+                   "the reference's")
     else:
         v.verdict = "unfinished"
     return v

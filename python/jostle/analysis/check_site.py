@@ -28,6 +28,7 @@ CHECK_KEYS = {"budget": float, "timeout": float, "spool": str, "state_dir": str,
 CLASS_KEYS = {"hosts", "checks", "compute_cores", "oversubscribe", "load_sizes", "baseline",
               "machine", "reference", "nics", "nodes", "step_seconds", *check.WORKING_SETS}
 MACHINE_KEYS = ("cpu", "cores", "numa_nodes", "mpi")
+STEPS = (*check.SHARES, check.START)     # the keys of a class's step_seconds
 REF_KEYS = {"value", "tolerance", "unit", "worse", "spread", "repeatability", "nodes", "checks",
             "chosen",
             "df"}
@@ -45,7 +46,8 @@ class NodeClass:
     nics: dict = field(default_factory=dict)        # {name: {state, speed_mbps}}
     nodes: dict = field(default_factory=dict)       # {node: {saved, CHECK: [values]}}
     raw: dict = field(default_factory=dict)
-    # {benchmark: seconds} the longest launch of each step took when the reference was saved
+    # {benchmark: seconds} the longest launch of each step took when the reference was saved,
+    # and {start: seconds} the longest its checks took to reach their first step
     step_seconds: dict = field(default_factory=dict)
 
     def matches(self, node: str) -> bool:
@@ -201,10 +203,10 @@ def _node_class(path, name, raw) -> NodeClass:
         _bad(path, f"{where} nics", "expected NAME = {state = \"up\", speed_mbps = N}")
     steps = raw.get("step_seconds", {})
     if not (isinstance(steps, dict) and all(
-            b in check.SHARES and isinstance(v, (int, float)) and not isinstance(v, bool)
+            b in STEPS and isinstance(v, (int, float)) and not isinstance(v, bool)
             and v > 0 for b, v in steps.items())):
-        _bad(path, f"{where} step_seconds", "expected BENCHMARK = seconds > 0, for "
-             + ", ".join(check.SHARES))
+        _bad(path, f"{where} step_seconds", "expected STEP = seconds > 0, for "
+             + ", ".join(STEPS))
     nodes = raw.get("nodes", {})
     if not isinstance(nodes, dict) or not all(isinstance(v, dict) for v in nodes.values()):
         _bad(path, f"{where} nodes", "expected tables of saved samples")

@@ -207,8 +207,11 @@ class Check:
                 v = check.judge_value(name, v, self.refs.get(name), f"{m.benchmark} was "
                                       "stopped at the end of its share: its points before that")
             elif m.benchmark in self.unfinished:
+                took = self.cls.step_seconds if self.cls else {}
+                start = (self.timings[0]["start_s"], took.get(check.START)) if self.timings \
+                    else None
                 v = check.unfinished(name, self.refs.get(name), self.unfinished[m.benchmark],
-                                     self.cls.step_seconds.get(m.benchmark) if self.cls else None)
+                                     took.get(m.benchmark), start)
             elif m.benchmark in failed_runs:
                 v = check.Value(name, None, m.unit, (self.refs.get(name) or {}).get("value"),
                                 verdict="fail", note=f"{m.benchmark}: {failed_runs[m.benchmark]}")
