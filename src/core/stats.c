@@ -102,8 +102,11 @@ void jt_stats_compute(double *x, size_t n, jt_stats *s)
     s->n = n;
     s->lag1 = NAN;
     s->ci_batches = 0;
+    s->ci_levels = 0;
     s->tick = 0.0;
     s->p99_lo = s->p99_hi = NAN;
+    s->p99_method = JT_CI_FEW;
+    s->p99_needs_n = jt_quantile_ci95_min_n(0.99);
     if (n == 0) {
         s->min = s->p25 = s->median = s->p75 = s->p99 = s->max = NAN;
         s->mean = s->stddev = s->ci_lo = s->ci_hi = NAN;
@@ -126,7 +129,8 @@ void jt_stats_compute(double *x, size_t n, jt_stats *s)
     s->mean = mean;
     s->stddev = n > 1 ? sqrt(m2 / (double)(n - 1)) : 0.0;
     jt_median_ci95_sorted(x, n, &s->ci_lo, &s->ci_hi);
-    jt_quantile_ci95_sorted(x, n, 0.99, &s->p99_lo, &s->p99_hi);
+    s->p99_method = jt_quantile_ci95_sorted(x, n, 0.99, &s->p99_lo, &s->p99_hi) == 0
+                        ? JT_CI_ORDER : JT_CI_FEW;
 }
 
 double jt_stats_rel_halfwidth(const jt_stats *s)
@@ -155,19 +159,26 @@ void jt_stats_json(const jt_stats *st, jt_json *j)
     jt_json_num(j, st->ci_lo);
     jt_json_num(j, st->ci_hi);
     jt_json_end(j);
-    jt_json_kstr(j, "ci95_method", st->ci_batches ? "batch medians" : "order statistics");
+    jt_json_kstr(j, "ci95_method", st->ci_levels    ? "two levels"
+                                   : st->ci_batches ? "batch medians"
+                                                    : "order statistics");
     if (!isnan(st->lag1))
         jt_json_knum(j, "lag1", st->lag1);
     jt_json_key(j, "p99_ci95");
     if (isnan(st->p99_lo)) {
         jt_json_null(j);
-        jt_json_kint(j, "p99_ci95_needs_n", (long long)jt_quantile_ci95_min_n(0.99));
+        jt_json_kint(j, "p99_ci95_needs_n", (long long)st->p99_needs_n);
     } else {
         jt_json_array(j);
         jt_json_num(j, st->p99_lo);
         jt_json_num(j, st->p99_hi);
         jt_json_end(j);
     }
+    jt_json_kstr(j, "p99_ci95_method", st->p99_method == JT_CI_BATCHES ? "batch p99s"
+                                       : st->p99_method == JT_CI_ORDER ? "order statistics"
+                                       : st->p99_method == JT_CI_CORRELATED
+                                           ? "none: correlated samples, too few for batches"
+                                           : "none: too few samples");
 }
 
 int jt_percentiles_parse(const char *spec, double *p, char *err, size_t errlen)

@@ -6,6 +6,9 @@
 
 #include <stddef.h>
 
+/* How an interval of a quantile was had (core/summary.h, jt_quantile_ci95). */
+enum { JT_CI_ORDER, JT_CI_BATCHES, JT_CI_FEW, JT_CI_CORRELATED };
+
 typedef struct jt_stats {
     size_t n;
     double min, p25, median, p75, p99, max;
@@ -15,6 +18,9 @@ typedef struct jt_stats {
     /* Set by jt_summary (core/summary.h), left at their defaults here: */
     double lag1;                   /* lag-1 autocorrelation of the ranks (NAN: not computed) */
     int ci_batches;                /* the median's interval is from batch medians */
+    int ci_levels;                 /* it spans two levels (core/levels.h): none is stated */
+    int p99_method;                /* JT_CI_*: how p99's interval was had, or why not */
+    size_t p99_needs_n;            /* the samples its interval needs, where none is stated */
     double tick;                   /* the clock's tick in the samples' unit (0: none known) */
 } jt_stats;
 

@@ -52,29 +52,57 @@ int jt_lag1_significant(double r1, size_t n)
     return !isnan(r1) && n >= 3 && fabs(r1) > 1.96 / sqrt((double)n);
 }
 
-int jt_median_ci95_batches(const double *x, size_t n, double m, double *lo, double *hi)
+size_t jt_quantile_batches_min_n(double q)
+{
+    size_t per = jt_quantile_ci95_min_n(q);
+    return (size_t)JT_BATCHES * (per > JT_BATCH_MIN ? per : JT_BATCH_MIN);
+}
+
+int jt_quantile_ci95_batches(const double *x, size_t n, double q, double v, double *lo,
+                             double *hi)
 {
     enum { B = JT_BATCHES };
     const double t975 = 2.093024054; /* Student's t, 19 degrees of freedom */
-    if (n < (size_t)B * JT_BATCH_MIN)
+    if (n < jt_quantile_batches_min_n(q))
         return -1;
-    double *buf = malloc((n / B + 1) * sizeof *buf), med[B], mean = 0.0, m2 = 0.0;
+    double *buf = malloc((n / B + 1) * sizeof *buf), est[B], mean = 0.0, m2 = 0.0;
     if (!buf)
         return -1;
     for (int b = 0; b < B; b++) {
         size_t from = (size_t)b * n / B, to = (size_t)(b + 1) * n / B;
         memcpy(buf, x + from, (to - from) * sizeof *buf);
         qsort(buf, to - from, sizeof *buf, cmp_double);
-        med[b] = jt_quantile_sorted(buf, to - from, 0.5);
-        double d = med[b] - mean;
+        est[b] = jt_quantile_sorted(buf, to - from, q);
+        double d = est[b] - mean;
         mean += d / (b + 1);
-        m2 += d * (med[b] - mean);
+        m2 += d * (est[b] - mean);
     }
     free(buf);
     double half = t975 * sqrt(m2 / (B - 1)) / sqrt((double)B);
-    *lo = m - half;
-    *hi = m + half;
+    *lo = v - half;
+    *hi = v + half;
     return 0;
+}
+
+int jt_quantile_ci95(const double *x, const double *sorted, size_t n, double q, double lag1,
+                     double *lo, double *hi)
+{
+    double blo, bhi;
+    int few = jt_quantile_ci95_sorted(sorted, n, q, lo, hi) != 0;
+    if (!jt_lag1_significant(lag1, n))
+        return few ? JT_CI_FEW : JT_CI_ORDER;
+    if (few || jt_quantile_ci95_batches(x, n, q, jt_quantile_sorted(sorted, n, q), &blo,
+                                        &bhi) != 0) {
+        *lo = *hi = NAN;
+        return JT_CI_CORRELATED;
+    }
+    /* never narrower than the order statistics' (a batch estimate can come out narrow by
+     * chance; the dependent samples' interval is not narrower than independent ones'), and
+     * never beyond the samples: a t interval of batch medians is symmetric, and one far batch
+     * took a round trip's lower bound below zero (-0.45 us for a median of 1.56) */
+    *lo = fmax(fmin(blo, *lo), sorted[0]);
+    *hi = fmin(fmax(bhi, *hi), sorted[n - 1]);
+    return JT_CI_BATCHES;
 }
 
 void jt_summary(const double *x, size_t n, double tick, double *sorted, jt_stats *s)
@@ -87,15 +115,16 @@ void jt_summary(const double *x, size_t n, double tick, double *sorted, jt_stats
         return;
     s->lag1 = jt_lag1_rank(x, sorted, n);
     double lo, hi;
-    if (jt_lag1_significant(s->lag1, n) && jt_median_ci95_batches(x, n, s->median, &lo, &hi) == 0) {
-        /* never narrower than the order statistics' (a batch estimate can come out narrow by
-         * chance; the dependent samples' interval is not narrower than independent ones'), and
-         * never beyond the samples: a t interval of batch medians is symmetric, and one far
-         * batch took a round trip's lower bound below zero (-0.45 us for a median of 1.56) */
-        s->ci_lo = fmax(fmin(lo, s->ci_lo), s->min);
-        s->ci_hi = fmin(fmax(hi, s->ci_hi), s->max);
+    /* the median keeps the order statistics' interval where batches cannot be had (it is
+     * what the stopping rule reads from the first samples) */
+    if (jt_quantile_ci95(x, sorted, n, 0.5, s->lag1, &lo, &hi) == JT_CI_BATCHES) {
+        s->ci_lo = lo;
+        s->ci_hi = hi;
         s->ci_batches = 1;
     }
+    s->p99_method = jt_quantile_ci95(x, sorted, n, 0.99, s->lag1, &s->p99_lo, &s->p99_hi);
+    if (s->p99_method == JT_CI_CORRELATED)
+        s->p99_needs_n = jt_quantile_batches_min_n(0.99);
     jt_widen_to_tick(s->median, s->tick, &s->ci_lo, &s->ci_hi);
     jt_widen_to_tick(s->p99, s->tick, &s->p99_lo, &s->p99_hi);
 }

@@ -4,6 +4,7 @@
 
 #include "harness/harness.h"
 
+#include "core/levels.h"
 #include "core/stats.h"
 
 #include <stdio.h>
@@ -37,6 +38,7 @@ typedef struct jt_point_result {
     size_t reps;      /* samples */
     double elapsed;
     int sample_reps;  /* operations per sample */
+    int stop;         /* why it stopped: JT_STOP_* (stopping.h) */
 } jt_point_result;
 
 #define JT_SAMPLE_REPS_MAX 4096 /* --sample-reps auto chooses at most this many */
@@ -51,12 +53,23 @@ double jt_ctx_timer_tick(jt_ctx *ctx);
 double jt_metric_tick(jt_ctx *ctx, const jt_bench *b, const jt_point *p, const jt_metric *mt,
                       const double *raw, size_t n, int sample_reps);
 
-/* The interval the stopping rule aims at (--target) for metric samples summarised in s
- * (jt_summary; sorted its sorted samples): returns its relative half-width, NAN when it does
- * not exist yet, and sets *floor (half a tick over the value) and *need (the samples it
- * needs). */
-double jt_target_halfwidth(const jt_ctx *ctx, const jt_stats *s, const double *sorted,
-                           double *floor, size_t *need);
+/* The statistics of a metric's samples x[0..n-1] (in the order measured; tick in their unit):
+ * the distribution (jt_summary; sorted receives them sorted), the modes, and where the
+ * median's interval spans two levels, the levels, that interval widened to span them
+ * (core/levels.h).  What the stopping rule and the record read alike. */
+void jt_point_stats(const double *x, size_t n, double tick, double *sorted, jt_stats *st,
+                    jt_modes *modes, jt_levels *levels);
+
+/* The samples the interval of quantile q needs (those summarised in s): batches' when the
+ * samples are correlated (core/summary.h). */
+size_t jt_quantile_needs_n(const jt_stats *s, double q);
+
+/* The interval the stopping rule aims at (--target) for metric samples x (in the order
+ * measured) summarised in s (sorted, the same sorted): returns its relative half-width, NAN
+ * when it does not exist yet, and sets *floor (half a tick over the value) and *need (the
+ * samples it needs). */
+double jt_target_halfwidth(const jt_ctx *ctx, const jt_stats *s, const double *x,
+                           const double *sorted, double *floor, size_t *need);
 
 /* Warm-up, then samples until the point's stopping rule says enough (measure.c).  Collective. */
 jt_point_result jt_measure_point(jt_ctx *ctx, const jt_bench *b, void *st, size_t i,

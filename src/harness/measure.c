@@ -4,6 +4,7 @@
 #include "harness/internal.h"
 #include "harness/stopping.h"
 
+#include "core/levels.h"
 #include "core/summary.h"
 #include "core/timer.h"
 
@@ -49,18 +50,35 @@ double jt_metric_tick(jt_ctx *ctx, const jt_bench *b, const jt_point *p, const j
     return isfinite(tick) ? tick : 0.0;
 }
 
-double jt_target_halfwidth(const jt_ctx *ctx, const jt_stats *s, const double *sorted,
-                           double *floor, size_t *need)
+void jt_point_stats(const double *x, size_t n, double tick, double *sorted, jt_stats *st,
+                    jt_modes *modes, jt_levels *levels)
+{
+    jt_summary(x, n, tick, sorted, st);
+    jt_modes_find(sorted, n, tick, modes);
+    st->ci_levels =
+        jt_levels_split(x, sorted, n, st->lag1, modes, &st->ci_lo, &st->ci_hi, levels);
+}
+
+size_t jt_quantile_needs_n(const jt_stats *s, double q)
+{
+    return jt_lag1_significant(s->lag1, s->n) ? jt_quantile_batches_min_n(q)
+                                              : jt_quantile_ci95_min_n(q);
+}
+
+double jt_target_halfwidth(const jt_ctx *ctx, const jt_stats *s, const double *x,
+                           const double *sorted, double *floor, size_t *need)
 {
     double q = ctx->cfg.target > 0 ? ctx->cfg.target / 100.0 : 0.5;
     double v = s->median, lo = s->ci_lo, hi = s->ci_hi;
     *need = 0;
     if (q != 0.5) {
         v = jt_quantile_sorted(sorted, s->n, q);
-        jt_quantile_ci95_sorted(sorted, s->n, q, &lo, &hi);
+        jt_quantile_ci95(x, sorted, s->n, q, s->lag1, &lo, &hi);
         jt_widen_to_tick(v, s->tick, &lo, &hi);
-        *need = jt_quantile_ci95_min_n(q);
+        *need = jt_quantile_needs_n(s, q);
     }
+    else if (jt_lag1_significant(s->lag1, s->n)) /* correlated: judged on batches only */
+        *need = jt_quantile_needs_n(s, 0.5);
     *floor = v != 0 ? 0.5 * s->tick / fabs(v) : 0.0;
     if (s->n == 0 || isnan(lo))
         return NAN;
@@ -117,6 +135,7 @@ jt_point_result jt_measure_point(jt_ctx *ctx, const jt_bench *b, void *st, size_
     long decision[2] = {0, ctx->cfg.min_reps}; /* stop, next batch */
     const jt_stopping rule = {ctx->cfg.min_reps, ctx->cfg.max_reps, ctx->cfg.precision,
                               ctx->cfg.max_time, p->min_time};
+    jt_stop_trace trace = {0};
     size_t total = 0;
     double *tmp = NULL, *sorted = NULL;
     size_t tmpcap = 0;
@@ -144,8 +163,10 @@ jt_point_result jt_measure_point(jt_ctx *ctx, const jt_bench *b, void *st, size_
         /* A fixed count (--iterations) and no minimum time: every rank knows the decision, and
          * at hundreds of simulated ranks its broadcast would cost more than the point. */
         if (ctx->cfg.min_reps == ctx->cfg.max_reps && p->min_time <= 0 &&
-            (long)total >= ctx->cfg.max_reps)
+            (long)total >= ctx->cfg.max_reps) {
+            decision[0] = JT_STOP_MAX_REPS;
             break;
+        }
         if (ctx->rank == 0) {
             double el = jt_now() - t0;
             jt_series *s = &ser[conv_series];
@@ -160,9 +181,13 @@ jt_point_result jt_measure_point(jt_ctx *ctx, const jt_bench *b, void *st, size_
                 tmp[q] = mt ? mt->derive(s->v[q], p) : s->v[q];
             double tick = mt ? jt_metric_tick(ctx, b, p, mt, s->v, s->n, reps) : 0.0;
             jt_stats st_;
-            jt_summary(tmp, s->n, tick, sorted, &st_);
-            jt_stop_state now = {total, el, NAN, 0.0, 0};
-            now.hw = jt_target_halfwidth(ctx, &st_, sorted, &now.floor, &now.need);
+            jt_modes modes;
+            jt_levels levels;
+            jt_point_stats(tmp, s->n, tick, sorted, &st_, &modes, &levels);
+            jt_stop_state now = {total, el, NAN, 0.0, 0, 0, 0, &trace};
+            now.hw = jt_target_halfwidth(ctx, &st_, tmp, sorted, &now.floor, &now.need);
+            now.levels = !(ctx->cfg.target > 0) && st_.ci_levels;
+            now.method = st_.ci_batches ? JT_CI_BATCHES : JT_CI_ORDER;
             decision[0] = jt_stopping_decide(&rule, &now, &decision[1]);
         }
         MPI_Bcast(decision, 2, MPI_LONG, 0, ctx->comm);
@@ -172,6 +197,6 @@ jt_point_result jt_measure_point(jt_ctx *ctx, const jt_bench *b, void *st, size_
     free(tmp);
     free(sorted);
     free(done);
-    jt_point_result r = {total, jt_now() - t0, reps};
+    jt_point_result r = {total, jt_now() - t0, reps, (int)decision[0]};
     return r;
 }

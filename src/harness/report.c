@@ -112,11 +112,13 @@ static void report_values(jt_ctx *ctx, const jt_point *p, const jt_stats *all, j
  * intervals, where its samples are kept; and what the stopping rule's target reached. */
 typedef struct metric_extra {
     jt_modes modes;
+    jt_levels levels;                  /* n > 0: the median's interval spans two levels */
     int reps;                          /* operations per sample */
     double tick;                       /* the clock's, in the metric's unit (0: none) */
     double hw, floor;                  /* the target's relative half-width, the clock's */
     double pct[JT_PERCENTILES_MAX];
     double pct_lo[JT_PERCENTILES_MAX], pct_hi[JT_PERCENTILES_MAX]; /* NAN: too few samples */
+    size_t pct_need[JT_PERCENTILES_MAX]; /* the samples an interval needs */
     long long samples_at; /* -1: not kept */
     size_t count;
 } metric_extra;
@@ -133,6 +135,23 @@ static void extra_json(const jt_ctx *ctx, const metric_extra *x, jt_json *j)
             jt_json_object(j);
             jt_json_knum(j, "at", x->modes.m[k].at);
             jt_json_knum(j, "share", x->modes.m[k].share);
+            jt_json_end(j);
+        }
+        jt_json_end(j);
+    }
+    if (x->levels.n > 0) {
+        jt_json_key(j, "levels");
+        jt_json_array(j);
+        for (int k = 0; k < x->levels.n; k++) {
+            const jt_level *l = &x->levels.l[k];
+            jt_json_object(j);
+            jt_json_knum(j, "median", l->median);
+            jt_json_knum(j, "share", l->share);
+            jt_json_key(j, "ci95");
+            jt_json_array(j);
+            jt_json_num(j, l->lo);
+            jt_json_num(j, l->hi);
+            jt_json_end(j);
             jt_json_end(j);
         }
         jt_json_end(j);
@@ -169,7 +188,7 @@ static void extra_json(const jt_ctx *ctx, const metric_extra *x, jt_json *j)
             for (int k = 0; k < ctx->cfg.npct; k++) {
                 snprintf(key, sizeof key, "%g", ctx->cfg.pct[k]);
                 if (isnan(x->pct_lo[k]))
-                    jt_json_kint(j, key, (long long)jt_quantile_ci95_min_n(ctx->cfg.pct[k] / 100));
+                    jt_json_kint(j, key, (long long)x->pct_need[k]);
             }
             jt_json_end(j);
         }
@@ -201,14 +220,14 @@ static void analyse(jt_ctx *ctx, const jt_metric *mt, const jt_point *p, const j
     x->samples_at = ctx->cfg.keep_samples && ctx->writing
                         ? jt_record_samples(&ctx->rec, v, s->n) : -1;
     x->tick = jt_metric_tick(ctx, ctx->bench, p, mt, s->v, s->n, x->reps);
-    jt_summary(v, s->n, x->tick, sorted, st);
-    jt_modes_find(sorted, s->n, x->tick, &x->modes);
+    jt_point_stats(v, s->n, x->tick, sorted, st, &x->modes, &x->levels);
     size_t need;
-    x->hw = jt_target_halfwidth(ctx, st, sorted, &x->floor, &need);
+    x->hw = jt_target_halfwidth(ctx, st, v, sorted, &x->floor, &need);
     for (int k = 0; k < ctx->cfg.npct; k++) {
         double q = ctx->cfg.pct[k] / 100.0;
         x->pct[k] = jt_quantile_sorted(sorted, s->n, q);
-        jt_quantile_ci95_sorted(sorted, s->n, q, &x->pct_lo[k], &x->pct_hi[k]);
+        x->pct_need[k] = jt_quantile_needs_n(st, q);
+        jt_quantile_ci95(v, sorted, s->n, q, st->lag1, &x->pct_lo[k], &x->pct_hi[k]);
         jt_widen_to_tick(x->pct[k], x->tick, &x->pct_lo[k], &x->pct_hi[k]);
     }
     free(sorted);
@@ -262,6 +281,8 @@ void jt_report_point(jt_ctx *ctx, const jt_point *p, jt_series *ser, jt_point_re
         jt_json_kbool(&j, "converged", converged);
         jt_json_kbool(&j, "resolution_limited", limited);
         extra_json(ctx, &x, &j);
+        if (jt_stop_reason_name(pr.stop))
+            jt_json_kstr(&j, "stop", jt_stop_reason_name(pr.stop));
         jt_json_knum(&j, "elapsed_s", pr.elapsed);
         emit(ctx, &j, out);
     }

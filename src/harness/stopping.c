@@ -1,6 +1,48 @@
 #include "harness/stopping.h"
 
 #include <math.h>
+#include <string.h>
+
+const char *jt_stop_reason_name(int reason)
+{
+    static const char *const names[] = {NULL,         "precision", "clock",   "not narrowing",
+                                        "two levels", "max-time",  "max-reps"};
+    return reason > 0 && reason <= JT_STOP_MAX_REPS ? names[reason] : NULL;
+}
+
+/* Whether the half-width hw at n samples narrowed less than 1/sqrt(n) allows for since the
+ * last decision at least JT_STOP_WINDOW-fold fewer samples ago (stopping.h). */
+static int not_narrowing(const jt_stop_trace *t, size_t n, double hw, int method)
+{
+    if (!t || !(isfinite(hw) && hw > 0))
+        return 0;
+    for (int k = t->len - 1; k >= 0; k--) {
+        if (t->method[k] != method)
+            return 0;
+        if ((double)t->n[k] * JT_STOP_WINDOW > (double)n)
+            continue;
+        if (t->n[k] < JT_STOP_FROM_N)
+            return 0;
+        double expected = t->hw[k] * sqrt((double)t->n[k] / (double)n);
+        return isfinite(t->hw[k]) && t->hw[k] > 0 && hw > JT_STOP_SLACK * expected;
+    }
+    return 0;
+}
+
+static void remember(jt_stop_trace *t, size_t n, double hw, int method)
+{
+    if (!t || !(isfinite(hw) && hw > 0))
+        return;
+    if (t->len == JT_STOP_TRACE) {
+        memmove(t->n, t->n + 1, (JT_STOP_TRACE - 1) * sizeof *t->n);
+        memmove(t->hw, t->hw + 1, (JT_STOP_TRACE - 1) * sizeof *t->hw);
+        memmove(t->method, t->method + 1, (JT_STOP_TRACE - 1) * sizeof *t->method);
+        t->len--;
+    }
+    t->n[t->len] = n;
+    t->method[t->len] = method;
+    t->hw[t->len++] = hw;
+}
 
 int jt_resolution_limited(double precision, double floor) { return floor > precision; }
 
@@ -32,8 +74,24 @@ int jt_stopping_decide(const jt_stopping *r, const jt_stop_state *s, long *next)
 {
     /* resolution-limited: as narrow as the clock allows (a relative margin for rounding) */
     double limit = fmax(r->precision, s->floor > 0 ? s->floor * (1 + 1e-9) : 0.0);
-    int conv = s->total > 0 && s->total >= s->need && s->hw <= limit; /* NAN compares false */
+    int exists = s->total > 0 && s->total >= s->need;
+    int conv = exists && s->hw <= limit; /* NAN compares false */
+    int stalled = exists && not_narrowing(s->trace, s->total, s->hw, s->method);
+    int confirmed = stalled && s->trace->stalled;
+    if (s->trace)
+        s->trace->stalled = stalled;
     *next = next_batch(r, s, limit);
-    return s->el >= r->min_time &&
-           (conv || s->el >= fmax(r->max_time, r->min_time) || (long)s->total >= r->max_reps);
+    if (exists)
+        remember(s->trace, s->total, s->hw, s->method);
+    if (s->el < r->min_time)
+        return JT_STOP_NO;
+    if (conv)
+        return s->hw <= r->precision ? JT_STOP_PRECISION : JT_STOP_CLOCK;
+    if (exists && s->levels)
+        return JT_STOP_LEVELS;
+    if (confirmed)
+        return JT_STOP_NOT_NARROWING;
+    if (s->el >= fmax(r->max_time, r->min_time))
+        return JT_STOP_MAX_TIME;
+    return (long)s->total >= r->max_reps ? JT_STOP_MAX_REPS : JT_STOP_NO;
 }

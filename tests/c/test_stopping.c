@@ -45,6 +45,7 @@ static run simulate(const jt_stopping *r, double mean, double sd, double dt, dou
 {
     run out = {0, 0, 0, 0, 0};
     long next = r->min_reps;
+    jt_stop_trace trace = {0}; /* independent samples narrow as they should: never stalled */
     for (;;) {
         for (long k = 0; k < next && out.total < cap; k++) {
             double x = fabs(normal(mean, sd));
@@ -53,7 +54,7 @@ static run simulate(const jt_stopping *r, double mean, double sd, double dt, dou
         }
         out.hw = halfwidth(v, out.total);
         out.decisions++;
-        jt_stop_state st = {out.total, out.el, out.hw, 0.0, 0};
+        jt_stop_state st = {out.total, out.el, out.hw, 0.0, 0, 0, 0, &trace};
         if (jt_stopping_decide(r, &st, &next) || out.total >= cap)
             break;
     }
@@ -75,7 +76,7 @@ int main(void)
     for (size_t total = 1; total < 200000; total = total * 3 + 1)
         for (size_t w = 0; w < sizeof widths / sizeof *widths; w++) {
             long next;
-            jt_stop_state st = {total, 1e-3 * (double)total, widths[w], 0.0, 0};
+            jt_stop_state st = {total, 1e-3 * (double)total, widths[w], 0.0, 0, 0, 0, NULL};
             jt_stopping_decide(&wide, &st, &next);
             CHECKF(next >= (long)ceil(0.25 * (double)total) && next <= (long)ceil(3.0 * total),
                    "total %zu, width %g: next batch %ld outside [%zu/4, 3 x %zu]", total,
@@ -84,7 +85,7 @@ int main(void)
     /* The prediction: a width twice the target asks for about 4.6 times the samples in all
      * (1.15 x 2^2), capped at 3 more; a width just above it for a little more. */
     long next;
-    jt_stop_state a = {1000, 1.0, 0.02, 0.0, 0};
+    jt_stop_state a = {1000, 1.0, 0.02, 0.0, 0, 0, 0, NULL};
     CHECK(!jt_stopping_decide(&wide, &a, &next) && next == 3000);
     a.hw = 0.0102;
     CHECK(!jt_stopping_decide(&wide, &a, &next) && next >= 250 && next <= 300);
@@ -95,17 +96,17 @@ int main(void)
 
     /* The clock: a floor under precision changes nothing; one above it (resolution-limited)
      * stops once the interval is at the floor, not before, and never waits for --max-time. */
-    a = (jt_stop_state){1000, 1.0, 0.0099, 0.004, 0};
+    a = (jt_stop_state){1000, 1.0, 0.0099, 0.004, 0, 0, 0, NULL};
     CHECK(jt_stopping_decide(&wide, &a, &next) && !jt_resolution_limited(0.01, 0.004));
-    a = (jt_stop_state){1000, 1.0, 0.03, 0.025, 0};
+    a = (jt_stop_state){1000, 1.0, 0.03, 0.025, 0, 0, 0, NULL};
     CHECK(!jt_stopping_decide(&wide, &a, &next) && jt_resolution_limited(0.01, 0.025));
     CHECKF(next >= 400 && next <= 700, "%ld more for a width 1.2 x the floor", next);
     a.hw = 0.025; /* the widened interval is at the floor: nothing more to gain */
     CHECK(jt_stopping_decide(&wide, &a, &next));
     /* A percentile's interval that does not exist yet: the samples it needs, then judged. */
-    a = (jt_stop_state){100, 0.1, NAN, 0.0, 368};
+    a = (jt_stop_state){100, 0.1, NAN, 0.0, 368, 0, 0, NULL};
     CHECK(!jt_stopping_decide(&wide, &a, &next) && next == 268);
-    a = (jt_stop_state){368, 0.4, 0.005, 0.0, 368};
+    a = (jt_stop_state){368, 0.4, 0.005, 0.0, 368, 0, 0, NULL};
     CHECK(jt_stopping_decide(&wide, &a, &next));
     a.total = 367; /* even narrow, an interval of fewer samples than it needs is no interval */
     CHECK(!jt_stopping_decide(&wide, &a, &next) && next >= 1);

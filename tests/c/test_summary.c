@@ -64,8 +64,38 @@ static tally draw(double rho, size_t n, int draws, uint64_t seed)
     return t;
 }
 
+/* p99 on AR(1) rho 0.9: the batch p99s' interval covers the true p99 (10 + z(0.99)); the
+ * order statistics' does not.  Returns the draws covered; *iid those the order statistics'
+ * interval covered. */
+static int draw_p99(size_t n, int draws, int *iid)
+{
+    static double x[20000], sorted[20000];
+    const double truth = 10.0 + 2.326347874;
+    int covered = 0;
+    *iid = 0;
+    for (int d = 0; d < draws; d++) {
+        rng_state = 7000 + (uint64_t)d * 7919;
+        ar1(x, n, 0.9);
+        jt_stats s;
+        jt_summary(x, n, 0.0, sorted, &s);
+        double lo, hi;
+        jt_quantile_ci95_sorted(sorted, n, 0.99, &lo, &hi);
+        *iid += lo <= truth && truth <= hi;
+        covered += s.p99_method == JT_CI_BATCHES && s.p99_lo <= truth && truth <= s.p99_hi;
+    }
+    printf("AR(1) rho 0.9, n %zu: p99's batch interval covers in %d/%d, the independent-"
+           "samples interval in %d/%d\n", n, covered, draws, *iid, draws);
+    return covered;
+}
+
 int main(void)
 {
+    /* p99 under correlation: batches of p99s where there are samples enough for them. */
+    int iid, p99 = draw_p99(20000, 200, &iid);
+    CHECKF(p99 >= 200 * 90 / 100, "p99 covered in %d of 200", p99);
+    CHECKF(iid < 200 * 75 / 100, "the iid p99 interval covered %d of 200: the test does not "
+           "tell them apart", iid);
+
     /* Correlated: the batch medians' interval covers; the order statistics' does not. */
     static const double rhos[] = {0.5, 0.8};
     static const size_t ns[] = {2000, 4000}; /* the stronger, the more samples batches need */
@@ -100,6 +130,14 @@ int main(void)
     jt_summary(y, 400, 0.0, ysorted, &s);
     CHECK(s.ci_batches && s.ci_lo >= s.min && s.ci_hi <= s.max && s.ci_lo <= s.median);
     CHECKF(s.ci_lo > 0, "a round trip's interval from %g", s.ci_lo);
+    /* ... and none where there are not: an order-statistics interval would claim the
+     * independence the samples lack; the record says what batches need. */
+    static double z[4000], zsorted[4000];
+    rng_state = 99;
+    ar1(z, 4000, 0.9);
+    jt_summary(z, 4000, 0.0, zsorted, &s);
+    CHECK(s.p99_method == JT_CI_CORRELATED && isnan(s.p99_lo) && isnan(s.p99_hi));
+    CHECK(s.p99_needs_n == 7360 && jt_quantile_batches_min_n(0.99) == 7360);
     /* All equal: no correlation, and the interval is the tick's. */
     for (int i = 0; i < 150; i++)
         x[i] = 0.25;
