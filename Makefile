@@ -106,7 +106,7 @@ TEST_WORKERS ?= $(shell echo $$(( $(JOBS) * 2 )))
 # run alone afterwards, as beside the rest of the suite a time slice flags a healthy host (a
 # healthy host's 8-byte latency 1.6-2.2 times the others' in both measurements, 2026-11-26).
 test-py:
-	$(VENV)/bin/python -m pytest tests/py -q -rs -n $(TEST_WORKERS) --dist loadgroup --durations=25 \
+	$(VENV)/bin/python -m pytest tests/py -q -rs -n $(TEST_WORKERS) --dist loadgroup --durations=25 --cpu-top 25 \
 	  --ignore tests/py/test_scan_netns.py
 	$(VENV)/bin/python -m pytest tests/py/test_scan_netns.py -q -rs
 

@@ -44,6 +44,8 @@ sys.path.insert(0, str(REPO / "python"))  # usable without `pip install -e` too
 # oversubscribed; a test that needs otherwise sets its own.
 os.environ.setdefault("OMPI_MCA_mpi_yield_when_idle", "1")
 
+pytest_plugins = ["cpu_cost"]     # --cpu-top N: the tests that cost the most CPU
+
 
 @pytest.fixture
 def data():
