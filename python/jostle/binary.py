@@ -1,14 +1,47 @@
-"""Where the jostle-bench binary is: --bench, $JOSTLE_BENCH, the checkout's build/, then PATH.
+"""jostle-bench from outside: where the binary is (--bench, $JOSTLE_BENCH, the checkout's
+build/, then PATH) and `ask`, the one way to put it a question without an MPI launcher.
 
-Below launch (which runs it) and sizes (which asks it to parse a sweep), so that both may find it.
+Below records (its --describe), run (its queries, launches) and sizes (--parse-sizes), so that
+every one of them asks it the same way and reads its exit status the same way.
 """
 
+import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Optional
 
 from .errors import JostleError, UsageError
+
+# How jostle-bench's rank 0 says a usage error (core/errors.c): once, however many ranks.
+USAGE_PREFIX = "jostle-bench: error: "
+
+
+def ask(bench, *args, stdin: Optional[str] = None, timeout: float = 60, answer: str = "json"):
+    """BENCH ARGS run alone (no launcher): its JSON answer (ANSWER "json") or its standard
+    output ("text"). Exit 2 is the caller's bad input: UsageError with the bench's own error
+    line; any other failure, a time-out or an answer that is not JSON is a JostleError."""
+    argv = [str(bench), *map(str, args)]
+    shown = " ".join(argv)
+    try:
+        out = subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise JostleError(f"'{shown}' failed: {e}") from None
+    lines = [x.strip() for x in out.stderr.splitlines() if x.strip()]
+    if out.returncode == 2:
+        said = [x for x in lines if x.startswith(USAGE_PREFIX)] or lines[-1:]
+        raise UsageError(said[0].removeprefix(USAGE_PREFIX) if said
+                         else f"jostle-bench refused '{' '.join(map(str, args))}'")
+    if out.returncode != 0:
+        raise JostleError(f"'{shown}' exited {out.returncode}: "
+                          + (lines[-1][:500] if lines else "(no message)"))
+    if answer == "text":
+        return out.stdout
+    try:
+        return json.loads(out.stdout)
+    except ValueError:
+        raise JostleError(f"'{shown}' did not print JSON: {out.stdout.strip()[:200]!r}") from None
 
 
 def repo_root() -> Optional[Path]:

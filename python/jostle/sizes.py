@@ -10,37 +10,33 @@ launches, with the sizes counted for time-outs and progress.
             optional B or iB (4KiB); at most 1T, at most 100000 points in all
 """
 
-import json
-import subprocess
+import re
 
-from .binary import find_bench
-from .errors import JostleError, UsageError
+from .binary import ask, find_bench
+from .errors import UsageError
+
+# N of the grammar above, as src/core/sizes.c's jt_parse_bytes reads it (tests/py/test_sizes.py
+# holds the two to the same answers): one count needs no built bench (`jostle history --size`).
+_N = re.compile(r"(\d+)(?:([KMGT])(?:I?B)?|B)?", re.IGNORECASE)
+_SHIFT = {"K": 10, "M": 20, "G": 30, "T": 40}
+MAX_BYTES = 1 << 40
 
 
 def parse_sizes(spec: str, bench=None) -> list:
-    """The sizes of SPEC, in order; UsageError naming the value when it is not one."""
-    exe = str(bench or find_bench())
-    out = subprocess.run([exe, "--parse-sizes", spec], capture_output=True, text=True, timeout=60)
-    if out.returncode == 2:
-        msg = out.stderr.strip().splitlines()[-1] if out.stderr.strip() else f"bad sizes '{spec}'"
-        raise UsageError(msg.replace("jostle-bench: error: ", ""))
-    if out.returncode != 0:
-        raise JostleError(f"'{exe} --parse-sizes {spec}' exited {out.returncode}: {out.stderr.strip()}")
-    return json.loads(out.stdout)
+    """The sizes of SPEC, in order, by BENCH (give the bench the command launches: its parser
+    is the one that will read them); UsageError naming the value when it is not one."""
+    return ask(bench or find_bench(), "--parse-sizes", spec)
 
 
-def parse_bytes(text: str, bench=None) -> int:
-    """One byte count (N above: 65536, 16K, 4KiB, 64M), by the same parser; UsageError naming
-    the value when it is not exactly one."""
-    t = str(text).strip()
-    why = UsageError(f"{ascii(text)} is not allowed; expected one byte count, at most 1T, with "
-                     "an optional K/M/G/T suffix (powers of 1024), e.g. 65536, 16K or 64M")
-    if not t or any(ch in t for ch in ",:"):
-        raise why
-    try:
-        (n,) = parse_sizes(t, bench)
-    except UsageError:
-        raise why from None
+def parse_bytes(text: str) -> int:
+    """One byte count (N above: 65536, 16K, 4KiB, 64M); UsageError naming the value when it
+    is not exactly one."""
+    m = _N.fullmatch(str(text).strip())
+    n = int(m[1]) << _SHIFT.get((m[2] or "").upper(), 0) if m else None
+    if n is None or n > MAX_BYTES:
+        raise UsageError(f"{ascii(text)} is not allowed; expected one byte count, at most 1T, "
+                         "with an optional K/M/G/T suffix (powers of 1024), e.g. 65536, 16K "
+                         "or 64M")
     return n
 
 

@@ -9,6 +9,7 @@ import subprocess
 import pytest
 
 from jostle.analysis import bounds
+from jostle.run import bound_probes
 from jostle.analysis import headline as numbers
 from jostle import report
 from jostle.figures import close, contention as contention_figures
@@ -249,7 +250,7 @@ def test_c2c_measures_each_pair_and_refuses_bad_values(built, tmp_path):
     pair, one way and round trip from the same samples; a pair of one core, or of a core
     this host lacks, is refused naming the value."""
     bench = built()
-    got = bounds.c2c(bench, pairs="0:1,1:0", max_time=0.1)
+    got = bound_probes.c2c(bench, pairs="0:1,1:0", max_time=0.1)
     assert set(got["c2c_ns"]) == {"0:1", "1:0"}
     for v in got["c2c_ns"].values():
         assert 1.0 < v["median"] < 100_000 and v["ci95"][0] <= v["median"] <= v["ci95"][1]

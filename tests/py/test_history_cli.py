@@ -147,3 +147,14 @@ def test_the_report_of_a_campaign_shows_its_nodes_history(tmp_path, data, capsys
     assert rc == 0, err
     page = (d / "report.html").read_text()
     assert '<section id="history">' in page and "No drift found" in page
+
+
+def test_a_size_filter_needs_no_built_bench(site, capsys, monkeypatch):
+    """A store query reads its --size itself: no jostle-bench is found, none is asked."""
+    _, db, _, _ = site
+    monkeypatch.setenv("JOSTLE_BENCH", "/nonexistent/jostle-bench")
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    rc, _, err = jostle(capsys, "history", "--db", db, "--size", "16K", "--format", "csv")
+    assert rc == 0, err
+    rc, _, err = jostle(capsys, "history", "--db", db, "--size", "16X")
+    assert rc == 2 and "16X" in err and err.count("\n") == 1, err

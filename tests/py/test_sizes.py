@@ -1,7 +1,7 @@
 import pytest
 
 from jostle.errors import UsageError
-from jostle.sizes import human, parse_sizes
+from jostle.sizes import human, parse_bytes, parse_sizes
 
 pytestmark = pytest.mark.unit
 
@@ -41,3 +41,26 @@ def test_bad_specs_name_the_value(spec, named):
 
 def test_human():
     assert [human(n) for n in (0, 1000, 1024, 1536, 1 << 20, 1 << 30)] == ["0", "1000", "1K", "1536", "1M", "1G"]
+
+
+# One byte count is read in Python (a store query needs no build): the same answers as the
+# bench's parser, on every form of N and on its edges.
+COUNTS = ["0", "4", "65536", "16K", "16k", "4KiB", "4kib", "4kb", "8B", "64M", "1G", "1T",
+          " 16K", "1024G", "8iB", "4X", "-4", "", "K", "1.5K", "1024T", "1025G", "16KB2",
+          "99999999999999999999999", "1K,2K", "1:4"]
+
+
+@pytest.mark.parametrize("text", COUNTS)
+def test_one_byte_count_as_the_benchs_parser(text):
+    try:
+        want = parse_sizes(text)
+    except UsageError:
+        want = None
+    if want is not None and len(want) != 1:
+        want = None
+    try:
+        got = [parse_bytes(text)]
+    except UsageError as e:
+        assert ascii(text) in str(e) and "byte count" in str(e)
+        got = None
+    assert got == want

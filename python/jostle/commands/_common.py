@@ -246,8 +246,8 @@ def out_dir_type(text):
 
 
 def bytes_type(text):
-    """One byte count (sizes.parse_bytes: jostle-bench's parser), kept as written (16K) for
-    the messages that name it and for jostle-bench, which parses it again."""
+    """One byte count (sizes.parse_bytes, read as jostle-bench reads it), kept as written (16K)
+    for the messages that name it and for jostle-bench, which parses it again."""
     try:
         parse_bytes(text)
     except UsageError as e:
@@ -282,9 +282,14 @@ def default_name(prefix, run_args, ranks=None, hosts=()) -> str:
     return f"{prefix}-{hashlib.sha1(key.encode()).hexdigest()[:8]}"
 
 
+def bench_of(args):
+    """The jostle-bench the command launches (--bench, --mpi): the one that parses its sizes."""
+    return binary.find_bench(args.mpi, args.bench)
+
+
 def launch_config(args) -> LaunchConfig:
     """Binary and launcher from --bench/--mpi/--launcher/--platform (see launch.py)."""
-    bench = binary.find_bench(args.mpi, args.bench)
+    bench = bench_of(args)
     over = {"auto": "auto", "yes": True, "no": False}[args.oversubscribe]
     restart = bool(getattr(args, "restart", False))
     if args.launcher is not None:

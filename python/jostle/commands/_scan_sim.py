@@ -73,7 +73,7 @@ def simulated(args, fabric=None) -> int:
     spec.timeout = (args.timeout or 600) + 0.06 * n * len(shifts)
     if not args.dry_run and not shutil.which("smpirun"):
         raise JostleError("smpirun is not installed (SimGrid); --simulate needs it")
-    bench = simgrid.find_bench(args.bench)
+    bench = simgrid.find_sim_bench(args.bench)
     pairs = [(r, (r + k) % n) for k in shifts for r in range(n)]
 
     def platform(passno, measured, name):

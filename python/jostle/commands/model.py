@@ -17,7 +17,7 @@ from ..errors import UsageError
 from ..figures import model as model_figures
 from ..run.progress import Progress
 from ..records.results import find_run_files, load, load_run
-from ..sizes import human, parse_sizes
+from ..sizes import human, parse_bytes
 from . import _common as c
 from . import _record
 from . import contention as cont
@@ -254,9 +254,7 @@ def _pm(p) -> str:
 
 def predict_main(args):
     doc = model_of(args.directory)
-    size = parse_sizes(args.size)
-    if len(size) != 1:
-        raise UsageError(f"--size '{args.size}' is not allowed; expected one size, e.g. 64M")
+    size = [parse_bytes(args.size)]
     cores = (doc["machine"].get("cores") or 0)
     if cores and args.cores > cores:
         raise UsageError(f"--cores {args.cores} is not allowed; this machine has {cores} cores")

@@ -143,7 +143,7 @@ def plan(args, configs, cores) -> list:
               "--kernel", args.kernel,
               *c.given_over(QUICK if args.quick else [], args, ("min_reps", "max_time", "warmup")),
               *c.pass_through(args, ("poll-us", "batch", "thread-idle", "fallback"))]
-    sizes = parse_sizes(spec)
+    sizes = parse_sizes(spec, configs[0][1].bench)
     # a point: its time cap, and half a second of the repetitions before it
     point = 0.1 if args.quick else float(benchmarks.default("overlap", "max-time")) + 0.5
     timeout = args.timeout or 60 + 2 * len(sizes) * len(args.collectives) * point

@@ -179,8 +179,9 @@ def main(args):
     if args.preset:
         spec = PRESETS[args.preset]
         if args.sizes:
-            spec = cap_sizes(spec, max(parse_sizes(args.sizes)))
-    sizes = parse_sizes(spec)
+            spec = cap_sizes(spec, max(parse_sizes(args.sizes, c.bench_of(args))),
+                             c.bench_of(args))
+    sizes = parse_sizes(spec, c.bench_of(args))
     hosts = args.hosts or []
     c.check_per_rank(args, args.ranks)
     c.check_hosts(args)
@@ -270,9 +271,9 @@ def report_launches(camp, runs, k, rows=True) -> list:
         points = launches.summarise(done)
         if not points:
             continue
-        varying = sum(1 for p in points if p["between"]
-                      and p["metric"] == launches.headline_metric(points))
-        print(launches.heading(name, len(done), varying))
+        metric = launches.headline_metric(points)
+        varying = sum(1 for p in points if p["between"] and p["metric"] == metric)
+        print(launches.heading(name, len(done), varying, launches.stopped_early(points, metric)))
         for line in launches.table(points, len(done)) if rows else ():
             print("  " + line)
         out = camp.dir / f"{name}.summary.json"

@@ -73,7 +73,7 @@ def step_machine(ctx):
 def plan_pingpong(ctx):
     run = RunSpec("pingpong-intra", "pingpong", ["--sizes", QUICK_SIZES, *QUICK_REPS], ranks=2,
                   timeout=ctx.args.timeout or estimate.estimate_timeout(
-                      parse_sizes(QUICK_SIZES), max_time=float(QUICK_REPS[1])))
+                      parse_sizes(QUICK_SIZES, ctx.config.bench), max_time=float(QUICK_REPS[1])))
     return Campaign(ctx.dir, repeated([run], LAUNCHES)), ctx.config
 
 

@@ -48,12 +48,12 @@ exit status: 0 nothing flagged, 1 a node or link flagged (or unreachable), 2 bad
 
 
 def load_sizes_type(text):
-    from ..sizes import parse_sizes
+    from ..sizes import parse_bytes
     try:
-        sizes = parse_sizes(text)
+        sizes = [parse_bytes(t) for t in text.split(",")]
     except UsageError:
         sizes = []
-    if len(sizes) != 2 or "," not in text:
+    if len(sizes) != 2:
         raise argparse.ArgumentTypeError(f"'{text}' is not allowed; expected two message sizes "
                                          "SMALL,LARGE, e.g. 4,64M")
     return text

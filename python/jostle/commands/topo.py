@@ -15,7 +15,8 @@ from pathlib import Path
 
 from .. import binary
 from ..analysis import bounds, topo_links
-from ..run import bench_query
+from ..run import bound_probes
+from ..binary import ask
 from ..errors import JostleError, UsageError
 from . import _common as c
 from .run import Step
@@ -65,7 +66,7 @@ def register(sub):
 
 def describe(bench, xml=None, export=None) -> dict:
     args = ["--topo"] + (["--topology", xml] if xml else []) + (["--export", export] if export else [])
-    return bench_query._query(bench, *args)
+    return ask(bench, *args)
 
 
 def advice(bench, xml=None, nic=None, favor=None, threads=1) -> dict:
@@ -73,12 +74,12 @@ def advice(bench, xml=None, nic=None, favor=None, threads=1) -> dict:
     for flag, v in (("--topology", xml), ("--nic", nic), ("--favor", favor)):
         if v:
             args += [flag, v]
-    return bench_query._query(bench, *args)
+    return ask(bench, *args)
 
 
 def measure(bench, nbytes=None, bandwidth=True) -> dict:
     args = ["--latency-matrix"] + (["--bytes", nbytes] if nbytes else [])
-    return bench_query._query(bench, *args, *([] if bandwidth else ["--no-bandwidth"]))
+    return ask(bench, *args, *([] if bandwidth else ["--no-bandwidth"]))
 
 
 def read_matrix(path) -> np.ndarray:
@@ -259,7 +260,7 @@ def step_topo(ctx):
 def step_bounds(ctx):
     """`jostle run`: the bounds the report sets the headline numbers against (bounds.py)."""
     try:
-        found = bounds.measure(ctx.config.bench)
+        found = bound_probes.measure(ctx.config.bench)
     except JostleError as e:  # a bench without --latency-matrix: the bounds are said unknown
         ctx.notes.append(f"bounds not measured (the report says them unknown): {e}")
         return

@@ -10,11 +10,11 @@ message sizes are its "default_sizes" (None: it takes no --sizes).
 
 import functools
 import json
-import subprocess
 from importlib import resources
 from pathlib import Path
 from typing import Optional
 
+from ..binary import ask
 from ..errors import JostleError
 
 SCHEMA = 1
@@ -34,18 +34,7 @@ def _checked(d: dict, where: str) -> dict:
 
 def read_bench(bench) -> dict:
     """The description a built jostle-bench prints (`BENCH --describe`, no MPI start-up)."""
-    try:
-        out = subprocess.run([str(bench), "--describe"], capture_output=True, text=True,
-                             timeout=60)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise JostleError(f"'{bench} --describe' failed: {e}") from None
-    if out.returncode != 0:
-        raise JostleError(f"'{bench} --describe' exited {out.returncode}: "
-                          f"{out.stderr.strip()[-300:]}")
-    try:
-        return _checked(json.loads(out.stdout), f"{bench} --describe")
-    except ValueError:
-        raise JostleError(f"'{bench} --describe' did not print JSON") from None
+    return _checked(ask(bench, "--describe"), f"{bench} --describe")
 
 
 def describe(bench: Optional[Path] = None) -> dict:

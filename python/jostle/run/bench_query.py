@@ -1,41 +1,20 @@
-"""What jostle-bench says when asked, without an MPI launch: its version, the machine it sees,
-and whether a run's options would be refused (`--validate`), so that a bad campaign stops
+"""What jostle-bench says when asked (binary.ask), without an MPI launch: its version, the
+machine it sees, and whether a run's options would be refused (`--validate`), so that a bad campaign stops
 before anything launches and every check is written once, in the bench."""
 
 import copy
 import functools
-import json
 import os
-import shlex
-import subprocess
 from pathlib import Path
 from typing import Optional
 
-from ..errors import JostleError, UsageError
-from .process import USAGE_PREFIX
-
-
-def _query(bench: Path, *args) -> dict:
-    """jostle-bench's JSON answer to a query (a description, or a measurement: asked anew)."""
-    try:
-        out = subprocess.run([str(bench), *args], capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise JostleError(f"'{bench} {' '.join(args)}' failed: {e}") from None
-    if out.returncode == 2:  # bad input (a topology file, a NIC name): the user's to fix
-        raise UsageError(out.stderr.strip().replace("jostle-bench: error: ", "")[-800:])
-    if out.returncode != 0:
-        raise JostleError(f"'{bench} {' '.join(args)}' exited {out.returncode}: "
-                          f"{out.stderr.strip()[-500:]}")
-    try:
-        return json.loads(out.stdout)
-    except ValueError:
-        raise JostleError(f"'{bench} {' '.join(args)}' did not print JSON: "
-                          f"{out.stdout.strip()[:200]!r}") from None
+from ..binary import ask
+from ..errors import JostleError
 
 
 @functools.lru_cache(maxsize=32)
 def _described(bench: str, stamp, env: tuple, args: tuple) -> dict:
-    return _query(Path(bench), *args)
+    return ask(bench, *args)
 
 
 def _describe(bench: Path, *args) -> dict:
@@ -75,7 +54,7 @@ def can_validate(bench: Path) -> bool:
 @functools.lru_cache(maxsize=8)
 def _can_validate(bench: str, stamp) -> bool:
     try:
-        common = _query(Path(bench), "--describe").get("common") or {}
+        common = ask(bench, "--describe").get("common") or {}
     except JostleError:
         return False
     return any(o.get("name") == "validate-options" for o in common.get("options") or [])
@@ -87,18 +66,6 @@ def validate(bench: Path, benchmark: str, args, here: bool = True) -> None:
     topology file, kernel rates, external binaries of this host: a run on other hosts is asked
     `--validate-options`), made by the bench itself so that they are written once; its refusal
     is ours (exit 2, its one line). A bench without the mode is not asked (the run still judges)."""
-    if not can_validate(bench):
-        return
-    argv = [str(bench), benchmark, "--validate" if here else "--validate-options",
-            *map(str, args)]
-    try:
-        r = subprocess.run(argv, capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise JostleError(f"'{shlex.join(argv)}' failed: {e}") from None
-    lines = [x for x in r.stderr.splitlines() if x.strip()]
-    if r.returncode == 2:
-        raise UsageError(lines[0].removeprefix(USAGE_PREFIX) if lines else
-                         f"jostle-bench {benchmark} refused its options")
-    if r.returncode != 0:
-        raise JostleError(f"'{shlex.join(argv)}' exited {r.returncode}: "
-                          + (lines[-1] if lines else ""))
+    if can_validate(bench):
+        ask(bench, benchmark, "--validate" if here else "--validate-options", *args,
+            answer="text")

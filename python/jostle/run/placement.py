@@ -5,7 +5,7 @@ module draws them as the seed's figures 1 and 2 do and writes what launchers tak
 import socket
 
 from ..records import benchmarks
-from . import bench_query
+from ..binary import ask
 
 RANK_POLICIES = benchmarks.choices("overlap", "policy")
 PROGRESS_POLICIES = ("bind", "next", "numa")
@@ -22,7 +22,7 @@ def nic_locality(nic: dict) -> str:
 def query(bench, ranks: str, policy: str, progress: str, topology=None) -> dict:
     """{"cores", "numa_cores", "pu_os", "rows": [{"ranks", "rank_cores", "progress_cores"}]}."""
     args = ["--place-ranks", "--ranks", ranks, "--policy", policy, "--progress", progress]
-    return bench_query._query(bench, *args, *(["--topology", topology] if topology else []))
+    return ask(bench, *args, *(["--topology", topology] if topology else []))
 
 
 def draw(p: dict) -> str:

@@ -11,12 +11,10 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Callable, Optional
 
+from ..binary import USAGE_PREFIX
 from ..errors import Interrupted, JostleError
 
 _PROGRESS_PREFIX = "progress "
-
-# How jostle-bench's rank 0 says a usage error (core/errors.c): once, however many ranks.
-USAGE_PREFIX = "jostle-bench: error: "
 
 
 @dataclass

@@ -191,7 +191,7 @@ def smpi_flags(poll_cost: float = 1e-7) -> list:
     return [f"--cfg={c}" for c in cfg]
 
 
-def find_bench(explicit=None) -> Path:
+def find_sim_bench(explicit=None) -> Path:
     """The SimGrid build of jostle-bench: --bench PATH, else build/simgrid/ of the checkout."""
     if explicit:
         p = Path(explicit)
@@ -264,7 +264,7 @@ def run_sweep(sweep: Sweep, benchmark: str, nodes: list, bench_args: list,
     speed = parse_speed(sweep.speed)
     if not sweep.dry_run and not shutil.which("smpirun"):
         raise JostleError("smpirun is not installed (SimGrid); --simulate needs it")
-    bench = find_bench(sweep.bench)
+    bench = find_sim_bench(sweep.bench)
     camp_dir = Path(sweep.directory)
     flags = smpi_flags(sweep.poll_cost)
     t0 = time.monotonic()

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from . import launch
+from ..binary import ask
 from ..errors import JostleError, UsageError
 
 MPI_CHOLESKY = Path("/usr/lib/x86_64-linux-gnu/starpu/mpi/mpi_cholesky")
@@ -41,11 +42,7 @@ def find(explicit=None) -> Path:
 
 def stats(bench, samples) -> dict:
     """jostle-bench's statistics of samples (the harness's own code, not a second copy)."""
-    out = subprocess.run([str(bench), "--stats"], input=" ".join(map(repr, samples)),
-                         capture_output=True, text=True, timeout=60)
-    if out.returncode:
-        raise JostleError(f"{bench} --stats failed: {out.stderr.strip()}")
-    return json.loads(out.stdout)
+    return ask(bench, "--stats", stdin=" ".join(map(repr, samples)))
 
 
 def run(exe: Path, bench: Path, out: Path, *, n: int, tile: int, ranks: int, hosts=(),
