@@ -13,7 +13,12 @@ Per point (its params, metric and unit):
   (records.repeats.between), and note: the words a user reads ("varies between launches:
   0.40-0.60 us");
 - converged: every launch reached its precision and the launches agree: a point that varies
-  between launches is never reported as converged.
+  between launches is never reported as converged;
+- stops: why each launch stopped the point (jostle-bench's "stop": precision, clock, not
+  narrowing, two levels, max-time, max-reps; None before it was said);
+- levels: the medians of the levels of a launch whose median lay between two (its "levels";
+  the first such launch's), the note saying them ("two levels within a launch: 1.02 and 1.18
+  us"), never an interval around the valley between them.
 
 Pure functions of the records: no launching, no drawing.
 """
@@ -57,6 +62,22 @@ def note(between, unit, meds) -> str:
     return f"varies between launches: {_fmt(s[0])}-{_fmt(s[-1])} {unit}"
 
 
+def levels_note(levels, unit) -> str:
+    """The words of a point whose median lay between two levels in a launch: 'two levels
+    within a launch: 1.02 and 1.18 us'; '' where none did."""
+    if not levels:
+        return ""
+    return (f"{'two' if len(levels) == 2 else len(levels)} levels within a launch: "
+            + " and ".join(_fmt(v) for v in levels) + f" {unit}")
+
+
+def stopped_early(points, metric) -> int:
+    """Points of METRIC that a launch stopped as more samples could not narrow them (not
+    narrowing, two levels): their time went to the next launch."""
+    return sum(1 for p in points if p["metric"] == metric
+               and any(s in ("not narrowing", "two levels") for s in p.get("stops") or ()))
+
+
 def summarise(jobs) -> list:
     """Per point of the launches JOBS (the Runs of one setting, in launch order; one is a
     single launch): dicts of params, metric, unit, median, ci95, within, launches, between,
@@ -72,7 +93,8 @@ def summarise(jobs) -> list:
             if med is None:
                 continue
             p = per.setdefault(_key(row, params), {"row": row, "meds": [], "within": [],
-                                                   "conv": [], "lo": [], "hi": []})
+                                                   "conv": [], "lo": [], "hi": [], "stops": [],
+                                                   "levels": None})
             lo, hi = _num(row.get("ci95_lo")), _num(row.get("ci95_hi"))
             lo, hi = (med if lo is None else min(lo, med)), (med if hi is None else max(hi, med))
             p["meds"].append(med)
@@ -80,6 +102,9 @@ def summarise(jobs) -> list:
             p["hi"].append(hi)
             p["within"].append((hi - lo) / 2 / med if med > 0 else math.nan)
             p["conv"].append(row.get("converged") is not False)
+            p["stops"].append(row.get("stop") if isinstance(row.get("stop"), str) else None)
+            if p["levels"] is None and isinstance(row.get("levels_median"), list):
+                p["levels"] = row["levels_median"]
     pooled = {}
     together = repeats.pool(jobs) if len(jobs) > 1 else []
     if len(together) == 1:   # the jobs of one setting (NAME-r1 … NAME-rK)
@@ -100,12 +125,15 @@ def summarise(jobs) -> list:
         hi = median if hi is None else max(hi, median)
         within = [w for w in p["within"] if math.isfinite(w)]
         unit = row.get("unit") or ""
+        words = "; ".join(w for w in (note(between, unit, meds), levels_note(p["levels"], unit))
+                          if w)
         out.append({"params": {q: row.get(q) for q in params if not _missing(row.get(q))},
                     "metric": row.get("metric"), "unit": unit, "median": median,
                     "ci95": [lo, hi],
                     "within": sorted(within)[len(within) // 2] if within else None,
-                    "launches": meds, "between": between, "note": note(between, unit, meds),
-                    "converged": all(p["conv"]) and not between})
+                    "launches": meds, "between": between, "note": words,
+                    "converged": all(p["conv"]) and not between, "stops": p["stops"],
+                    "levels": p["levels"]})
     return out
 
 
@@ -141,16 +169,18 @@ def table(points, launches: int) -> list:
             line += f"  {'±' + format(100 * w, '.1f') + '%' if w is not None else '-':>15}"
             line += f"  {p['note']}" if p["note"] else ""
         elif p["converged"] is False:
-            line += "  not converged"
+            line += "  not converged" + (f" ({p['note']})" if p["note"] else "")
         lines.append(line)
     return lines
 
 
-def heading(name, launches: int, varying: int) -> str:
-    """The line above a setting's table."""
+def heading(name, launches: int, varying: int, early: int = 0) -> str:
+    """The line above a setting's table; EARLY: the points stopped_early."""
+    stopped = (f"; {early} point(s) stopped in a launch when more samples could not narrow "
+               "them (docs/statistics.md, \"Stopping\")" if early else "")
     if launches <= 1:
         return (f"{name}: 1 launch (--runs 1): each interval is this launch's own; the next "
-                "launch may land outside it (the default, 3 launches, measures that)")
+                f"launch may land outside it (the default, 3 launches, measures that){stopped}")
     return (f"{name}: {launches} launches, the launch as the unit: the median over launches, "
             f"its 95% interval over them, a launch's own interval beside it; {varying} point(s) "
-            "vary between launches beyond their own intervals")
+            f"vary between launches beyond their own intervals{stopped}")

@@ -42,7 +42,8 @@ NUMERIC_PARAMS = ("size", "compute_cores", "rep", "ai", "order", "recipients", "
 # Columns of the points frame that are not params; a param of the same name gets 'param_'.
 _RESERVED = {"metric", "unit", "n", "ci95_lo", "ci95_hi", "converged", "elapsed_s",
              "run", "benchmark", "modes", "modes_at", "modes_share", "samples_offset",
-             "samples_count", "resolution_limited", "tick", "reps_per_sample", *STATS}
+             "samples_count", "resolution_limited", "tick", "reps_per_sample", "levels_median",
+             "levels_share", "stop", *STATS}
 SAMPLES_DTYPE = "<f8"   # --keep-samples: little-endian binary64 (docs/records.md, "Samples")
 
 
@@ -262,14 +263,12 @@ def _point_row(path, lineno, rec):
     row["ci95_lo"], row["ci95_hi"] = (_number(ci[0]), _number(ci[1])) if ci else (math.nan, math.nan)
     if row["ci95_hi"] < row["ci95_lo"]:
         _fail(path, lineno, f"point.ci95 should be [lo, hi] with lo ≤ hi, got {_short(ci)}")
-    conv = rec.get("converged")
-    if conv is not None and not isinstance(conv, bool):
-        _fail(path, lineno, f"point.converged should be true or false, got {_short(conv)}")
-    row["converged"] = conv
-    lim = rec.get("resolution_limited")   # absent before it existed: not said
-    if lim is not None and not isinstance(lim, bool):
-        _fail(path, lineno, f"point.resolution_limited should be true or false, got {_short(lim)}")
-    row["resolution_limited"] = lim
+    # stop: why the point stopped; absent (before they existed): not said
+    for key, typ, what in (("converged", bool, "true or false"),
+                           ("resolution_limited", bool, "true or false"), ("stop", str, "a string")):
+        v = row[key] = rec.get(key)
+        if v is not None and not isinstance(v, typ):
+            _fail(path, lineno, f"point.{key} should be {what}, got {_short(v)}")
     tick = rec.get("tick")
     if tick is not None and not (_is_num(tick) and tick >= 0):
         _fail(path, lineno, f"point.tick should be a number ≥ 0, got {_short(tick)}")
@@ -283,15 +282,12 @@ def _point_row(path, lineno, rec):
     if el is not None and not (_is_num(el) and el >= 0):
         _fail(path, lineno, f"point.elapsed_s should be a number ≥ 0, got {_short(el)}")
     row["elapsed_s"] = _number(el)
-    modes = rec.get("modes")
-    if modes is not None and not (isinstance(modes, list) and all(
-            isinstance(m, dict) and isinstance(m.get("at"), (int, float))
-            and isinstance(m.get("share"), (int, float)) for m in modes)):
-        _fail(path, lineno, f"point.modes should be a list of {{at, share}}, got {_short(modes)}")
+    row["modes_at"], row["modes_share"] = _listed(path, lineno, rec, "modes", ("at", "share"))
     # one mode unless the line lists several (too few samples to tell reads as one)
-    row["modes"] = len(modes) if modes else 1
-    row["modes_at"] = [float(m["at"]) for m in modes] if modes else None
-    row["modes_share"] = [float(m["share"]) for m in modes] if modes else None
+    row["modes"] = len(row["modes_at"]) if row["modes_at"] else 1
+    # a median between two levels: each level's (docs/statistics.md, "Two levels")
+    row["levels_median"], row["levels_share"] = _listed(path, lineno, rec, "levels",
+                                                        ("median", "share"))
     pct = rec.get("percentiles")
     if pct is not None:
         if not isinstance(pct, dict):
@@ -308,6 +304,17 @@ def _point_row(path, lineno, rec):
             _fail(path, lineno, f"point.samples should be {{offset, count}}, got {_short(smp)}")
         row["samples_offset"], row["samples_count"] = smp["offset"], smp["count"]
     return row, list(rec["params"])
+
+
+def _listed(path, lineno, rec, key, fields) -> list:
+    """The point's list KEY of objects of numbers FIELDS, as one list per field (None each
+    where the line has none)."""
+    v = rec.get(key)
+    if v is not None and not (isinstance(v, list) and all(
+            isinstance(m, dict) and all(_is_num(m.get(f)) for f in fields) for m in v)):
+        _fail(path, lineno, f"point.{key} should be a list of {{{', '.join(fields)}}}, got "
+                            f"{_short(v)}")
+    return [[float(m[f]) for m in v] if v else None for f in fields]
 
 
 def _short(v) -> str:

@@ -216,15 +216,19 @@ class Campaign:
         self.validate(todo, config_of)
         for spec in todo:
             print(config_of(spec).plan(spec, self.bench_argv(spec, quiet)).line)
+        print(f"jostle: dry run: {self.plan(todo)}", file=sys.stderr)
+        return 0
+
+    def plan(self, todo) -> str:
+        """How many of the runs TODO are to make and how long they take at most (their
+        estimates, else their time-outs): what --dry-run prints, and a run before it starts."""
         known = [s.estimate or s.timeout for s in todo]
         secs = sum(x for x in known if x)
         bound = (f"; at most about {duration(secs)}"
                  + ("" if all(s.estimate for s in todo) else " (from the runs' time-outs)")
                  if secs else "")
-        print(f"jostle: dry run: {len(todo)} run(s) to make, "
-              f"{len(self.runs) - len(todo)} already complete in {self.dir}{bound}",
-              file=sys.stderr)
-        return 0
+        return (f"{len(todo)} run(s) to make, {len(self.runs) - len(todo)} already complete in "
+                f"{self.dir}{bound}")
 
     def is_complete(self, spec) -> bool:
         out = self.output(spec)
@@ -262,7 +266,7 @@ class Campaign:
         asked = set()
         for spec in specs:
             config = config_of(spec)
-            if config.kind == "smpirun" or (config.prefix or "").startswith("smpirun"):
+            if launch.LAUNCHERS[config.kind].simulated:
                 continue
             here = all(launch.is_local(h) for h in spec.hosts)
             question = (str(config.bench), spec.benchmark, tuple(map(str, spec.args)), here)
@@ -315,6 +319,10 @@ class Campaign:
                     raise
                 except JostleError as e:
                     failed[spec.name] = Failure(str(e), isinstance(e, RunTimeout))
+        # a sweep's time planned before it starts (the studies whose runs estimate it)
+        left = [s for s, done in zip(self.runs, complete) if not done]
+        if left and all(s.estimate for s in left):
+            progress.note(f"plan: {self.plan(left)}")
         with progress.campaign(len(self.runs), done=sum(complete)):
             for k, (spec, skip) in enumerate(zip(self.runs, complete), start=1):
                 if skip:
