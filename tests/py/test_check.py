@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from jostle.analysis import check, check_site
+from jostle.analysis import check_budget as cb
 from jostle.analysis import check_reference as cr
 from jostle.errors import UsageError
 from jostle.run import check_node
@@ -158,8 +159,18 @@ def test_tolerance_bounds_the_next_check_of_any_good_node():
     # each at the upper end of its 95% interval: sd x sqrt(df / chi2(0.05, df))
     up = {3: math.sqrt(3 / 0.351846), 8: math.sqrt(8 / 2.732637)}
     assert cr.sd_upper(1.0, 3) == pytest.approx(up[3], rel=1e-5)
-    t = cr.Z * math.hypot(spread * up[3], rep * up[8] * math.sqrt(1 + 1 / 3))
+    # the tolerance spends the budget (one check: 1 healthy node drained per 100 node-years)
+    # with the tails of the checks' deviations from their nodes' means, their scale at its
+    # upper end too; a node judged against its own checks: their median's error, not spread
+    res = [(v - sum(x) / 3) * math.sqrt(3 / 2) for x in logs for v in x]
+    nu, scale = cb.fit_tails(res)
+    assert (r["tails"], r["scale"]) == (nu, pytest.approx(scale, abs=1e-6))
+    t = cb.tolerance(0.01, spread * up[3], scale * up[8], nu, 300)
     assert r["tolerance"] == pytest.approx(max(cr.MIN_TOLERANCE, 1 - math.exp(-t)), abs=2e-4)
+    own = cb.tolerance(0.01, cb.median_error(scale * up[8], nu, 3), scale * up[8], nu, 300)
+    assert r["own_tolerance"] == pytest.approx(max(cr.MIN_TOLERANCE, 1 - math.exp(-own)),
+                                               abs=2e-4)
+    assert r["own_tolerance"] < r["tolerance"]
     assert (r["nodes"], r["checks"]) == (4, 12)
 
 

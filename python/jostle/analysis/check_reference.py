@@ -1,25 +1,24 @@
 """A class's reference for `jostle check` (docs/check.md, "References"): from the values good
-nodes measured, the value a check is judged against and its tolerance, or the refusal of a
+nodes measured, the value a check is judged against and its tolerances, or the refusal of a
 reference that could not tell a bad node from a good one.
 
 On the log scale a check of a good node is the class's centre, plus where that node sits in
-the class (the nodes' spread), plus its own noise from check to check (the repeatability).
-The tolerance bounds the next check of any good node: Z standard deviations of that sum
-(Z: a normal's one-sided quantile at FALSE_ALARM), each standard deviation taken at the upper
-end of its 95% interval for the degrees of freedom it was learned from, so that a reference
-learned from few values is wide by construction, and no wider than its data say."""
+the class (the nodes' spread), plus its own noise from check to check (the repeatability,
+with the tails its checks show). The tolerance spends the site's false-drain budget (at most
+one healthy node drained per NODE_YEARS node-years, a check every INTERVAL seconds; shared
+equally by the class's checks) through the retest rule of `--slurm` (check_budget), each
+standard deviation taken at the upper end of its 95% interval for the degrees of freedom it
+was learned from, so that a reference learned from few values is wide by construction, and
+no wider than its data say. A node whose own checks the class holds is judged against their
+median with the narrower own_tolerance (its place in the class is known)."""
 
 from __future__ import annotations
 
 import math
-from statistics import NormalDist
 
-from . import stats
+from . import check_budget, stats
 from .check import MEASURED, METRICS
 
-# A check of a good node fails with this probability at most (3 sigma's share of a normal).
-FALSE_ALARM = 0.00135
-Z = NormalDist().inv_cdf(1 - FALSE_ALARM)
 # Each standard deviation at the upper end of its one-sided interval at this confidence.
 CONFIDENCE = 0.95
 MIN_TOLERANCE = 0.10
@@ -68,16 +67,21 @@ def _sd(xs) -> float:
     return math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) if len(xs) > 1 else 0.0
 
 
-def derive(samples: dict, worse: int) -> "dict | None":
+def derive(samples: dict, worse: int, budget: float = 1 / check_budget.NODE_YEARS,
+           interval: float = check_budget.INTERVAL_S) -> "dict | None":
     """A reference from SAMPLES ({node: [values of its checks]}) of a metric that is worse
-    higher (WORSE +1) or lower (-1): {value, tolerance, spread, repeatability, nodes, checks,
-    df}, or None when no node has a value. On the log scale: the value is the median of the
-    nodes' medians; repeatability, the standard deviation of each node's checks around its
-    own mean, pooled over the nodes with two or more (DF degrees of freedom); spread, the
+    higher (WORSE +1) or lower (-1), its healthy nodes drained at most BUDGET a node-year
+    with a check every INTERVAL seconds: {value, tolerance, own_tolerance, spread,
+    repeatability, tails, nodes, checks, df}, or None when no node has a value. On the log
+    scale: the value is the median of the nodes' medians; repeatability, the standard
+    deviation of each node's checks around its own mean, pooled over the nodes with two or
+    more (DF degrees of freedom); tails, the t degrees of freedom of those deviations
+    (check_budget.fit_tails: the heaviest within the likelihood's 90% interval); spread, the
     standard deviation of the nodes' means less what their own checks' noise puts in it
-    (nodes - 1 degrees of freedom); the tolerance Z x sqrt(spread_u^2 + repeatability_u^2 x
-    (1 + 1/n)) (_u: the upper end of each one's interval; n: the mean number of checks per
-    node), as a fraction of the value, at least MIN_TOLERANCE."""
+    (nodes - 1 degrees of freedom). The tolerance is check_budget.tolerance for a node judged
+    against the class (u: the spread), own_tolerance for a node judged against the median of
+    its own saved checks (u: that median's error); each standard deviation at the upper end
+    of its interval (sd_upper), each at least MIN_TOLERANCE as a fraction of the value."""
     per_node = {n: [float(v) for v in vs if v is not None and math.isfinite(v) and v > 0]
                 for n, vs in samples.items()}
     per_node = {n: vs for n, vs in per_node.items() if vs}
@@ -95,20 +99,41 @@ def derive(samples: dict, worse: int) -> "dict | None":
     means = [sum(xs) / len(xs) for xs in logs]
     # the nodes' means vary by their spread and by rep^2/n of their own noise
     spread = math.sqrt(max(0.0, _sd(means) ** 2 - rep ** 2 / n)) if len(means) > 1 else 0.0
-    sd = math.hypot(sd_upper(spread, len(means) - 1), sd_upper(rep, df) * math.sqrt(1 + 1 / n))
-    t = Z * sd
-    tolerance = max(MIN_TOLERANCE, math.exp(t) - 1 if worse > 0 else 1 - math.exp(-t))
+    nu, scale = check_budget.fit_tails(check_budget.residuals(logs))
+    scale_u, s_u = sd_upper(scale, df), sd_upper(spread, len(means) - 1)
+    own_err = check_budget.median_error(scale_u, nu, n)
+
+    def fraction(t):
+        return max(MIN_TOLERANCE, math.exp(t) - 1 if worse > 0 else 1 - math.exp(-t))
 
     def rel(x):
         return round(math.exp(x) - 1, 4)
-    return {"value": _sig(math.exp(center)), "tolerance": round(tolerance, 4),
-            "spread": rel(spread), "repeatability": rel(rep), "nodes": len(per_node),
+    tol = check_budget.tolerance(budget, s_u, scale_u, nu, interval)
+    own = check_budget.tolerance(budget, own_err, scale_u, nu, interval)
+    return {"value": _sig(math.exp(center)), "tolerance": round(fraction(tol), 4),
+            "own_tolerance": round(fraction(own), 4), "spread": rel(spread),
+            "repeatability": rel(rep), "tails": nu,
+            "scale": round(scale, 6), "nodes": len(per_node),
             "checks": sum(len(v) for v in per_node.values()), "df": df}
 
 
 def chosen(ref: dict, tolerance: float) -> dict:
     """REF with the tolerance a site chose (--tolerance), recorded as chosen."""
-    return {**ref, "tolerance": tolerance, "chosen": True}
+    return {**ref, "tolerance": tolerance, "own_tolerance": tolerance, "chosen": True}
+
+
+def own_references(refs: dict, saved: "dict | None") -> dict:
+    """REFS ({check: reference}) for a node whose SAVED checks ({check: [values]}) its class
+    holds: each check it has values of judged against their median, with own_tolerance (the
+    node's place in the class is known, so the class's spread is not in its bound)."""
+    out = dict(refs)
+    for name, ref in refs.items():
+        vals = [v for v in (saved or {}).get(name) or [] if isinstance(v, (int, float)) and v > 0]
+        if vals and "own_tolerance" in ref:
+            centre = math.exp(_quantile([math.log(v) for v in vals], 50.0))
+            out[name] = {**ref, "value": _sig(centre), "tolerance": ref["own_tolerance"],
+                         "own": True}
+    return out
 
 
 def too_wide(refs: dict) -> "tuple | None":
@@ -152,12 +177,17 @@ def _sig(x, digits=6):
     return float(f"{x:.{digits}g}")
 
 
-def references_from_samples(nodes: dict, checks=MEASURED) -> dict:
-    """{check: reference} from a class's saved samples NODES ({node: {check: [values]}})."""
+def references_from_samples(nodes: dict, checks=MEASURED,
+                            node_years: float = check_budget.NODE_YEARS,
+                            interval: float = check_budget.INTERVAL_S) -> dict:
+    """{check: reference} from a class's saved samples NODES ({node: {check: [values]}}),
+    the budget of one healthy node drained per NODE_YEARS shared by the checks measured."""
+    have = [c for c in checks if any(s.get(c) for s in nodes.values())]
     out = {}
     for name in checks:
         m = METRICS[name]
-        ref = derive({n: s.get(name, []) for n, s in nodes.items()}, m.worse)
+        ref = derive({n: s.get(name, []) for n, s in nodes.items()}, m.worse,
+                     1 / (node_years * max(1, len(have))), interval)
         if ref is not None:
             out[name] = {**ref, "unit": m.unit, "worse": "higher" if m.worse > 0 else "lower"}
     return out

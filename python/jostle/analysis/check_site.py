@@ -24,14 +24,14 @@ SCHEMA = 1
 NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 CHECK_KEYS = {"budget": float, "timeout": float, "spool": str, "state_dir": str,
               "busy_share": float, "busy_user_cores": float, "uid_min": int,
-              "store": str}   # the results store (docs/history.md): a path or postgresql://…
+              "store": str,   # the results store (docs/history.md): a path or postgresql://…
+              "interval": float, "node_years": float}   # the false-drain budget
 CLASS_KEYS = {"hosts", "checks", "compute_cores", "oversubscribe", "load_sizes", "baseline",
               "machine", "reference", "nics", "nodes", "step_seconds", *check.WORKING_SETS}
 MACHINE_KEYS = ("cpu", "cores", "numa_nodes", "mpi")
 STEPS = (*check.SHARES, check.START)     # the keys of a class's step_seconds
 REF_KEYS = {"value", "tolerance", "unit", "worse", "spread", "repeatability", "nodes", "checks",
-            "chosen",
-            "df"}
+            "chosen", "df", "own_tolerance", "tails", "scale"}
 
 
 @dataclass
@@ -118,6 +118,8 @@ def load(path) -> Site:
         if k not in CHECK_KEYS:
             _bad(path, f"[check] {k}", "unknown key; allowed: " + ", ".join(CHECK_KEYS))
         defaults[k] = _typed(path, f"[check] {k}", v, CHECK_KEYS[k])
+        if k in ("interval", "node_years") and not defaults[k] > 0:
+            _bad(path, f"[check] {k}", f"{v!r} is not allowed; expected a number > 0")
     header = "".join(line + "\n" for line in _header(text))
     site = Site(path, header, defaults)
     classes = data.get("class") or {}
@@ -270,11 +272,13 @@ def baseline_references(site: Site, cls: NodeClass, key: str) -> dict:
 
 def add_samples(site: Site, name: str, node: str, samples: dict, machine: dict, nics: dict,
                 opts: check.RunOptions, match=(), checks=None,
-                tolerance: "float | None" = None, steps: "dict | None" = None) -> NodeClass:
+                tolerance: "float | None" = None, steps: "dict | None" = None,
+                budget: tuple = ()) -> NodeClass:
     """Class NAME of SITE with NODE's SAMPLES ({check: [values]}) kept and its references
     derived again from every node it holds (made when new; refused when it holds another
     machine's or was measured another way); TOLERANCE: the site's choice for every check;
-    STEPS: {benchmark: seconds} the node's longest launch of each step took."""
+    STEPS: {benchmark: seconds} the node's longest launch of each step took; BUDGET: (node
+    years, interval) of the false-drain budget (default check_budget's)."""
     old = site.classes.get(name)
     if old is not None:
         check_machine(site, old, machine)
@@ -292,7 +296,8 @@ def add_samples(site: Site, name: str, node: str, samples: dict, machine: dict, 
     cls.nodes[node] = {"saved": stamp, **{k: v for k, v in kept.items() if v}}
     old_refs = cls.reference
     cls.reference = check_reference.references_from_samples(
-        {n: {k: v for k, v in s.items() if k != "saved"} for n, s in cls.nodes.items()})
+        {n: {k: v for k, v in s.items() if k != "saved"} for n, s in cls.nodes.items()},
+        check.MEASURED, *budget)
     for c, ref in cls.reference.items():     # a tolerance the site chose stays chosen
         if tolerance is not None or (old_refs.get(c) or {}).get("chosen"):
             cls.reference[c] = check_reference.chosen(

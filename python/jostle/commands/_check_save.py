@@ -8,7 +8,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from ..analysis import check, check_reference, check_site
+from ..analysis import check, check_budget, check_reference, check_site
 from ..errors import JostleError, UsageError
 from ..run import check_node
 from ..run.watchdog import Expired, Watchdog
@@ -49,6 +49,31 @@ def options(args, site, here) -> check.RunOptions:
                              f"not {opts.to_dict()}: give the same options (or none), or "
                              "another class")
     return opts
+
+
+def drain_budget(args, site) -> tuple:
+    """(node-years per healthy node drained, seconds between checks): the options, else the
+    site file's [check] node_years and interval, else check_budget's."""
+    d = site.defaults
+    years = args.node_years or d.get("node_years") or check_budget.NODE_YEARS
+    interval = args.interval or d.get("interval") or check_budget.INTERVAL_S
+    return years, interval
+
+
+def buys_lines(refs: dict, years: float, interval: float) -> list:
+    """What each tolerance of REFS buys at a check every INTERVAL seconds: healthy nodes
+    drained per 1 000 node-years (the site's target 1 000 / YEARS, shared by the checks) and
+    the smallest slowdown drained at the second check with 95% probability; the same for a
+    node judged against its own saved checks."""
+    out = []
+    for name, ref in refs.items():
+        (drains, slow), (own, own_slow) = (check_budget.buys(ref, interval, o) for o in (0, 1))
+        out.append(f"{name}\tat a check every {interval:g} s: {drains:.2g} healthy nodes "
+                   f"drained per 1000 node-years (target {1000 / years:.3g} for all checks), "
+                   f"{slow:.0%} slower drained at its second check 95% of the time; a saved "
+                   f"node against its own checks (tolerance {ref['own_tolerance']:.0%}): "
+                   f"{own:.2g}, {own_slow:.0%}")
+    return out
 
 
 def save_reference(args, st, site, node, bench) -> int:
@@ -134,8 +159,9 @@ def save_reference(args, st, site, node, bench) -> int:
     path = Path(args.site_path)
     with check_site.locked(path):
         fresh = check_site.load(path) if path.exists() else site
+        budget = drain_budget(args, fresh)
         got = check_site.add_samples(fresh, args.cls, node, samples, here, up, cls.options,
-                                     args.match, args.checks, args.tolerance, steps)
+                                     args.match, args.checks, args.tolerance, steps, budget)
         wide = check_reference.too_wide(got.reference)
         if wide:     # a bound that a node at half speed passes is no bound
             raise UsageError(check_reference.refusal(*wide, got.reference[wide[0]]))
@@ -144,6 +170,8 @@ def save_reference(args, st, site, node, bench) -> int:
         print(f"{args.cls}\t{name}\t{ref['value']:.4g} {ref['unit']}\ttolerance "
               f"{ref['tolerance']:.0%}\t(spread {ref['spread']:.1%}, repeatability "
               f"{ref['repeatability']:.1%}, {ref['nodes']} node(s), {ref['checks']} checks)")
+    for line in buys_lines(got.reference, *budget):
+        print(f"{args.cls}\t{line}")
     for name, nic in got.nics.items():
         print(f"{args.cls}\tnic:{name}\t{nic.get('state')} {nic.get('speed_mbps', '')}".rstrip())
     print(f"jostle: class '{args.cls}' of {path}: {len(got.nodes)} node(s)", file=sys.stderr)

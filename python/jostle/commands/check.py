@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from .. import binary
-from ..analysis import check, check_reference, check_site, comparison
+from ..analysis import check, check_budget, check_reference, check_site, comparison
 from ..errors import JostleError, UsageError
 from ..run import check_node
 from ..run.watchdog import Expired, Watchdog
@@ -107,6 +107,15 @@ def register(sub):
                         "chosen by the site (recorded as chosen), instead of the derived ones; "
                         f"without it a tolerance over {check_reference.MAX_TOLERANCE:.0%} "
                         "refuses the reference")
+    r.add_argument("--interval", type=c.positive_float, metavar="S",
+                   help="with --save-reference: seconds between two checks of a node, SLURM's "
+                        "HealthCheckInterval (default: the site's interval, else "
+                        f"{check_budget.INTERVAL_S:g}): the tolerances spend the false-drain "
+                        "budget over a year of them")
+    r.add_argument("--node-years", type=c.positive_float, metavar="K",
+                   help="with --save-reference: at most one healthy node drained per K "
+                        "node-years, shared by the class's checks (default: the site's "
+                        f"node_years, else {check_budget.NODE_YEARS:g})")
     r.add_argument("--load-sizes", metavar="SMALL,LARGE",
                    help=f"with --save-reference: the messages under load (default {check.LOAD_SIZES})")
     s = p.add_argument_group("the scheduler")
@@ -228,7 +237,8 @@ def plan_check(args, st, site, chk: Check, wd: Watchdog) -> bool:
     here = check_site.machine_of(facts, version.get("mpi_library", ""))
     cls = site.class_of(chk.node, args.cls)
     check_site.check_machine(site, cls, here)
-    refs = dict(cls.reference)
+    # a node whose own checks the class holds is judged against them (its place is known)
+    refs = check_reference.own_references(cls.reference, cls.nodes.get(chk.node))
     if cls.baseline:
         key = comparison.machine_key(comparison.machine_facts(
             {"machine": facts, "mpi": {"library": version.get("mpi_library", "")}}))
