@@ -122,8 +122,12 @@ static void harness_json(jt_ctx *ctx, jt_json *j)
                                  ? "clock_gettime(CLOCK_MONOTONIC), overhead subtracted per sample"
                                  : "clock_gettime(CLOCK_MONOTONIC), one reading per sample kept");
     jt_json_kstr(j, "ci", "median, distribution-free order statistics, 95%; batch medians "
-                          "where the samples' lag-1 autocorrelation is significant; never "
-                          "narrower than half a tick each side");
+                          "where the samples' lag-1 autocorrelation is significant; spanning "
+                          "both levels where the median lies between two; never narrower "
+                          "than half a tick each side");
+    jt_json_kstr(j, "stop", "at precision, the clock's limit, or when more samples cannot "
+                            "help: not narrowing as 1/sqrt(n), or two levels; else max-time, "
+                            "max-reps (docs/statistics.md, \"Stopping\")");
     jt_json_kstr(j, "modes", "Gaussian kernel density of log samples, Silverman's bandwidth, "
                              "at least the tick; a mode when its valley is 4 standard errors "
                              "and 20% below it, it holds 5% of the samples and is 3 ticks from "
