@@ -3,14 +3,13 @@ site's monitoring reads: OpenMetrics for node_exporter's textfile collector, JSO
 POSTed to an HTTP endpoint (docs/history.md, "The site's monitoring")."""
 
 import argparse
-import os
 import sys
-from pathlib import Path
 
 from .. import units
 from ..analysis import history
 from ..errors import UsageError
-from ..export import httpjson, latest, openmetrics
+from ..export import httpjson, latest
+from ..export.exporters import EXPORTERS, Selection
 from ..records import store, store_checks, store_docs
 from . import _common as c
 from . import history as history_cmd
@@ -36,7 +35,7 @@ def register(sub):
                                    "text or POST them as JSON records.")
     p.add_argument("paths", nargs="*", metavar="PATH",
                    help="run files, campaigns or check records (default: the store)")
-    p.add_argument("--format", choices=("openmetrics", "httpjson"), required=True)
+    p.add_argument("--format", choices=EXPORTERS.names(), required=True)
     history_cmd.add_db_options(p)
     history_cmd.add_filters(p)
     p.add_argument("--every", action="store_true",
@@ -57,9 +56,9 @@ def register(sub):
     h.add_argument("--system", metavar="NAME", help="the records' check_system (the cluster)")
     h.add_argument("--spool", metavar="DIR", help="where unsent records wait (default: "
                    f"$JOSTLE_EXPORT_SPOOL, else {httpjson.DEFAULT_SPOOL})")
-    h.add_argument("--attempts", type=c.positive_int, default=httpjson.ATTEMPTS,
+    h.add_argument("--attempts", type=c.positive_int,
                    help=f"tries per record before it is spooled (default {httpjson.ATTEMPTS})")
-    h.add_argument("--timeout", type=c.positive_float, default=httpjson.TIMEOUT_S,
+    h.add_argument("--timeout", type=c.positive_float,
                    help=f"seconds per try (default {httpjson.TIMEOUT_S:g})")
     p.set_defaults(func=main)
 
@@ -83,49 +82,23 @@ def _rows(args) -> tuple:
 
 
 
-def _write_atomic(path: Path, text: str):
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError as e:
-        raise UsageError(f"-o '{path}': cannot write it ({e.strerror})") from None
-
-
 def main(args):
-    if args.format == "openmetrics" and (args.url or args.system):
-        raise UsageError("--url and --system are for --format httpjson")
-    if args.format == "httpjson" and args.output:
-        raise UsageError("-o is for --format openmetrics (httpjson posts to --url, or prints)")
+    exporter = EXPORTERS[args.format]()
+    for name, other in EXPORTERS.items():   # an option of another format: a mistake, said
+        given = [f for k, f in other.options.items()
+                 if k not in exporter.options and getattr(args, k, None) is not None]
+        if given:
+            raise UsageError(f"{' and '.join(given)} {'is' if len(given) == 1 else 'are'} for "
+                             f"--format {name}, not {args.format}")
     rows, drifts, checks = _rows(args)
     if not args.all_sizes and not args.size:
         rows = latest.named_sizes(rows)
     if not rows and not checks:
         print("jostle: no value matches: nothing to export", file=sys.stderr)
-    if args.format == "openmetrics":
-        text = openmetrics.render(rows, drifts, args.every, checks)
-        if args.output:
-            _write_atomic(Path(args.output), text)
-            print(args.output)
-        else:
-            sys.stdout.write(text)
-        return 0
-    import json
-    recs = httpjson.records(rows, args.every, args.system)
-    url = args.url or os.environ.get("JOSTLE_HTTPJSON_URL")
-    if not url:
-        for r in recs:
-            print(json.dumps(r, sort_keys=True))
-        return 0
-    if not url.startswith(("http://", "https://")):
-        raise UsageError(f"--url '{url}': not allowed; expected an http:// or https:// URL")
-    spool = httpjson.spool_folder(args.spool)
-    out = httpjson.send(url, recs, spool, args.attempts, timeout=args.timeout)
-    if out["why"]:
-        print(f"jostle: {url} cannot be reached ({out['why']}): {out['spooled']} record(s) kept "
-              f"in the spool {spool}; the next export to it sends them", file=sys.stderr)
-        return store.EXIT_SPOOLED
-    print(f"jostle: {out['sent']} record(s) sent to {url}"
-          + (f", and {out['from_spool']} from the spool" if out["from_spool"] else ""),
-          file=sys.stderr)
-    return 0
+    status, out, note = exporter.write(
+        Selection(rows, drifts, checks, args.every),
+        **{k: getattr(args, k) for k in exporter.options if getattr(args, k) is not None})
+    sys.stdout.write(out)
+    if note:
+        print(note, file=sys.stderr)
+    return status

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..errors import JostleError, UsageError
+from ..registry import Registry
 
 # srun starts ranks through a PMI plugin (--mpi=…); without one it takes the site's MpiDefault,
 # often "none", under which MPI_Init fails. The plugins each MPI build can use, best first:
@@ -165,17 +166,20 @@ class Launcher:
     name = ""
     executables: tuple = ()
     counts_cores = True      # False: the line is the user's, oversubscription unknown
+    simulated = False        # its ranks are simulated: their bench (another build) answers
+                             # nothing outside this launcher, so it is asked nothing before
 
     def argv(self, x: Launch) -> list:
         raise NotImplementedError
 
 
-LAUNCHERS: dict = {}
+LAUNCHERS = Registry("launcher")
 
 
 def register(cls):
-    """Class decorator: the launcher is known by its name (--launcher-kind, LaunchConfig)."""
-    LAUNCHERS[cls.name] = cls()
+    """Class decorator: the launcher is known by its name (LaunchConfig.kind); a name taken
+    twice is refused."""
+    LAUNCHERS.add(cls.name, cls())
     return cls
 
 
@@ -220,13 +224,16 @@ class Srun(Launcher):
 
 @register
 class Smpirun(Launcher):
-    name, executables = "smpirun", ("smpirun",)
+    """SimGrid: the ranks are simulated on the platform's hosts; PREFIX, when given, is more of
+    smpirun's own flags (--cfg=…, --log=…)."""
+    name, executables, simulated = "smpirun", ("smpirun",), True
 
     def argv(self, x):
         if not x.platform:
             raise UsageError("smpirun needs a SimGrid platform file (--platform FILE.xml)")
         argv = [x.exe, "-np", str(x.ranks), "-platform", str(x.platform)]
-        return argv + (["-hostfile", str(x.hostfile)] if x.hostfile else [])
+        argv += ["-hostfile", str(x.hostfile)] if x.hostfile else []
+        return argv + shlex.split(x.prefix or "")
 
 
 @register
@@ -259,8 +266,6 @@ def build_command(kind: str, bench, bench_argv: list, ranks: int, hosts=None, *,
     """The full command line that starts RANKS ranks of BENCH BENCH_ARGV with launcher KIND.
     LAUNCHER_BINDS: the launcher pins each rank to a core, for a reference program that binds
     nothing itself (bench/); jostle-bench binds its own threads and never asks for it."""
-    if kind not in LAUNCHERS:
-        raise UsageError(f"unknown launcher '{kind}': expected one of {', '.join(LAUNCHERS)}")
     launcher = LAUNCHERS[kind]
     hosts = list(hosts or [])
     plan = LaunchPlan([], kind, ranks, hosts)

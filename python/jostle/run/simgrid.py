@@ -278,11 +278,11 @@ def run_sweep(sweep: Sweep, benchmark: str, nodes: list, bench_args: list,
         for suffix, vargs, cfg in variants or [("", bench_args, ())]:
             run = RunSpec(f"{benchmark}-sim-{n}{tag}{suffix}", benchmark, vargs, n, [],
                           sweep.timeout or 600 + seconds_per_node * n)
-            prefix = shlex.join(["smpirun", "-np", str(n), "-platform", str(plat),
-                                 "-hostfile", str(hosts), *flags, *(f"--cfg={c}" for c in cfg),
-                                 "--log=root.thresh:warning", "--log=smpi_config.thresh:error"])
+            more = shlex.join([*flags, *(f"--cfg={c}" for c in cfg),
+                               "--log=root.thresh:warning", "--log=smpi_config.thresh:error"])
             runs.append(run)
-            config_of[run.name] = LaunchConfig(bench, "custom", prefix=prefix)
+            config_of[run.name] = LaunchConfig(bench, "smpirun", exe="smpirun", prefix=more,
+                                               platform=str(plat), hostfile=str(hosts))
     camp = Campaign(camp_dir, runs)
     cores = sweep.cores_per_node
     for run in runs if not tag else ():   # the platform is not in the arguments: a resumed
