@@ -31,10 +31,13 @@ MAX_LINES = 500
 # report and cli, ranked by name.  Folders of one rank (figures, export) stand beside each
 # other and may not import each other.
 PY_RANK = {
-    "shared": 0, "records": 1, "run": 2, "analysis": 3, "figures": 4, "export": 4,
-    "report": 5, "commands": 6, "cli": 7,
+    "shared": 0, "records": 1, "run": 2, "analysis": 3, "studies": 4, "figures": 5,
+    "export": 5, "report": 6, "commands": 7, "cli": 8,
 }
-SHARED = {"__init__", "errors", "lazy", "units", "sizes", "binary"}
+SHARED = {"__init__", "errors", "lazy", "units", "sizes", "binary", "registry"}
+# What starts a process: analysis/ is pure functions of records and imports none of it (of run/
+# only RunSpec, the data of a plan).
+LAUNCHING = {"subprocess", "os.system", "os.popen", "os.spawnv", "os.execv", "binary.ask"}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
@@ -163,6 +166,75 @@ def _namespaces_passed_down(tree: ast.AST, lower: set[str]) -> list[tuple[int, s
     return out
 
 
+def _launches(tree: ast.AST, parts: list[str]) -> list[tuple[int, str]]:
+    """(line, what) of every way an analysis module could start a process: subprocess, os's
+    process calls, jostle-bench's client, or a module of run/ (RunSpec, a plan's data, aside)."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names if a.name in LAUNCHING]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level == 0 and node.module in LAUNCHING:
+                out.append((node.lineno, node.module))
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            if f"{node.value.id}.{node.attr}" in LAUNCHING:
+                out.append((node.lineno, f"{node.value.id}.{node.attr}"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level and node.module:
+            mod = node.module.split(".")
+            for a in node.names:
+                name = ".".join([*mod, a.name])
+                if name in LAUNCHING or (mod[0] == "run" and name != "run.campaign.RunSpec"):
+                    out.append((node.lineno, "jostle." + name))
+        elif isinstance(node, ast.ImportFrom) and node.level and not node.module:
+            out += [(node.lineno, "jostle." + a.name) for a in node.names
+                    if a.name in ("run", "binary") and len(parts) == 2]
+    return out
+
+
+def _private_names(tree: ast.AST, siblings: set[str]) -> list[tuple[int, str]]:
+    """(line, name) of every private name (_x) a command module takes from another command
+    (SIBLINGS): what two commands share goes in a module named _x, or lower, in studies/."""
+    mods, out = set(), []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            if node.module in siblings:
+                out += [(node.lineno, f"{node.module}.{a.name}") for a in node.names
+                        if a.name.startswith("_") and not a.name.startswith("__")]
+            else:
+                mods |= {a.asname or a.name for a in node.names if a.name in siblings}
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and node.value.id in mods and node.attr.startswith("_")
+                and not node.attr.startswith("__")):
+            out.append((node.lineno, f"{node.value.id}.{node.attr}"))
+    return out
+
+
+def _registrations(tree: ast.AST) -> list[tuple[int, str, str]]:
+    """(line, registry, name) of every entry registered under a literal name: REG.register("x")
+    as a decorator or REG.add("x", …), and @register on a class whose `name` is "x"."""
+    out = []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("register", "add") and node.args
+                and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
+                and isinstance(node.func.value, ast.Name) and node.func.value.id.isupper()):
+            out.append((node.lineno, node.func.value.id, node.args[0].value))
+        if isinstance(node, ast.ClassDef) and any(
+                isinstance(d, ast.Name) and d.id == "register" for d in node.decorator_list):
+            for st in node.body:
+                if isinstance(st, ast.Assign) and isinstance(st.value, (ast.Tuple, ast.Constant)):
+                    for t in st.targets:
+                        names = t.elts if isinstance(t, ast.Tuple) else [t]
+                        vals = st.value.elts if isinstance(st.value, ast.Tuple) else [st.value]
+                        for n, v in zip(names, vals):
+                            if (isinstance(n, ast.Name) and n.id == "name"
+                                    and isinstance(v, ast.Constant)):
+                                out.append((node.lineno, "register", v.value))
+    return out
+
+
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     """The import cycles of GRAPH, one per strongly connected component (Tarjan)."""
     index, low, stack, on, out = {}, {}, [], set(), []
@@ -200,6 +272,9 @@ def check_python(root: Path) -> list[str]:
     files = sorted(pkg.rglob("*.py"))
     modules = {".".join(f.relative_to(pkg).with_suffix("").parts) for f in files}
     graph: dict[str, set[str]] = {}
+    registered: dict[tuple[str, str], str] = {}
+    # the subcommands (a _module is shared by several, its private names its own business)
+    commands = {f.stem for f in files if f.parent.name == "commands" and f.stem[0] != "_"}
     for f in files:
         rel = f.relative_to(root).as_posix()
         parts = list(f.relative_to(pkg).with_suffix("").parts)
@@ -243,10 +318,30 @@ def check_python(root: Path) -> list[str]:
             for line, call in _namespaces_passed_down(tree, lower):
                 problems.append(f"{rel}:{line}: passes an argparse namespace to {call}, below "
                                 "commands/: give it typed values")
+            for line, name in _private_names(tree, commands - {parts[-1]}):
+                problems.append(f"{rel}:{line}: uses {name}, private to another command: "
+                                "move it to a shared _module or to studies/")
+        if mine == "analysis":
+            for line, what in _launches(tree, parts):
+                problems.append(f"{rel}:{line}: analysis uses {what}: analysis never launches "
+                                "(measure in run/, hand analysis the records)")
+        for line, reg, name in _registrations(tree):
+            first = registered.setdefault((reg, name), f"{rel}:{line}")
+            if first != f"{rel}:{line}":
+                problems.append(f"{rel}:{line}: {reg} registers '{name}' again (first at "
+                                f"{first}): a registry refuses a duplicate name")
     for comp in _cycles(graph):
         problems.append(f"python/jostle: {' -> '.join(comp)} import each other: make the "
                         "dependency one-way")
     return problems
+
+
+def floors(ranks: dict) -> str:
+    """'0 core, 1 topo, 2 kernels comm, …': the layers by floor, lowest first."""
+    by: dict[int, list[str]] = {}
+    for name, r in ranks.items():
+        by.setdefault(r, []).append(name)
+    return ", ".join(f"{r} {' '.join(by[r])}" for r in sorted(by))
 
 
 def main(argv: list[str]) -> int:
@@ -254,6 +349,10 @@ def main(argv: list[str]) -> int:
     problems = check(root) + (check_python(root) if (root / "python" / "jostle").is_dir() else [])
     for p in problems:
         print(p)
+    up = sum("which is above it" in p for p in problems)
+    circles = sum("include each other" in p or "import each other" in p for p in problems)
+    print(f"src/ by floor: {floors(RANK)}\npython/jostle/ by floor: {floors(PY_RANK)}\n"
+          f"{up} arrows up, {circles} circles, {len(problems) - up - circles} other problems")
     return 1 if problems else 0
 
 

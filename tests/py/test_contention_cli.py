@@ -10,6 +10,8 @@ import pytest
 
 from jostle.cli import main
 from jostle.commands import contention as cc
+from jostle.commands._common import settings
+from jostle.studies import contention
 from jostle.commands import run as run_cmd
 from jostle.records.results import load_run
 
@@ -64,9 +66,10 @@ def cli(capsys, *argv):
 
 
 def options(study, *argv):
+    """The settings `jostle contention STUDY ARGV` hands its study."""
     p = argparse.ArgumentParser()
-    cc._options(p, study)
-    return p.parse_args(list(argv))
+    cc.add_options(p, study)
+    return settings(contention.Settings, p.parse_args(list(argv)))
 
 
 def arg(run, flag):
@@ -74,7 +77,7 @@ def arg(run, flag):
 
 
 def test_fig1_sweeps_every_free_core_with_the_papers_placement():
-    runs = cc.plan("fig1", options("fig1", "--hosts", "a,b"), NODE36)
+    runs = contention.plan("fig1", options("fig1", "--hosts", "a,b"), NODE36)
     assert [arg(r, "--compute-cores") for r in runs] == [str(n) for n in range(36)]
     r = runs[5]
     assert r.name == "fig1-triad-c05" and r.benchmark == "contention" and r.hosts == ["a", "b"]
@@ -82,11 +85,11 @@ def test_fig1_sweeps_every_free_core_with_the_papers_placement():
     assert (arg(r, "--comm-core"), arg(r, "--comm-mem"), arg(r, "--compute-mem")) == ("far", "near", "near")
     assert "--oversubscribe" not in r.args and "--phase-time" not in r.args and r.timeout > 60
     # two ranks on one 36-core host: 17 free cores each
-    assert len(cc.plan("fig1", options("fig1"), NODE36)) == 18
+    assert len(contention.plan("fig1", options("fig1"), NODE36)) == 18
 
 
 def test_quick_on_a_two_core_vm():
-    runs = cc.plan("fig1", options("fig1", "--quick"), VM)
+    runs = contention.plan("fig1", options("fig1", "--quick"), VM)
     assert [r.name for r in runs] == ["fig1-triad-c00-quick", "fig1-triad-c01-quick", "fig1-triad-c02-quick"]
     assert ["--oversubscribe" in r.args for r in runs] == [False, True, True]
     r = runs[1]
@@ -94,27 +97,27 @@ def test_quick_on_a_two_core_vm():
     assert int(arg(r, "--array-bytes")) <= 8 << 20
     assert "--comm-core" not in r.args                  # one NUMA node: jostle-bench's defaults
     # non-temporal stores are passed on and named, so they never resume a normal run
-    runs = cc.plan("fig1", options("fig1", "--quick", "--kernel", "copy", "--stores", "nt"), VM)
+    runs = contention.plan("fig1", options("fig1", "--quick", "--kernel", "copy", "--stores", "nt"), VM)
     assert [r.name for r in runs][1] == "fig1-copy-nt-c01-quick" and arg(runs[1], "--stores") == "nt"
-    r = cc.plan("fig1", options("fig1", "--quick", "--phase-time", "0.5", "--max-cores", "0"), VM)[0]
+    r = contention.plan("fig1", options("fig1", "--quick", "--phase-time", "0.5", "--max-cores", "0"), VM)[0]
     assert arg(r, "--phase-time") == "0.5" and r.args.count("--phase-time") == 1
 
 
 def test_fig2_has_the_four_placements_per_core_count():
-    runs = cc.plan("fig2", options("fig2", "--max-cores", "1"), NODE36)
+    runs = contention.plan("fig2", options("fig2", "--max-cores", "1"), NODE36)
     assert [(arg(r, "--comm-core"), arg(r, "--comm-mem"), arg(r, "--compute-mem")) for r in runs[::2]] == [
         ("near", "near", "near"), ("near", "far", "far"), ("far", "near", "near"), ("far", "far", "far")]
     assert len(runs) == 8 and runs[3].name == "fig2-triad-corenear-memfar-c01"
 
 
 def test_fig3_fig4_usecases(fake):
-    runs = cc.plan("fig3", options("fig3", "--cores", "5"), NODE36, fake)
+    runs = contention.plan("fig3", options("fig3", "--cores", "5"), NODE36, fake)
     assert len(runs) == 1 and arg(runs[0], "--sizes") == ",".join(str(4 ** k) for k in range(1, 14))
     assert arg(runs[0], "--compute-cores") == "5"
-    runs = cc.plan("fig4", options("fig4", "--ai", "1/12,1,16", "--hosts", "a,b"), NODE36)
+    runs = contention.plan("fig4", options("fig4", "--ai", "1/12,1,16", "--hosts", "a,b"), NODE36)
     assert [arg(r, "--ai") for r in runs] == [repr(1 / 12), "1", "16"]
     assert {arg(r, "--compute-cores") for r in runs} == {"35"} and {arg(r, "--kernel") for r in runs} == {"triad"}
-    runs = cc.plan("usecases", options("usecases", "--cores", "3"), NODE36)
+    runs = contention.plan("usecases", options("usecases", "--cores", "3"), NODE36)
     assert [arg(r, "--kernel") for r in runs] == ["cg", "gemm", "triad"]
     assert [r.name for r in runs] == ["usecases-cg-c03", "usecases-gemm-c03", "usecases-triad-c03"]
 

@@ -19,8 +19,13 @@ def check(root):
 
 
 def test_this_tree_keeps_its_layers():
-    rc, problems = check(ROOT)
-    assert rc == 0, "\n".join(problems)
+    rc, lines = check(ROOT)
+    assert rc == 0, "\n".join(lines)
+    # it says what it checked: the folders by floor, lowest first, and nothing up or round
+    assert lines[-1] == "0 arrows up, 0 circles, 0 other problems"
+    assert any(x.startswith("python/jostle/ by floor: 0 shared, 1 records, 2 run, 3 analysis, "
+                            "4 studies, 5 figures export, 6 report, 7 commands, 8 cli")
+               for x in lines)
 
 
 def tree(tmp_path, files):
@@ -48,7 +53,7 @@ def tree(tmp_path, files):
       "python/jostle/run/launch.py": ""},
      "python/jostle/sizes.py:2: shared (rank 0) imports jostle.run.launch (run, rank 2), which is above it"),
     ({"python/jostle/commands/submit.py": "from ..cli import build_parser\n"},
-     "commands (rank 6) imports jostle.cli (cli, rank 7), which is above it"),
+     "commands (rank 7) imports jostle.cli (cli, rank 8), which is above it"),
     ({"python/jostle/run/simgrid.py": "from ..commands._common import positive_int\n"},
      "run (rank 2) imports jostle.commands._common"),
     ({"python/jostle/analysis/model.py": "from .. import report\n"},
@@ -56,7 +61,7 @@ def tree(tmp_path, files):
     ({"python/jostle/records/results.py": "from ..analysis import stats\n"},
      "records (rank 1) imports jostle.analysis (analysis, rank 3)"),
     ({"python/jostle/figures/x.py": "import jostle.analysis.advise\nimport jostle.commands\n"},
-     "figures (rank 4) imports jostle.commands"),
+     "figures (rank 5) imports jostle.commands"),
     ({"python/jostle/export/junit.py": "from ..figures import pingpong\n"},
      "export imports jostle.figures of figures, which stands beside it"),
     ({"python/jostle/gadget.py": ""}, "module 'gadget' has no rank"),
@@ -78,11 +83,38 @@ def tree(tmp_path, files):
     ({"python/jostle/commands/topo.py": "from ..analysis.topo_links import report\n"
       "def main(parser):\n    ns = parser.parse_args()\n    report(matrix=ns)\n"},
      "commands/topo.py:4: passes an argparse namespace to report, below commands/"),
+    # a study stands below the commands, above analysis and run
+    ({"python/jostle/studies/nuioa.py": "from ..figures import nuioa\n"},
+     "studies (rank 4) imports jostle.figures (figures, rank 5), which is above it"),
+    # a command takes no private name of another command, in either spelling
+    ({"python/jostle/commands/model.py": "from .contention import _options\n",
+      "python/jostle/commands/contention.py": ""},
+     "commands/model.py:1: uses contention._options, private to another command"),
+    ({"python/jostle/commands/model.py": "from . import contention as cont\n"
+      "def f(p):\n    cont._options(p)\n", "python/jostle/commands/contention.py": ""},
+     "commands/model.py:3: uses cont._options, private to another command"),
+    # analysis never launches: no subprocess, no jostle-bench client, nothing of run/ but RunSpec
+    ({"python/jostle/analysis/bounds.py": "def f():\n    import subprocess\n"},
+     "analysis/bounds.py:2: analysis uses subprocess: analysis never launches"),
+    ({"python/jostle/analysis/bounds.py": "from ..binary import ask\n",
+      "python/jostle/binary.py": ""},
+     "analysis/bounds.py:1: analysis uses jostle.binary.ask: analysis never launches"),
+    ({"python/jostle/analysis/bounds.py": "from ..run import bench_query\n",
+      "python/jostle/run/bench_query.py": ""},
+     "analysis/bounds.py:1: analysis uses jostle.run.bench_query: analysis never launches"),
+    # a registry refuses a duplicate name, before anything is imported
+    ({"python/jostle/export/a.py": 'EXPORTERS.add("junit", 1)\n',
+      "python/jostle/export/b.py": '@EXPORTERS.register("junit")\nclass J:\n    pass\n'},
+     "export/b.py:1: EXPORTERS registers 'junit' again (first at python/jostle/export/a.py:1)"),
+    ({"python/jostle/run/launch.py": "@register\nclass A:\n    name = 'srun'\n"
+      "@register\nclass B:\n    name, executables = 'srun', ('srun',)\n"},
+     "run/launch.py:5: register registers 'srun' again"),
 ])
 def test_each_rule_is_enforced(tmp_path, files, expected):
     rc, problems = check(tree(tmp_path, files))
     assert rc == 1
     assert any(expected in p for p in problems), problems
+    assert not problems[-1].startswith("0 arrows up, 0 circles, 0 other")
 
 
 def test_lower_and_same_layer_includes_pass(tmp_path):

@@ -186,13 +186,15 @@ def test_real_calibrate_check_advise_report(capsys, tmp_path, monkeypatch, built
 
 
 def test_calibrate_plans_near_and_far_only_where_the_machine_has_them():
-    from jostle.commands import model as cmd
-    args = cli.build_parser().parse_args(["model", "calibrate", "--hosts", "n1,n2"])
+    from jostle.commands._common import settings
+    from jostle.studies import contention, model as study
+    args = settings(contention.Settings,
+                    cli.build_parser().parse_args(["model", "calibrate", "--hosts", "n1,n2"]))
     henri = {"cores": 36, "numa_nodes": 4, "nics": [{"name": "mlx5_0", "numa": 0}]}
-    runs = cmd.plan(args, henri)
+    runs = study.plan(args, henri)
     assert len(runs) == 4 * 5 and {r.name.split("-c")[-1] for r in runs} == {"01", "02", "08",
                                                                              "17", "35"}
     far = [r for r in runs if "commfar-datanear" in r.name]
     assert all(r.args[r.args.index("--comm-mem") + 1] == "far" for r in far) and len(far) == 5
     vm = {"cores": 2, "numa_nodes": 1, "nics": [{"name": "eth0", "numa": 0}]}
-    assert all("--comm-mem" not in r.args for r in cmd.plan(args, vm))
+    assert all("--comm-mem" not in r.args for r in study.plan(args, vm))

@@ -1,12 +1,13 @@
 """Options and checks shared by the commands that launch jostle-bench."""
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import math
-import os
 import shutil
 import sys
+import time
 from pathlib import Path
 
 from ..records import benchmarks
@@ -15,7 +16,8 @@ from ..run import bench_query, launch
 from ..run.campaign import Campaign, LaunchConfig, unwritable_dir
 from ..run.progress import Progress
 from ..errors import UsageError
-from ..sizes import human, parse_bytes
+from ..sizes import parse_bytes
+from ..studies.flags import check_memory, given_over, pass_through  # noqa: F401 (the studies' own, for the commands that plan here still)
 from . import _record
 
 
@@ -180,33 +182,6 @@ def bench_option(group, bench, name, help=None, **kw):
     return group.add_argument("--" + name, metavar=kw.pop("metavar", o["arg"]), help=text, **kw)
 
 
-def pass_through(args, names) -> list:
-    """The jostle-bench options NAMES (as it spells them) that ARGS has: a flag when true, an
-    option and its value when given."""
-    out = []
-    for name in names:
-        v = getattr(args, name.replace("-", "_"), None)
-        if v is True:
-            out.append("--" + name)
-        elif v not in (None, False):
-            out += ["--" + name, str(v)]
-    return out
-
-
-def given_over(base, args, names) -> list:
-    """jostle-bench flags BASE (e.g. --quick's) with each option of NAMES the user gave
-    (args.min_reps -> --min-reps V) in place of BASE's value: an explicit option wins."""
-    out = list(base)
-    for name in names:
-        v = getattr(args, name, None)
-        if v is not None:
-            flag = "--" + name.replace("_", "-")
-            if flag in out:
-                del out[out.index(flag):out.index(flag) + 2]
-            out += [flag, str(v)]
-    return out
-
-
 def check_per_rank(args, ranks, names=("comm_core", "comm_mem")):
     """A per-rank list (N,N,…) of no more entries than ranks: the extra ones would never be
     used, nor checked."""
@@ -311,39 +286,30 @@ def launch_config(args) -> LaunchConfig:
                         srun_mpi=srun_mpi if kind == "srun" else None, restart=restart)
 
 
-def memory_bytes() -> int:
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        return 0
-
-
-def check_memory(sizes, ranks_per_host, buffers=1, option="--sizes", spec=""):
-    """Refuse a sweep whose largest message cannot fit in this host's memory."""
-    mem = memory_bytes()
-    if not mem or not sizes:
-        return
-    biggest = max(sizes)
-    need = biggest * ranks_per_host * buffers
-    if need > mem:
-        allowed = mem // (ranks_per_host * buffers)
-        raise UsageError(
-            f"{option} '{spec}': the largest size {human(biggest)} ({biggest} B) × "
-            f"{ranks_per_host} rank(s) × {buffers} buffer(s) exceeds this host's memory "
-            f"({mem / 2**30:.1f} GiB); allowed: sizes up to {human(allowed)} ({allowed} B)")
-
-
-def run_campaign(args, runs, after=None) -> int:
-    """The end of a study that launches one list of runs: the campaign OUTPUT-DIR/CAMPAIGN of
-    RUNS, its plan with --dry-run, else its runs and where each one's records are, then
-    AFTER(campaign, config, progress) for what the study adds (figures, a reference), then the
-    campaign into the results store with --record."""
+def run_campaign(args, runs, after=None, config=None, notes=()) -> int:
+    """The one end of every study that launches a campaign: the campaign OUTPUT-DIR/CAMPAIGN
+    of RUNS, its plan with --dry-run, else NOTES, its runs and where each one's records are,
+    then AFTER(campaign, config, progress) for what the study adds (figures, a reference, an
+    estimate; its exit status), then the campaign into the results store with --record.
+    CONFIG: the LaunchConfig, or a function of the RunSpec (runs of several MPI libraries);
+    by default the one of --bench/--mpi/--launcher."""
     camp = Campaign(f"{args.output_dir}/{args.campaign}", runs)
-    config = launch_config(args)
+    config = config or launch_config(args)
     if args.dry_run:
         return camp.dry_run(config, args.quiet)
-    progress = Progress()
+    for note in notes:
+        print(f"jostle: note: {note}", file=sys.stderr)
+    progress, t0 = Progress(), time.monotonic()
     camp.run(config, progress, quiet=args.quiet)
     for run in runs:
         print(f"jostle: results in {camp.output(run)}", file=sys.stderr)
+    print(f"jostle: {len(runs)} run(s) in {camp.dir}, {time.monotonic() - t0:.0f} s",
+          file=sys.stderr)
     return _record.campaign(args, after(camp, config, progress) if after else 0)
+
+
+def settings(kind, args):
+    """ARGS as the typed settings KIND (a dataclass of a study): the fields ARGS has, the
+    dataclass's defaults for the others; a study never sees the namespace."""
+    return kind(**{f.name: getattr(args, f.name) for f in dataclasses.fields(kind)
+                   if hasattr(args, f.name)})

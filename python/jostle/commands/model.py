@@ -3,95 +3,29 @@ from a campaign's contention records; calibrate runs the fewest runs it needs.""
 
 import argparse
 import json
-import math
 import os
 import sys
-import time
 from pathlib import Path
 
 from .. import figures
 from ..run import bench_query
 from ..analysis import model
-from ..run.campaign import Campaign, RunSpec
 from ..errors import UsageError
 from ..figures import model as model_figures
-from ..run.progress import Progress
 from ..records.results import find_run_files, load, load_run
 from ..sizes import human, parse_bytes
 from . import _common as c
-from . import _record
-from . import contention as cont
+from ..studies import contention
+from ..studies import model as study
+from . import contention as contention_cmd
 
 ORDER = 21
 MODEL_FILE, CHECK_FILE = "model.json", "model-check.csv"
-# 4 B for the latency the advice quotes; 1 MiB and 64 MiB: two bandwidth-bound transfers of
-# different demand, so that each core count gives two points of the capacity line.
-SIZES = [4, 1 << 20, 64 << 20]
 EXAMPLES = """examples:
   jostle model calibrate --quick              the fewest runs, a few minutes on a laptop
   jostle model fit results/model              parameters and uncertainty -> model.json
   jostle model predict results/model --cores 8 --comm-mem near --compute-mem near --size 64M
   jostle model check results/model            leave-one-out error per point, table and figure"""
-
-
-def calibrate_cores(top) -> list:
-    """1, 2, a quarter, half and all of the cores: the rise, the knee and the plateau."""
-    return sorted({n for n in (1, 2, top // 4, top // 2, top) if 1 <= n <= top})
-
-
-def placements(machine) -> list:
-    """(comm-mem, compute-mem) pairs: near/far the NIC where the machine can tell them apart."""
-    if cont.paper_placement(machine) == (None, None, None):
-        return [(None, None)]
-    return [(cm, dm) for cm in ("near", "far") for dm in ("near", "far")]
-
-
-def plan(args, machine) -> list:
-    suffix = "-quick" if args.quick else ""
-    spec = ",".join(human(s) if s >= 1024 else str(s) for s in SIZES)
-    runs = []
-    for cm, dm in placements(machine):
-        where = f"-comm{cm}-data{dm}" if cm else ""
-        for n in calibrate_cores(cont.core_counts(args, machine)[-1]):
-            a = ["--kernel", args.kernel, "--compute-cores", str(n), "--sizes", spec,
-                 *(["--comm-mem", cm, "--compute-mem", dm] if cm else []),
-                 *cont._oversubscribe(args, machine, n), *cont._common(args, machine)]
-            runs.append(RunSpec(f"model-{args.kernel}{where}-c{n:02d}{suffix}", "contention", a,
-                                args.ranks, list(args.hosts or []), cont._timeout(args, SIZES)))
-    return runs
-
-
-def size_costs(runs) -> tuple:
-    """(start-up and teardown per run, {size: measuring seconds per run}), means over RUNS,
-    from the points' own elapsed_s and the launcher's wall time."""
-    per_size, startup = {}, []
-    for r in runs:
-        pts = r.points.groupby([p for p in r.param_names], dropna=False)["elapsed_s"].max()
-        by = pts.groupby(level=r.param_names.index("size")).sum()
-        for s, t in by.items():
-            per_size.setdefault(int(s), []).append(float(t))
-        wall = (r.launch or {}).get("elapsed_s")
-        if wall is not None:
-            startup.append(max(0.0, float(wall) - float(by.sum())))
-    mean = lambda xs: sum(xs) / len(xs) if xs else 0.0
-    return mean(startup), {s: mean(t) for s, t in per_size.items()}
-
-
-def sweep_estimate(args, machine, camp_runs) -> str:
-    """How long fig1 + fig2 would have taken here, costed with this campaign's own runs."""
-    startup, per_size = size_costs(camp_runs)
-    fig_sizes = [cont.LATENCY_SIZE, cont.BANDWIDTH_SIZE]
-    per_run = startup + sum(per_size.get(s, math.nan) for s in fig_sizes)
-    n = len(cont.plan("fig1", args, machine)) + len(cont.plan("fig2", args, machine))
-    spent = startup * len(camp_runs) + sum(per_size.values()) * len(camp_runs)
-    text = (f"{len(camp_runs)} calibration run(s), about {spent / 60:.1f} min; fig1 + fig2 here "
-            f"would be {n} runs, about {n * per_run / 60:.1f} min in this mode ({startup:.1f} s "
-            f"start-up + {per_run - startup:.1f} s measuring 4 B and 64 MiB per run, means of "
-            "this campaign's runs")
-    if args.quick:   # --quick divides phases, repetitions and time cap by QUICK_FACTOR
-        full = startup + cont.QUICK_FACTOR * (per_run - startup)
-        text += f"), about {n * full / 60:.1f} min without --quick ({cont.QUICK_FACTOR} × measuring"
-    return text + "; a loaded machine: read them as rough)"
 
 
 # ---------------------------------------------------------------- reading and writing
@@ -178,7 +112,7 @@ def register(sub):
                                    "the machine has several NUMA nodes; then fit and say how "
                                    "long fig1 + fig2 would have taken.",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    cont._options(cal, "fig1")   # the same study options as contention fig1
+    contention_cmd.add_options(cal, "fig1")   # the same study options as contention fig1
     cal.set_defaults(func=calibrate, campaign="model")
     for name, func, what in (("fit", fit_main, "fit DIR's records, write DIR/model.json"),
                              ("predict", predict_main, "bandwidths together at K cores"),
@@ -195,32 +129,25 @@ def register(sub):
                            help="NUMA node of the comm buffers, against the NIC (near)")
             q.add_argument("--compute-mem", choices=("near", "far"), default="near",
                            help="NUMA node of the compute data (near)")
-            q.add_argument("--kernel", choices=cont.KERNELS, help="(the campaign's, if one)")
+            q.add_argument("--kernel", choices=contention.KERNELS, help="(the campaign's, if one)")
             q.add_argument("--size", required=True, metavar="BYTES", help="message size, e.g. 64M")
 
 
 def calibrate(args):
-    cont._check(args)
+    c.check_hosts(args)
     config = c.launch_config(args)
     machine = bench_query.bench_machine(config.bench)
-    directory = Path(args.output_dir) / args.campaign
-    runs = plan(args, machine)
-    if args.dry_run:
-        for r in runs:
-            print(config.plan(r, [r.benchmark, *r.args, "--output",
-                                  str(directory / f"{r.name}.jsonl"), "--progress"]).line)
+    settings = c.settings(contention.Settings, args)
+
+    def after(camp, config, progress):
+        done = [load_run(camp.output(s)) for s in camp.runs]
+        doc = fit_dir(camp.dir)
+        print(camp.dir / MODEL_FILE)
+        print(f"jostle: {study.sweep_estimate(settings, machine, done)}", file=sys.stderr)
+        for lim in doc["not_identifiable"]:
+            print(f"jostle: {lim['what']}: {lim['reason']}", file=sys.stderr)
         return 0
-    t0 = time.monotonic()
-    camp = Campaign(directory, runs)
-    camp.run(config, Progress(), quiet=args.quiet)
-    done = [load_run(camp.output(s)) for s in camp.runs]
-    doc = fit_dir(directory)
-    print(directory / MODEL_FILE)
-    print(f"jostle: {len(done)} run(s) in {directory}, {time.monotonic() - t0:.0f} s; "
-          f"{sweep_estimate(args, machine, done)}", file=sys.stderr)
-    for lim in doc["not_identifiable"]:
-        print(f"jostle: {lim['what']}: {lim['reason']}", file=sys.stderr)
-    return _record.campaign(args, 0)
+    return c.run_campaign(args, study.plan(settings, machine), after, config)
 
 
 def fit_main(args):
