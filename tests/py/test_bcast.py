@@ -189,7 +189,8 @@ def test_nodes_that_differ_under_noise(tmp_path, jostle_cli, built):
 
 @pytest.mark.unit
 def test_smpi_routing_names_and_groups():
-    from jostle.commands.bcast import routing_list, split_smpi
+    from jostle.commands.bcast import routing_list
+    from jostle.studies.bcast import split_smpi
     assert routing_list("auto, smpi:ompi") == "auto,smpi:ompi"
     assert split_smpi("auto,smpi:ompi,mpi_bcast,smpi:ompi") == ("auto,mpi_bcast", ["ompi"])
     ours, algs = split_smpi("smpi:all,smpi:SMP_linear")

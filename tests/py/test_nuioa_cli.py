@@ -2,7 +2,6 @@
 figures and report table on hand-made run files (no MPI needed)."""
 
 import json
-from argparse import Namespace
 
 import pytest
 
@@ -10,7 +9,7 @@ from conftest import REPO
 from fake_bench import _dist, meta
 from jostle import report
 from jostle.cli import main
-from jostle.commands import nuioa
+from jostle.studies import nuioa
 from jostle.errors import UsageError
 from jostle.figures import build, close, nuioa as nuioa_figures
 
@@ -30,7 +29,7 @@ def fake_topo(nodes, cores_per_node, nic_node=0):
 def args(**kw):
     base = dict(parts="placement,flows,load", sizes="8,4M", nic=None, writers=None, quick=True,
                 ranks=2, hosts=None, timeout=None)
-    return Namespace(**{**base, **kw})
+    return nuioa.Settings(**{**base, **kw})
 
 
 def test_plan_on_eight_nodes():

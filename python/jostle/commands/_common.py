@@ -2,8 +2,6 @@
 
 import argparse
 import dataclasses
-import hashlib
-import json
 import math
 import shutil
 import sys
@@ -17,7 +15,8 @@ from ..run.campaign import Campaign, LaunchConfig, unwritable_dir
 from ..run.progress import Progress
 from ..errors import UsageError
 from ..sizes import parse_bytes
-from ..studies.flags import check_memory, given_over, pass_through  # noqa: F401 (the studies' own, for the commands that plan here still)
+# the studies' own, for the commands that plan here still
+from ..studies.flags import check_memory, default_name, given_over, pass_through  # noqa: F401
 from . import _record
 
 
@@ -248,13 +247,6 @@ def name_type(text):
             f"{ascii(text)} is not allowed; expected a plain file name without '/', a leading "
             "'.', spaces at its ends, control characters or any of \"'`$;&|*?\\")
     return text
-
-
-def default_name(prefix, run_args, ranks=None, hosts=()) -> str:
-    """PREFIX and a short hash of what is measured: the same command resumes its own run,
-    and a run of other options never takes its place (no clock in the name)."""
-    key = json.dumps([list(map(str, run_args)), ranks, list(hosts or [])])
-    return f"{prefix}-{hashlib.sha1(key.encode()).hexdigest()[:8]}"
 
 
 def bench_of(args):

@@ -10,25 +10,16 @@ skipped.
 import argparse
 
 from ..records import benchmarks
-from ..run import estimate, simgrid
-from ..run.campaign import RunSpec, repeated
-from ..errors import UsageError
-from ..sizes import parse_bytes, parse_sizes
+from ..run import simgrid
+from ..sizes import parse_sizes
+from ..studies import bcast as study
 from . import _common as c
 from . import _record
 from . import _simulation as simulation
 
 ORDER = 30
 STUDY = True
-# jt_dbcast's routings (the descriptor lists them as the choices of cholesky's --routing: bcast's
-# takes a list, whose items it does not list), then auto and MPI_Bcast: the order of the
-# simulated default, which a resumed campaign's arguments must match.
-_ROUTES = benchmarks.choices("cholesky", "routing")
-ROUTINGS = (*(r for r in _ROUTES if r != "auto"), "auto", "mpi_bcast")
-SIM_SIZES = "8,64K,1M"
-# Simulated by default: all but the chain of whole messages (P-1 hops of the whole payload:
-# never the fastest; `--routing all` has it).
-SIM_ROUTINGS = ",".join(r for r in ROUTINGS if r != "chain")
+ROUTINGS, SIM_SIZES, SIM_ROUTINGS = study.ROUTINGS, study.SIM_SIZES, study.SIM_ROUTINGS
 
 EXAMPLES = """examples:
   jostle bcast                                        4 ranks here, every routing, k = 3
@@ -62,20 +53,6 @@ def routing_list(text):
                 f"'{x}' is not a routing; expected {', '.join(ROUTINGS)}, all, smpi:ALG "
                 "(simulated) or smpi:all")
     return ",".join(items)
-
-
-def split_smpi(routing: str):
-    """'auto,smpi:ompi,smpi:all' -> ('auto', ['ompi', every algorithm of smpi:all…]): jostle's
-    routings (one launch) and SimGrid's MPI_Bcast algorithms (one launch each)."""
-    ours, algs = [], []
-    for x in routing.split(","):
-        if not x.startswith("smpi:"):
-            ours.append(x)
-            continue
-        for a in simgrid.SMPI_BCAST_ALL if x == "smpi:all" else (x[5:],):
-            if a not in algs:
-                algs.append(a)
-    return ",".join(ours), algs
 
 
 def recipients_list(text):
@@ -123,56 +100,11 @@ def register(sub):
     p.set_defaults(func=main)
 
 
-def _ks(spec, P, where):
-    for x in spec.split(","):
-        if x != "all" and int(x) > P - 1:
-            raise UsageError(f"--recipients '{x}' is not allowed with {P} {where}: expected "
-                             f"1 to {P - 1} (every rank but the root) or all")
-
-
-def bench_args(args, spec, routing, sim) -> list:
-    out = ["--sizes", spec, "--routing", routing, "--recipients", args.recipients]
-    reps = {"min_reps": args.min_reps or (2 if sim else None),
-            "warmup": args.warmup if args.warmup is not None else (1 if sim else None),
-            "max_time": args.max_time if args.max_time is not None else (0 if sim else None)}
-    for k, v in reps.items():
-        if v is not None:
-            out += ["--" + k.replace("_", "-"), str(v)]
-    out += c.pass_through(args, ("segment", "progress-mode"))
-    if args.check and not sim:
-        out.append("--check")
-    return out
-
-
-def _check_segment(args, sizes, spec):
-    if args.segment is not None and parse_bytes(args.segment) > max(sizes):
-        raise UsageError(f"--segment '{args.segment}' is larger than the largest size of --sizes "
-                         f"'{spec}' ({max(sizes)} bytes): a segment is a piece of a message")
-
-
 def main(args):
     simulation.check_simulation(args)
     if args.simulate:
         return _record.campaign(args, simulate(args))
-    spec = args.sizes or benchmarks.default("bcast", "sizes")
-    sizes = parse_sizes(spec, c.bench_of(args))
-    _check_segment(args, sizes, spec)
-    if args.routing and split_smpi(args.routing)[1]:
-        raise UsageError(f"--routing '{args.routing}': smpi:* are SimGrid's MPI_Bcast algorithms, "
-                         "for simulated runs (add --simulate); on real ranks mpi_bcast is the MPI "
-                         "library's own MPI_Bcast with its tuned defaults")
-    _ks(args.recipients, args.ranks, "ranks")
-    routing = args.routing or benchmarks.default("bcast", "routing")
-    c.check_memory(sizes, args.ranks, option="--sizes", spec=spec)
-    nroutes = len(ROUTINGS) if "all" in routing.split(",") else len(routing.split(","))
-    npts = nroutes * len(args.recipients.split(","))
-    timeout = args.timeout or npts * estimate.estimate_timeout(
-        sizes, args.min_reps, args.max_time, args.warmup, benchmark="bcast")
-    run_args = bench_args(args, spec, routing, False)
-    name = args.name or c.default_name(f"bcast-{args.ranks}r", run_args, args.ranks, args.hosts)
-    runs = repeated([RunSpec(name, "bcast", run_args, args.ranks, args.hosts or [], timeout)],
-                    args.runs)
-    return c.run_campaign(args, runs)
+    return c.run_campaign(args, study.plan(c.settings(study.Settings, args), c.bench_of(args)))
 
 
 def simulate(args):
@@ -181,11 +113,12 @@ def simulate(args):
     MPI_Bcast is a setting of the whole launch."""
     nodes = simgrid.parse_nodes(args.nodes)
     spec = args.sizes or SIM_SIZES
+    settings = c.settings(study.Settings, args)
     # parsed by a native build: the SimGrid build answers nothing outside smpirun (SIGSEGV)
-    _check_segment(args, parse_sizes(spec), spec)
-    _ks(args.recipients, min(nodes), "simulated nodes (the smallest of --nodes)")
-    ours, algs = split_smpi(args.routing or SIM_ROUTINGS)
-    variants = [("", bench_args(args, spec, ours, True), ())] if ours else []
-    variants += [(f"-smpi-{a}", bench_args(args, spec, f"smpi:{a}", True), (f"smpi/bcast:{a}",))
-                 for a in algs]
+    study.check_segment(settings, parse_sizes(spec), spec)
+    study.check_recipients(args.recipients, min(nodes), "simulated nodes (the smallest of --nodes)")
+    ours, algs = study.split_smpi(args.routing or SIM_ROUTINGS)
+    variants = [("", study.bench_args(settings, spec, ours, True), ())] if ours else []
+    variants += [(f"-smpi-{a}", study.bench_args(settings, spec, f"smpi:{a}", True),
+                  (f"smpi/bcast:{a}",)) for a in algs]
     return simgrid.run_sweep(simulation.sweep(args), "bcast", nodes, None, 4.0, variants)

@@ -13,29 +13,18 @@ Near and far are jostle-bench's (--comm-core/--comm-mem near|far, src/topo/nic_p
 """
 
 import argparse
-import sys
-import time
-from pathlib import Path
 
 from ..records import benchmarks
 from .. import figures
-from ..run import estimate
-from ..run.campaign import Campaign, RunSpec, repeated
-from ..errors import UsageError
 from ..figures import nuioa as nuioa_figures
-from ..run.progress import Progress
 from ..records.results import load_run
-from ..sizes import parse_sizes
+from ..studies import nuioa as study
 from . import _common as c
-from . import _record
 from .topo import describe
 
 ORDER = 22
 STUDY = True
-PARTS = ("placement", "flows", "load")
-DEFAULT_SIZES = "8,64K,4M"          # latency, a medium message, bandwidth
-QUICK_ARGS = ["--min-reps", "20", "--max-time", "0.2"]
-QUICK_LOAD = ["--phase-time", "0.2"]   # arrays keep their default: far larger than the LLC
+PARTS, DEFAULT_SIZES = study.PARTS, study.DEFAULT_SIZES
 
 EXAMPLES = """examples:
   jostle nuioa --quick                            every part, a few minutes on a laptop
@@ -76,84 +65,6 @@ def register(sub):
     p.set_defaults(func=main)
 
 
-def parts_type(text) -> list:
-    parts = [x.strip() for x in text.split(",")]
-    bad = [x for x in parts if x not in PARTS]
-    if bad or not parts:
-        raise UsageError(f"--parts: '{bad[0] if bad else text}' is not a part; allowed: "
-                         f"{', '.join(PARTS)}")
-    return parts
-
-
-def plan(args, topo: dict, bench=None) -> tuple:
-    """(runs, notes): the runs of the chosen parts on TOPO (jostle-bench --topo)."""
-    parts = parts_type(args.parts)
-    sizes = parse_sizes(args.sizes, bench)
-    nodes = topo.get("numa_nodes") or []
-    nics = [n for n in topo["machine"].get("nics") or [] if n.get("numa") is not None]
-    if args.nic and not any(n["name"] == args.nic for n in topo["machine"].get("nics") or []):
-        names = ", ".join(n["name"] for n in topo["machine"].get("nics") or []) or "none"
-        raise UsageError(f"--nic '{args.nic}' is not a NIC of this machine; its NICs: {names}")
-    notes = []
-    where = ("near", "far") if len(nodes) > 1 and nics else ("near",)
-    if len(nodes) < 2:
-        notes.append("one NUMA node: near and far are the same node, so only the near cases "
-                     "run and no placement effect can show")
-    elif not nics:
-        notes.append("no NIC of known NUMA locality: near/far are undefined, only the default "
-                     "placement runs")
-    hosts = list(args.hosts or [])
-    if len(set(hosts)) < 2:
-        notes.append("intra-node runs: the messages never cross a NIC; run with --hosts to "
-                     "measure NUIOA effects")
-    quick = QUICK_ARGS if args.quick else []
-    common = [*quick, *(["--nic", args.nic] if args.nic else []),
-              *(["--buffers", args.buffers] if getattr(args, "buffers", None) else [])]
-    spec = args.sizes
-    timeout = args.timeout or estimate.estimate_timeout(sizes, 20 if args.quick else None,
-                                                     0.2 if args.quick else None)
-    runs = []
-
-    def add(name, bench_name, extra, t=timeout):
-        runs.append(RunSpec(f"nuioa-{name}", bench_name, [*extra, *common], args.ranks, hosts, t))
-
-    if "placement" in parts:
-        for core in where:
-            for mem in where:
-                add(f"pp-core{core}-mem{mem}", "pingpong",
-                    ["--sizes", spec, "--comm-core", core, "--comm-mem", mem])
-        for node in nodes:
-            cores = node.get("cores") or [0]
-            # Intra-node: the two ranks on two cores of the node; across hosts the same core.
-            pair = cores[0] if len(set(hosts)) > 1 else f"{cores[0]},{cores[1 % len(cores)]}"
-            add(f"pp-node{node['index']}", "pingpong",
-                ["--sizes", spec, "--comm-core", str(pair), "--comm-mem", str(node["index"])])
-    if "flows" in parts:
-        pairs = [("near", "near")] + ([("near", "far"), ("far", "near")] if len(where) > 1 else [])
-        for mode, a, b in (("stream", "send", "recv"), ("put", "init", "target"),
-                           ("get", "init", "target")):
-            for x, y in pairs:
-                add(f"{mode}-{a}{x}-{b}{y}", "pingpong",
-                    ["--mode", mode, "--sizes", spec, "--comm-core", f"{x},{y}",
-                     "--comm-mem", f"{x},{y}"])
-    if "load" in parts:
-        big = str(max(sizes))
-        cores = int(topo["machine"].get("cores") or 1)
-        per_host = args.ranks if len(set(hosts)) < 2 else -(-args.ranks // len(set(hosts)))
-        free = cores // per_host - 1
-        n = args.writers or max(free, 1)
-        over = ["--oversubscribe"] if n > free else []
-        phase = QUICK_LOAD if args.quick else []
-        load_timeout = args.timeout or round(timeout + 2 * 3 * (0.2 if args.quick else 1.0))
-        for node in nodes:
-            add(f"load-mem{node['index']}", "contention",
-                ["--kernel", "copy", "--phases", "compute,comm,together", "--sizes", big,
-                 "--compute-cores", str(n), "--compute-mem", str(node["index"]),
-                 *(["--comm-core", "near", "--comm-mem", "near"] if nics else []),
-                 *over, *phase], load_timeout)
-    return repeated(runs, getattr(args, "runs", 1)), notes   # --runs K (a plan of a test: 1)
-
-
 def draw(camp, outdir) -> list:
     return figures.write(nuioa_figures.build([load_run(camp.output(s)) for s in camp.runs]), outdir)
 
@@ -161,18 +72,11 @@ def draw(camp, outdir) -> list:
 def main(args):
     c.check_hosts(args)
     config = c.launch_config(args)
-    topo = describe(config.bench)
-    runs, notes = plan(args, topo, config.bench)
-    camp_dir = Path(args.output_dir) / args.campaign
-    if args.dry_run:
-        return Campaign(camp_dir, runs).dry_run(config, args.quiet)
-    for n in notes:
-        print(f"jostle: note: {n}", file=sys.stderr)
-    t0 = time.monotonic()
-    camp = Campaign(camp_dir, runs)
-    camp.run(config, Progress(), quiet=args.quiet)
-    for p in draw(camp, camp.dir / "figures"):
-        print(p)
-    print(f"jostle: {len(runs)} run(s) in {camp.dir}, {time.monotonic() - t0:.0f} s",
-          file=sys.stderr)
-    return _record.campaign(args, 0)
+    runs, notes = study.plan(c.settings(study.Settings, args), describe(config.bench),
+                             config.bench)
+
+    def after(camp, config, progress):
+        for p in draw(camp, camp.dir / "figures"):
+            print(p)
+        return 0
+    return c.run_campaign(args, runs, after, config, notes)

@@ -6,33 +6,22 @@ it; then the heat maps (ranks × size, colour = overlap) and the times versus si
 
 import argparse
 import os
-import sys
-import time
-from pathlib import Path
 
 from ..records import benchmarks
 from .. import figures
 from ..run import bench_query, launch
-from ..run.campaign import Campaign, RunSpec, repeated
+from ..run.campaign import Campaign
 from ..errors import UsageError
 from ..figures import overlap as overlap_figures
 from ..records.results import load_run
-from ..run.progress import Progress
-from ..sizes import parse_sizes
+from ..studies import overlap as study
 from . import _common as c
-from . import _record
 from .run import Step
 
 ORDER = 25
 STUDY = True
-# --collectives takes a list: the descriptor does not list its items (src/comm/nbc.c does).
-COLLECTIVES = ("ialltoall", "igather", "iscatter", "ibcast", "iallgather", "ireduce",
-               "iallreduce", "isendrecv")
-POLICIES = benchmarks.choices("overlap", "policy")
-MODES = benchmarks.choices("overlap", "progress-mode")
-THREAD_CORES = ("bind", "next", "numa")
-SEED_COLLECTIVES = "ialltoall,igather,iscatter"        # the seed's figure 3
-QUICK = ["--min-reps", "20", "--max-time", "0.1", "--warmup", "3"]
+COLLECTIVES, POLICIES, MODES = study.COLLECTIVES, study.POLICIES, study.MODES
+THREAD_CORES, SEED_COLLECTIVES, QUICK = study.THREAD_CORES, study.SEED_COLLECTIVES, study.QUICK
 
 EXAMPLES = """examples:
   jostle overlap --quick                                    2..cores ranks, a first look
@@ -133,46 +122,6 @@ def _thread_cores(text):
     return vals
 
 
-def plan(args, configs, cores) -> list:
-    """[(LaunchConfig, RunSpec)]: one run per library × policy × mode (× thread core for
-    progress threads) × rank count."""
-    hosts = list(args.hosts or [])
-    counts = args.ranks or [n for n in (2, 4, 8, 16, 32, 64) if n <= max(cores, 2)]
-    spec = args.sizes or benchmarks.default("overlap", "sizes")
-    common = ["--collectives", ",".join(args.collectives), "--sizes", spec,
-              "--kernel", args.kernel,
-              *c.given_over(QUICK if args.quick else [], args, ("min_reps", "max_time", "warmup")),
-              *c.pass_through(args, ("poll-us", "batch", "thread-idle", "fallback"))]
-    sizes = parse_sizes(spec, configs[0][1].bench)
-    # a point: its time cap, and half a second of the repetitions before it
-    point = 0.1 if args.quick else float(benchmarks.default("overlap", "max-time")) + 0.5
-    timeout = args.timeout or 60 + 2 * len(sizes) * len(args.collectives) * point
-    out = []
-    for lib, config in configs:
-        for pol in args.policy:
-            for mode in args.progress_mode:
-                if mode == "async" and lib != "mpich":
-                    continue   # MPICH's own progress thread: nothing to compare elsewhere
-                for tc in (args.thread_core if mode == "thread" else [None]):
-                    for n in counts:
-                        per_host = -(-n // len(hosts)) if hosts else n
-                        if per_host > cores and args.oversubscribe == "no":
-                            raise UsageError(
-                                f"--ranks {n} puts {per_host} ranks on hosts of {cores} cores, "
-                                "and --oversubscribe no forbids more ranks than cores")
-                        a = ["--policy", pol, "--progress-mode", mode,
-                             *(["--thread-core", tc] if tc else []),
-                             *(["--oversubscribe"] if per_host > cores else []), *common]
-                        name = (f"overlap-{lib}-{pol}-{mode}{'-' + tc if tc else ''}-"
-                                f"{args.kernel}-n{n:02d}")
-                        spec = RunSpec(name, "overlap", a, n, hosts, timeout)
-                        out += [(config, s) for s in repeated([spec], getattr(args, "runs", 1))]
-    if not out:
-        raise UsageError("nothing to run: --progress-mode async needs the MPICH build "
-                         "(build/mpich)")
-    return out
-
-
 def configs(args) -> list:
     """[(library name, LaunchConfig)]: each of Open MPI and MPICH whose build is there (the MPI
     library is a dimension of the seed's comparison), unless one build or launcher is chosen
@@ -201,8 +150,9 @@ def _single(args):
 def planned(args) -> list:
     """[(LaunchConfig, RunSpec)] of ARGS on this machine."""
     cfgs = configs(args)
-    return plan(args, cfgs, int(bench_query.bench_machine(cfgs[0][1].bench).get("cores")
-                                or launch.host_cores()))
+    return study.plan(c.settings(study.Settings, args), cfgs,
+                      int(bench_query.bench_machine(cfgs[0][1].bench).get("cores")
+                          or launch.host_cores()))
 
 
 def _campaign(args, directory):
@@ -212,28 +162,20 @@ def _campaign(args, directory):
     return Campaign(directory, [spec for _, spec in runs]), lambda spec: config_of[spec.name]
 
 
-def execute(args, directory, progress) -> list:
-    camp, config = _campaign(args, directory)
-    camp.run(config, progress, quiet=args.quiet)
-    return [camp.output(spec) for spec in camp.runs]
-
-
 def draw(paths, outdir) -> list:
     return figures.write(overlap_figures.build([load_run(p) for p in paths]), outdir)
 
 
 def main(args):
-    camp_dir = Path(args.output_dir) / args.campaign
-    if args.dry_run:
-        camp, config = _campaign(args, camp_dir)
-        return camp.dry_run(config, args.quiet)
-    t0 = time.monotonic()
-    paths = execute(args, camp_dir, Progress())
-    for p in draw(paths, camp_dir / "figures"):
-        print(p)
-    print(f"jostle: {len(paths)} run(s) in {camp_dir}, {time.monotonic() - t0:.0f} s",
-          file=sys.stderr)
-    return _record.campaign(args, 0)
+    runs = planned(args)
+    config_of = {spec.name: config for config, spec in runs}   # each run its own launcher
+
+    def after(camp, config, progress):
+        for p in draw([camp.output(spec) for spec in camp.runs], camp.dir / "figures"):
+            print(p)
+        return 0
+    return c.run_campaign(args, [spec for _, spec in runs], after,
+                          lambda spec: config_of[spec.name])
 
 
 def _step_args(ctx):
@@ -248,7 +190,8 @@ def _step_args(ctx):
 
 
 def step_overlap(ctx):
-    execute(_step_args(ctx), ctx.dir, ctx.progress)
+    camp, config = _campaign(_step_args(ctx), ctx.dir)
+    camp.run(config, ctx.progress, quiet=ctx.args.quiet)
 
 
 def plan_step(ctx):

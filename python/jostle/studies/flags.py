@@ -1,6 +1,8 @@
 """How a study's typed settings become jostle-bench's flags, and the checks every sweep makes
 before it is planned (its largest message in this host's memory)."""
 
+import hashlib
+import json
 import os
 
 from ..errors import UsageError
@@ -54,3 +56,10 @@ def check_memory(sizes, ranks_per_host, buffers=1, option="--sizes", spec=""):
             f"{option} '{spec}': the largest size {human(biggest)} ({biggest} B) × "
             f"{ranks_per_host} rank(s) × {buffers} buffer(s) exceeds this host's memory "
             f"({mem / 2**30:.1f} GiB); allowed: sizes up to {human(allowed)} ({allowed} B)")
+
+
+def default_name(prefix, run_args, ranks=None, hosts=()) -> str:
+    """PREFIX and a short hash of what is measured: the same command resumes its own run,
+    and a run of other options never takes its place (no clock in the name)."""
+    key = json.dumps([list(map(str, run_args)), ranks, list(hosts or [])])
+    return f"{prefix}-{hashlib.sha1(key.encode()).hexdigest()[:8]}"
