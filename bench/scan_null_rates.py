@@ -34,13 +34,13 @@ import pandas as pd  # noqa: E402
 SIZES = (16, 64, 128, 199, 200, 256)
 
 
-def clean_links(n, rng, shifts=32, sd=0.05, fault=None, factor=1.0) -> tuple:
+def clean_links(n, rng, shifts=32, sd=0.05, fault=None, factor=1.0, hw=None) -> tuple:
     """(hosts, links) of one simulated scan of N nodes: a link the least of its sender's
     uplink, its receiver's downlink and the pair's t3 interference; node FAULT's uplink at
-    FACTOR."""
+    FACTOR. HW: the (up, down) of the nodes (a second pass: the same hardware, new draws)."""
     hosts = [f"n{i:03d}" for i in range(n)]
-    up, down = sd * rng.standard_normal(n), sd * rng.standard_normal(n)
-    if fault is not None:
+    up, down = hw if hw is not None else (sd * rng.standard_normal(n), sd * rng.standard_normal(n))
+    if fault is not None and hw is None:
         up[fault] += math.log(factor)
     ks = np.arange(1, n)
     if ks.size > shifts:
@@ -51,20 +51,47 @@ def clean_links(n, rng, shifts=32, sd=0.05, fault=None, factor=1.0) -> tuple:
     bw = np.minimum(np.minimum(up[src], down[dst]), pair)
     h = np.array(hosts)
     return hosts, pd.DataFrame({"src": h[src], "dst": h[dst], "latency": 5.0,
-                                "bandwidth": 1000.0 * np.exp(bw)})
+                                "bandwidth": 1000.0 * np.exp(bw)}), (up, down)
+
+
+def fingerprints(hosts, rng, sd=0.05, slow=(), factor=1.0, fast=(), faster=1.0):
+    """node_values of HOSTS: every fingerprint metric lognormal of spread SD (the nodes'
+    hardware); the triad of the nodes SLOW at FACTOR; every metric of the nodes FAST FASTER
+    times better (a newer firmware)."""
+    from jostle.analysis import scan
+    n, cols = len(hosts), {}
+    for m in scan.FINGERPRINT:
+        x = 10 * np.exp(sd * rng.standard_normal(n))
+        x[list(fast)] *= faster ** -m.worse
+        if m.name == "triad":
+            x[list(slow)] *= factor
+        cols[m.name] = x
+        if m.degradation:
+            cols[m.name + "_u"] = np.zeros(n)
+    return pd.DataFrame(cols, index=hosts)
 
 
 def drained(hosts, links, fdr=0.01, min_effect=0.1) -> list:
     """The nodes a scan of LINKS would drain: scan.judge (no fingerprint values, no baseline)
     and hold_back, as `jostle scan` runs them."""
+    return [f.where for f in suspects(hosts, links)[0] if f.kind == "node" and f.drain]
+
+
+def suspects(hosts, links, values=None, again=None, classes=None, fdr=0.01, min_effect=0.1):
+    """(findings, verdict) of a scan as `jostle scan` judges it: scan.judge of VALUES
+    (node_values; None: not measured) and LINKS, hold_back; AGAIN: the links measured a
+    second time, and only what is flagged again kept (scan.second_pass; the fingerprints are
+    the nodes' hardware, the same the second time)."""
     from jostle.analysis import scan
-    values = pd.DataFrame({m.name: np.nan for m in scan.FINGERPRINT}, index=hosts)
-    for m in scan.FINGERPRINT:
-        if m.degradation:
-            values[m.name + "_u"] = np.nan
-    v = scan.judge(values, {}, fdr, min_effect, links=links, hosts=hosts, link_run="links")
-    return [f.where for f in scan.hold_back(scan.rank({}, v.findings), v)
-            if f.kind == "node" and f.drain]
+    if values is None:
+        values = pd.DataFrame({c: np.nan for m in scan.FINGERPRINT
+                               for c in (m.name, m.name + "_u")}, index=hosts)
+    v = scan.judge(values, {}, fdr, min_effect, links=links, hosts=hosts, link_run="links",
+                   classes=classes)
+    found = v.findings
+    if again is not None and found:
+        found = scan.second_pass(v, fdr, min_effect, values=values, links=again)
+    return scan.hold_back(scan.rank({}, found), v), v
 
 
 def rate(n, scans, seed=1, fault=None, factor=1.0) -> tuple:
@@ -72,7 +99,7 @@ def rate(n, scans, seed=1, fault=None, factor=1.0) -> tuple:
     rng = np.random.default_rng([seed, n])
     false = hit = 0
     for _ in range(scans):
-        hosts, links = clean_links(n, rng, fault=fault, factor=factor)
+        hosts, links, _ = clean_links(n, rng, fault=fault, factor=factor)
         names = drained(hosts, links)
         bad = hosts[fault] if fault is not None else None
         false += any(h != bad for h in names)

@@ -22,12 +22,13 @@ pytestmark = pytest.mark.unit
 
 def test_a_value_is_judged_on_its_worse_side_only():
     x = scan_null.logs_of([100, 104, 97, 101, 99, 103, 30.0])
-    null = scan_null.fit(x, -1)
+    null = scan_null.fit(x, -1, symmetric=True)   # a fingerprint's
     z, p, eff = judge_values(x, null, -1, null.center)
-    assert z[-1] > 3.5 and p[-1] < 1e-6 and eff[-1] > 2 and (p[:-1] > 0.01).all()
+    # seven values fix a spread poorly: a t of their few degrees of freedom (issue 45)
+    assert z[-1] > 3.5 and p[-1] < 1e-4 and eff[-1] > 2 and (p[:-1] > 0.01).all()
     # the same node much faster is not a suspect: lower is not worse for a bandwidth
     x = scan_null.logs_of([100, 104, 97, 101, 99, 103, 300.0])
-    z, p, eff = judge_values(x, scan_null.fit(x, -1), -1, float(np.median(x)))
+    z, p, eff = judge_values(x, scan_null.fit(x, -1, symmetric=True), -1, float(np.median(x)))
     assert z[-1] < 0 and p[-1] > 0.5 and eff[-1] < 0
 
 
@@ -43,10 +44,13 @@ def _table(**cols):
 
 
 def test_min_effect_keeps_a_tight_allocation_quiet():
-    lat = [1.00, 1.001, 0.999, 1.0, 1.06]   # 6%: a large z, a small effect
+    lat = [1.00, 1.001, 0.999, 1.0, 1.002, 0.998] * 3 + [1.10]   # 10%: a large z, a small effect
     assert scan.judge(_table(pingpong_latency=lat), {}, 0.01, 0.25).findings == []
     found = scan.judge(_table(pingpong_latency=lat), {}, 0.01, 0.05).findings
-    assert [f.where for f in found] == ["n4"]
+    assert [f.where for f in found] == ["n18"]
+    # five nodes: too few for a test to reach the level; the 6% is not named on its z
+    few = scan.judge(_table(pingpong_latency=[1.0, 1.001, 0.999, 1.0, 1.06]), {}, 0.01, 0.05)
+    assert few.findings == [] and any("effect alone" in n for n in few.notes)
 
 
 def _links(hosts, slow_src=None, factor=0.1):
@@ -171,7 +175,7 @@ def test_simulated_scan_names_exactly_the_injected_links(tmp_path, capsys, built
     out, err = capsys.readouterr()
     assert "already complete" in err
     # the text: one line per evidence, 4 figures and the ratio to the median
-    lines = [ln.strip() for ln in out.splitlines() if "links_out_bandwidth" in ln]
+    lines = [ln.strip() for ln in out.splitlines() if "links_out_bandwidth " in ln]
     assert lines and all(re.search(r"MB/s = 0\.\d+× the median \d", ln) for ln in lines), lines
     assert any(ln.startswith("measured again: ") and "-again.jsonl]" in ln for ln in lines)
 
@@ -223,16 +227,17 @@ def _values(ratios, us):
 def test_a_degradation_is_judged_as_a_ratio_against_the_median_ratio():
     # oversubscribed 4-byte latencies: together / alone in the thousands (a scheduler's time
     # slice), one host 30x the median ratio
-    ratios = [7700.0, 8400.0, 13250.0, 9000.0, 245000.0]
-    tight = [0.05] * 5
+    # (32 nodes: five would be judged by the effect alone, 16 fix this spread too loosely: issue 45)
+    ratios = [7700.0, 8400.0, 13250.0, 9000.0] * 8 + [245000.0]
+    tight = [0.05] * 33
     found = scan.judge(_values(ratios, tight), {}, 0.01, 0.5).findings
-    assert [f.where for f in found] == ["n4"] and found[0].evidence[0]["metric"] == "latency_under_load"
+    assert [f.where for f in found] == ["n32"] and found[0].evidence[0]["metric"] == "latency_under_load"
     # the same ratio from a few samples spread over time slices (95% interval of the together
     # median from 4 ms to 250 ms): not evidence of a bad node
-    loose = tight[:4] + [math.log(250 / 4) / (2 * 1.96)]
+    loose = tight[:32] + [math.log(250 / 4) / (2 * 1.96)]
     assert scan.judge(_values(ratios, loose), {}, 0.01, 0.5).findings == []
     # a ratio 5% above the median is never flagged, whatever its z (--min-effect)
-    assert scan.judge(_values([2.0, 2.0, 2.0, 2.0, 2.1], [0.0] * 5), {}, 0.01, 0.25).findings == []
+    assert scan.judge(_values([2.0] * 16 + [2.1], [0.0] * 17), {}, 0.01, 0.25).findings == []
 
 
 @pytest.mark.mpi

@@ -23,7 +23,8 @@ from . import comparison, contention, scan_links
 from .. import lazy
 from ..errors import UsageError, read_input
 from . import scan_null
-from .scan_judge import decide, node_tests, rejudge_node
+from .scan_classes import by_class
+from .scan_judge import EFFECT_ALONE, decide, node_tests, rejudge_node, unreachable
 from .scan_links import LINK_METRICS
 
 np = lazy.module("numpy")
@@ -287,12 +288,15 @@ LINK_EVIDENCE = 8   # flagged links kept in a node's or a cable's evidence
 
 
 def judge(values, runs_of, fdr, min_effect, threshold=None, links=None, hosts=(), link_run="",
-          link_metrics=None, fabric=None, baseline=None, against="") -> Verdict:
+          link_metrics=None, fabric=None, baseline=None, against="", classes=None) -> Verdict:
     """Every test of a scan in one family: VALUES (node_values) against the allocation and
     BASELINE (a baseline's node_values, named AGAINST); LINKS (link_values over HOSTS, from
     LINK_RUN) by node, cable (FABRIC) and link; flagged at FDR and MIN_EFFECT (THRESHOLD: a
-    robust z floor, or None)."""
-    tests = node_tests(values, FINGERPRINT, runs_of)
+    robust z floor, or None). CLASSES: {host: class}, the node classes a site knows (newer
+    firmware, another CPU): each class's fingerprints against its own null."""
+    tests = []
+    for members in by_class(values.index, classes):
+        tests += node_tests(values.loc[members], FINGERPRINT, runs_of)
     if baseline is not None and not baseline.empty:
         tests += node_tests(values, FINGERPRINT, runs_of, f"baseline {against}", baseline)
     ctx = None
@@ -300,12 +304,19 @@ def judge(values, runs_of, fdr, min_effect, threshold=None, links=None, hosts=()
         more, ctx = scan_links.link_tests(links, list(hosts), link_run, min_effect,
                                           link_metrics, fabric)
         tests += more
+    weak = unreachable(tests, fdr)
     cut = decide(tests, fdr, min_effect, threshold)
     findings, notes = _assemble(tests, ctx, cut, min_effect, threshold)
-    if 0 < len(hosts or values.index) < scan_null.MIN_TEST:
-        notes.append(f"{len(hosts or values.index)} nodes: too few to estimate the "
-                     "allocation's spread; judged by the relative effect alone (--min-effect "
-                     f"{min_effect:g}), no test")
+    n = len(hosts or values.index)
+    alone = max(min_effect, EFFECT_ALONE)
+    if 0 < n < scan_null.MIN_TEST:
+        notes.append(f"{n} nodes: too few to estimate the allocation's spread; judged by the "
+                     f"relative effect alone (at least {alone:g} worse), no test")
+    elif weak:
+        notes.append(f"{n} nodes: too few for a test of {', '.join(weak)} to reach --fdr "
+                     f"{fdr:g} over {len(tests)} tests (a value {scan_null.Z_REACH:g} spreads "
+                     f"out would not be selected); judged by the relative effect alone (at "
+                     f"least {alone:g} worse)")
     return Verdict(_node_table(values, tests), _link_table(links, tests), tests, findings, ctx,
                    cut, scan_null.holm_cut([t.p for t in tests], fdr), notes)
 

@@ -45,6 +45,7 @@ class Test:
     links: tuple = ()    # (src, dst) of the links the value is made of
     link_metric: str = ""
     offset: float = 0.0  # a link's: the log its nodes make it (its value is judged beyond)
+    u: float = 0.0       # the value's own standard uncertainty on the log scale
 
     def evidence(self) -> dict:
         def num(x, nd=6):
@@ -59,10 +60,13 @@ class Test:
         return out
 
 
+EFFECT_ALONE = 0.25   # a test judged by its effect alone: at least this much worse
+
+
 def decide(tests, fdr, min_effect, threshold=None) -> float:
     """Flags TESTS in place (one Benjamini-Hochberg family at FDR over those with a p-value;
-    the others by the effect alone); returns the family's p-value cut-off (0: nothing
-    selected)."""
+    the others by the effect alone, at least EFFECT_ALONE); returns the family's p-value
+    cut-off (0: nothing selected)."""
     ps = np.array([t.p for t in tests], dtype=float)
     rejected, adjusted = sn.bh(ps, fdr)
     cut = float(ps[rejected].max()) if rejected.any() else 0.0
@@ -72,8 +76,30 @@ def decide(tests, fdr, min_effect, threshold=None) -> float:
         if math.isfinite(t.p):
             t.flagged = bool(r) and big and (threshold is None or t.z >= threshold)
         else:
-            t.flagged = big
+            t.flagged = big and alone(t)
     return cut
+
+
+def alone(t) -> bool:
+    """Whether T, judged by its effect alone, is at least EFFECT_ALONE worse, beyond its own
+    95% uncertainty (a ratio under load from few samples)."""
+    u = t.u if math.isfinite(t.u) else 0.0
+    return math.isfinite(t.effect) and t.effect > -1 and \
+        math.exp(math.log1p(t.effect) - 1.96 * u) - 1 >= EFFECT_ALONE
+
+
+def unreachable(tests, fdr) -> list:
+    """The metrics whose null cannot reach the family's first bar (FDR over the tests with a
+    p-value: Bonferroni's, where Benjamini-Hochberg starts): their tests lose their p-value
+    and are judged by the effect alone (issue 45: 5 to 16 nodes, a spread from that few
+    values). The names, sorted."""
+    m = sum(math.isfinite(t.p) for t in tests)
+    out = set()
+    for t in tests:
+        if math.isfinite(t.p) and t.null is not None and not t.null.reaches(fdr / m):
+            t.p = math.nan
+            out.add(t.metric)
+    return sorted(out)
 
 
 def passes(t, cut, min_effect, threshold=None) -> bool:
@@ -81,7 +107,7 @@ def passes(t, cut, min_effect, threshold=None) -> bool:
     family's cut-off CUT."""
     big = math.isfinite(t.effect) and t.effect >= min_effect
     if not math.isfinite(t.p):
-        return big
+        return big and alone(t)
     return t.p <= cut and big and (threshold is None or t.z >= threshold)
 
 
@@ -106,7 +132,7 @@ def node_tests(values, metrics, runs_of, reference="allocation", base=None) -> l
         if not np.isfinite(ref).any():
             continue
         x, r = sn.logs_of(col), sn.logs_of(ref)
-        null = sn.fit(r, m.worse)
+        null = sn.fit(r, m.worse, symmetric=True)
         # every node at once against the null (a scan of 1 000 nodes: 7 000 tests)
         zs, ps, effs = judge_values(x, null, m.worse, null.center, u) \
             if null is not None else (None,) * 3
@@ -125,7 +151,8 @@ def node_tests(values, metrics, runs_of, reference="allocation", base=None) -> l
                 z, p, eff = float(zs[i]), float(ps[i]), float(effs[i])
             out.append(Test("node", host, m.name, float(col[i]), m.unit, math.exp(ref_log),
                             z, p, eff, runs_of.get((host, m.benchmark), ""), m.label, reference,
-                            null=null, worse=m.worse, ref_log=ref_log))
+                            null=null, worse=m.worse, ref_log=ref_log,
+                            u=float(u[i]) if u is not None else 0.0))
     return out
 
 

@@ -29,16 +29,21 @@ from . import stats
 np = lazy.module("numpy")
 
 MIN_TEST = 5          # fewer values of a metric: the relative effect alone
-TAIL_MIN = 200        # values from which the worse side's spread and tail are estimated
 TAIL_LOW = 0.75       # the quantile of the worse side that gives its spread (its MAD)
 TAIL_BEYOND = 10      # its tail: the quantile with this many values beyond it, from 0.95 to 0.999
 TAIL_Q = (0.95, 0.999)
 MEDIANS_BEYOND = 5    # medians: their tail quantile has this many values beyond it,
 TAIL_SPAN = 4         # and their second quantile this many times as many
 TAIL_SES = 3.0        # a tail heavier than a normal's by this many standard errors is a t's
+HEAVY_SES = 2.0       # the links: the tail as heavy as this many standard errors allow
 MAD_FLOOR = 0.01      # on the log scale: values all alike (a simulation) still have a spread
 Q75_NORMAL = 0.6744897501960817
 NU_MAX = 200.0
+Z_REACH = 10.0        # a value this many spreads out is a fault any test must be able to select
+BREAKDOWN = 0.1       # the share of slow values that cannot move a fingerprint's null
+LINE_EFF = 1.0
+SCALE_EFF = 0.6      # a MAD's efficiency: its spread has about this share of N - 1 d.f.
+CENTRE_VAR = math.pi / 2   # N times the variance of a median of N normal values, in sigma^2
 
 
 def tail_q(n, beyond=TAIL_BEYOND) -> float:
@@ -88,6 +93,15 @@ class Null:
     nu: float
     n: int
     shift: float = 0.0
+    df: float = math.inf   # the spread's own degrees of freedom: how well N values fix it
+    nu_seen: float = None  # the lightest tail the values allow (NU: the heaviest; None: NU)
+
+    @property
+    def nu_p(self) -> float:
+        """The degrees of freedom of a p-value: the tail's and the spread's (scale_df), as
+        1/nu adds (a t whose scale is itself estimated has the heavier tail of the two)."""
+        inv = 1 / self.nu + 1 / self.df
+        return 1 / inv if inv > 0 else math.inf
 
     @property
     def sigma(self) -> float:
@@ -112,8 +126,20 @@ class Null:
         """One-sided p-value of each log value on the worse side (NaN where it is NaN)."""
         x = np.asarray(logs, dtype=float)
         u = np.zeros(x.shape) if u is None else np.nan_to_num(np.asarray(u, dtype=float))
-        t = (worse * (x - self.center) - self.shift) / np.hypot(self.t_scale, u)
-        return survival(t, self.nu)
+        scale = self.t_scale * math.sqrt(1 + CENTRE_VAR / self.n)   # the centre's error too
+        t = (worse * (x - self.center) - self.shift) / np.hypot(scale, u)
+        return survival(t, self.nu_p)
+
+    def reaches(self, bar) -> bool:
+        """Whether a value Z_REACH spreads out gets a p-value of at most BAR for what N values
+        leave unknown (the spread, the centre, how heavy the tail is: between the lightest
+        and the heaviest they allow; a tail they show for sure is the null's): below it the
+        null cannot select even a plain fault at the family's level, and statistics cannot
+        decide."""
+        seen = self.nu if self.nu_seen is None else self.nu_seen
+        inv = 1 / self.df + max(0.0, 1 / self.nu - 1 / seen)
+        t = Z_REACH / math.sqrt(1 + CENTRE_VAR / self.n)
+        return float(survival(np.array([t]), 1 / inv if inv > 0 else math.inf)[0]) <= bar
 
     def median_se(self, m) -> float:
         """Standard error of the median of M values drawn from this null, on the log scale
@@ -144,29 +170,53 @@ def survival(t, nu):
     return out
 
 
-def fit(logs, worse, medians=False, least=0.0) -> "Null | None":
-    """The empirical null of LOGS (finite values only), or None below MIN_TEST values.
+def fit(logs, worse, medians=False, least=0.0, symmetric=False) -> "Null | None":
+    """The empirical null of LOGS (finite values only), or None below MIN_TEST values: one
+    method at every N, its spread's own uncertainty (df, CENTRE_VAR) in its p-values.
     MEDIANS: the values are medians of several links each (a node's links out): a normal (the
     links' own heavy tails do not survive a median) fitted to the worse side's tail
-    (fit_line), at every N, since near the centre such medians are compressed (a node faster
-    than the links it talks to has the median of theirs); its sigma at least LEAST (what the
-    links say the nodes' own spread is: scan_links.node_spread). Below TAIL_MIN values of
-    MEDIANS the plain MAD was 0.0126 at N = 199 against 0.0354 at N = 200: a healthy node was
-    drained in 30 of 30 clean scans of 199 nodes (issue 50; docs/scan.md)."""
+    (fit_line), since near the centre such medians are compressed (a node faster than the
+    links it talks to has the median of theirs); its sigma at least LEAST (what the links say
+    the nodes' own spread is: scan_links.node_spread). SYMMETRIC: values whose healthy spread
+    is alike on both sides (a node's fingerprint): the tail's shape from the better side,
+    which faults (always on the worse side) do not reach, so that a batch of up to BREAKDOWN
+    of the nodes slow together is not taken for the null's tail (26 of 256 nodes at 0.7x were
+    named in 0% of scans when the worse side's tail gave the shape: issue 45). Otherwise (the
+    links) the worse side's own tail, as interference makes it."""
     x = np.asarray(logs, dtype=float)
     x = x[np.isfinite(x)]
     if x.size < MIN_TEST:
         return None
+    n = int(x.size)
     center = float(np.median(x))
     floor = MAD_FLOOR * Q75_NORMAL
     mad = max(float(np.median(np.abs(x - center))), floor)
     if medians:
         sigma, shift = fit_line(worse * (x - center), max(mad / Q75_NORMAL, least))
-        return Null(center, sigma * Q75_NORMAL, math.inf, int(x.size), shift)
-    if x.size < TAIL_MIN:
-        return Null(center, mad, math.inf, int(x.size))
-    side_mad, nu = fit_side(worse * (x - center))
-    return Null(center, max(mad, side_mad), nu, int(x.size))
+        return Null(center, sigma * Q75_NORMAL, math.inf, n, shift, scale_df(n) * LINE_EFF)
+    side = worse * (x - center)
+    nu = tail_both(side) if symmetric else None
+    side_mad, nu, seen = fit_side(side, nu, heavy=not symmetric)
+    return Null(center, max(mad, side_mad), nu, n, 0.0, scale_df(n), seen)
+
+
+def tail_both(side) -> float:
+    """The tail's degrees of freedom of values alike on both sides (SIDE: their distances from
+    the median, positive on the worse side): the heavier of the better side's tail and the
+    worse side's, the latter without the values farther out than any on the better side, when
+    they are at most BREAKDOWN of all (a batch of slow nodes: not the tail, issue 45). More of
+    them is a skew, kept."""
+    far = side > -float(side.min())
+    # healthy values too lie past the better side's extreme (by chance): half as many again
+    keep = side[~far] if far.sum() <= math.ceil(1.5 * BREAKDOWN * side.size) else side
+    return min(fit_side(-side)[1], fit_side(keep)[1])
+
+
+def scale_df(n) -> float:
+    """The degrees of freedom of a spread estimated from N values by quantiles (a MAD: about
+    SCALE_EFF of the sample standard deviation's N - 1; calibrated on normal samples of 5 to
+    64 values by tests/py/test_scan_null.py, so that a p-value is not smaller than it says)."""
+    return SCALE_EFF * (n - 1)
 
 
 def fit_line(side, least) -> tuple:
@@ -197,18 +247,27 @@ def fit_line(side, least) -> tuple:
     return spacing, hi - spacing * z_hi
 
 
-def fit_side(side) -> tuple:
-    """(MAD-equivalent spread, degrees of freedom) of the worse side, SIDE the values'
-    distances from the median towards it, from its quantiles at TAIL_LOW and tail_q(n)."""
+def fit_side(side, nu=None, heavy=False) -> tuple:
+    """(MAD-equivalent spread, degrees of freedom, those the values show) of the worse side, SIDE the values'
+    distances from the median towards it, from its quantiles at TAIL_LOW and tail_q(n); NU:
+    the tail's degrees of freedom when known (the spread alone is fitted). HEAVY: the
+    heaviest tail the values allow (their ratio's upper bound, HEAVY_SES standard errors
+    beyond it), for values whose tails are expected (interference): a normal only where
+    many values show it; otherwise a t only where they show one (TAIL_SES). The third: the
+    lightest tail they allow (HEAVY), None otherwise."""
     n, q = side.size, tail_q(side.size)
     lo, hi = float(np.quantile(side, TAIL_LOW)), float(np.quantile(side, q))
     if not lo > 0:
-        return 0.0, math.inf
-    ratio = hi / lo
-    if ratio <= tail_ratio(math.inf, q) + TAIL_SES * tail_se(n, q):
-        return lo / stats.t_quantile(TAIL_LOW, math.inf) * Q75_NORMAL, math.inf
-    nu = fit_nu(ratio, q)
-    return lo / stats.t_quantile(TAIL_LOW, nu) * stats.t_quantile(0.75, nu), nu
+        return 0.0, math.inf if nu is None else nu, None
+    seen = None
+    if nu is None:
+        ratio, se = hi / lo, tail_se(n, q)
+        if heavy:
+            nu, seen = fit_nu(ratio + HEAVY_SES * se, q), fit_nu(ratio - HEAVY_SES * se, q)
+        else:
+            nu = math.inf if ratio <= tail_ratio(math.inf, q) + TAIL_SES * se \
+                else fit_nu(ratio, q)
+    return lo / stats.t_quantile(TAIL_LOW, nu) * stats.t_quantile(0.75, nu), nu, seen
 
 
 def effect(logs, ref_logs, worse):

@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 from .. import figures
-from ..analysis import baselines, comparison, scan, scan_output
+from ..analysis import baselines, check_site, comparison, scan, scan_classes, scan_output
 from ..errors import UsageError
 from ..figures import shift as shift_figures
 from ..records.results import load_run
@@ -21,6 +21,17 @@ def min_effect(args, n) -> float:
     if args.min_effect is not None:
         return args.min_effect
     return MIN_EFFECT if n >= 5 else MIN_EFFECT_FEW
+
+
+def classes(args, hosts):
+    """{host: class} from --groups or --site, None without either."""
+    if args.groups:
+        return scan_classes.classes_of(hosts, args.groups)
+    if args.site:
+        site = check_site.load(args.site)
+        groups = {name: cls.hosts for name, cls in site.classes.items()}
+        return scan_classes.classes_of(hosts, groups, f"--site '{args.site}'")
+    return None
 
 
 def confirm(args, camp_dir, hosts, config_of, progress, verdict, extra, dead, measure) -> list:
@@ -97,7 +108,7 @@ def analyse(args, hosts, fp_files, link_file, dead, fabric=None) -> tuple:
                          min_effect(args, len(alive)), args.threshold, links, link_hosts,
                          str(link_file or ""),
                          None if args.link_metrics == "all" else (args.link_metrics,), fabric,
-                         *(base or (None, "")))
+                         *(base or (None, "")), classes=getattr(args, "classes", None))
     crowded = sorted(h for h, runs in runs_by_host.items()
                      if h not in dead and scan.oversubscribed(runs.get("contention")))
     notes = [f"latency_under_load and bandwidth_under_load not judged on {', '.join(crowded)}: "

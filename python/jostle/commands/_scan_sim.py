@@ -17,7 +17,7 @@ from ..records.results import load_run
 from ..run import sim_fabric, simgrid
 from ..run.campaign import Campaign, LaunchConfig
 from ..run.progress import Progress
-from ._scan_report import analyse, confirm, report
+from ._scan_report import analyse, classes, confirm, report
 from ._scan_runs import link_run, shifts_of, time_bound
 
 # SimGrid 3.32's SMPI network model with its cross-traffic (each flow's acknowledgements as a
@@ -57,6 +57,7 @@ def simulated(args, fabric=None) -> int:
     if fabric is not None:
         fabric.check_hosts(hosts, simulated=True)
     injected = [scan.parse_inject(x, n, fabric) for x in args.inject or []]
+    args.classes = classes(args, hosts)
     noise = sim_fabric.check_noise(args.noise or 0.0, args.noise_tails or "normal")
     noise = sim_fabric.Noise(noise.sd, noise.tails, args.seed)
     bw, lat = simgrid.parse_bandwidth(args.bandwidth), simgrid.parse_latency(args.latency)

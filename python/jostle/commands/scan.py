@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from .. import binary
-from ..analysis import scan
+from ..analysis import scan, scan_classes
 from ..run import launch, simgrid
 from ..run.campaign import Campaign, LaunchConfig
 from ..errors import JostleError, UsageError
@@ -26,7 +26,7 @@ from . import _common as c
 from . import _record
 from . import _simulation as simulation
 from . import baseline as baseline_cmd
-from ._scan_report import MIN_EFFECT, MIN_EFFECT_FEW, analyse, confirm, report
+from ._scan_report import MIN_EFFECT, MIN_EFFECT_FEW, analyse, classes, confirm, report
 from ._scan_runs import (DEFAULT_MARGIN, FP_SIZES, check_shifts, fingerprint_runs, fp_outputs,
                          link_run, per_host, run_fingerprints, run_links, shift_text, shifts_of,
                          time_bound)
@@ -72,6 +72,13 @@ def fdr_type(text):
         raise argparse.ArgumentTypeError(f"'{text}' is not allowed; expected a false discovery "
                                          "rate from 0 to 0.5 (exclusive), e.g. 0.01")
     return v
+
+
+def groups_type(text):
+    try:
+        return scan_classes.parse_groups(text)
+    except UsageError as e:
+        raise argparse.ArgumentTypeError(str(e).split(": ", 1)[-1]) from None
 
 
 def register(sub):
@@ -127,6 +134,14 @@ def register(sub):
     j.add_argument("--topology-conf", metavar="FILE",
                    help="the fabric, in SLURM's topology.conf format: slow links are also "
                         "judged by the cable between switches they cross")
+    k = j.add_mutually_exclusive_group()
+    k.add_argument("--groups", type=groups_type, metavar="'NAME=PAT,…;…'",
+                   help="node classes judged apart (each fingerprint against its own class): "
+                        "NAME=PATTERN[,PATTERN…], ';' between classes, a pattern a glob or "
+                        "/regex/ of host names; every host in one")
+    k.add_argument("--site", metavar="FILE",
+                   help="node classes judged apart, from the site file of `jostle check` "
+                        "(its [class.NAME] hosts)")
     j.add_argument("--baseline", type=c.name_type, metavar="NAME",
                    help="also judge each node's fingerprint against baseline NAME, a scan "
                         "kept with `jostle baseline save SCAN-FOLDER --name NAME`")
@@ -245,6 +260,7 @@ def main(args):
     else:
         hosts = allocation(args)
     check_shifts(args, len(hosts))
+    args.classes = classes(args, hosts)
     if fabric is not None:
         fabric.check_hosts(hosts)
     args.comm_core_of = per_host(args.comm_core, hosts)
