@@ -11,7 +11,7 @@ import pytest
 
 from jostle import cli
 from jostle.analysis import launches
-from jostle.commands import pingpong
+from jostle.studies import pingpong as pingpong_study
 from jostle.records import repeats
 
 pytestmark = pytest.mark.unit
@@ -93,8 +93,8 @@ def test_the_launches_share_the_points_time_and_samples(capsys, tmp_path, fake_b
         assert "--max-time 0.5 " in ln and f"--precision {0.01 * math.sqrt(3):.4g} " in ln
         assert "--min-reps 34 " in ln                           # 100 / 3, rounded up
     # 2 s / 4; 0.8 capped at 0.5; 30 / 4 floored at 20
-    assert pingpong.launch_budget(None, 0.4, 30, 4) == (0.5, 0.5, 20)
-    assert pingpong.launch_budget(1.0, None, 10, 2) == (0.5, 0.01414, 10)
+    assert pingpong_study.launch_budget(None, 0.4, 30, 4) == (0.5, 0.5, 20)
+    assert pingpong_study.launch_budget(1.0, None, 10, 2) == (0.5, 0.01414, 10)
 
 
 @pytest.mark.parametrize("meds, los, his, want", [

@@ -8,28 +8,24 @@ flops at the node speed. Resumable: node counts already complete are skipped.
 """
 
 import argparse
+import dataclasses
 import sys
 
-from ..records import benchmarks
 from .. import binary
 from ..run import bench_query, simgrid, starpu
-from ..run.campaign import Campaign, RunSpec, repeated
+from ..run.campaign import Campaign, RunSpec
 from ..errors import UsageError
 from ..run.progress import Progress
 from ..records.results import load_run
+from ..studies import cholesky as study
 from . import _common as c
 from . import _record
 from . import _simulation as simulation
 
 ORDER = 31
 STUDY = True
-KERNELS = ("POTRF", "TRSM", "SYRK", "GEMM")
-MODES = tuple(benchmarks.default("cholesky", "modes").split(","))   # every mode, in order
-SIM_N, SIM_TILE = 16384, 512
-
-
-def DEFAULT(name):
-    return benchmarks.default("cholesky", name)
+KERNELS, MODES, SIM_N, SIM_TILE = study.KERNELS, study.MODES, study.SIM_N, study.SIM_TILE
+DEFAULT = study.DEFAULT
 
 EXAMPLES = """examples:
   jostle cholesky                                   2 ranks here, N 2048, tiles 256
@@ -112,45 +108,17 @@ def register(sub):
     p.set_defaults(func=main)
 
 
-def bench_args(args, sim) -> list:
-    n = args.n or (SIM_N if sim else int(DEFAULT("n")))
-    nb = args.tile or (SIM_TILE if sim else int(DEFAULT("tile")))
-    if n % nb:
-        raise UsageError(f"--tile {nb} does not divide --n {n}: choose a tile order that "
-                         "divides the matrix order")
-    out = ["--n", str(n), "--tile", str(nb), "--modes", args.modes,
-           "--routing", args.routing or ("binomial" if sim else DEFAULT("routing")),
-           "--matrix", args.matrix]
-    if args.datatype != DEFAULT("datatype"):
-        out += ["--datatype", args.datatype]
-    if not sim:
-        out += ["--grid", args.grid]
-    if args.workers is not None:
-        out += ["--workers", str(args.workers)]
-    reps = {"min_reps": args.min_reps or (1 if sim else 5),
-            "warmup": args.warmup if args.warmup is not None else (0 if sim else 1),
-            "max_time": args.max_time if args.max_time is not None else (0 if sim else 10)}
-    for k, v in reps.items():
-        out += ["--" + k.replace("_", "-"), str(v)]
-    return out
-
-
 def main(args):
     simulation.check_simulation(args)
     if args.simulate:
         return _record.campaign(args, simulate(args))
-    if args.grid != "auto":
-        p, q = map(int, args.grid.split("x"))
-        if p * q != args.ranks:
-            raise UsageError(f"--grid {args.grid} does not match --ranks {args.ranks}: "
-                             f"{p} x {q} = {p * q} ranks")
+    settings = c.settings(study.Settings, args)
     # the reference is found before anything launches: a dry run refuses what the run would
     starpu_exe = starpu.find(args.starpu_bin) if args.starpu or args.starpu_bin else None
-    run_args = bench_args(args, False)
-    name = args.name or c.default_name(f"cholesky-{args.ranks}r", run_args, args.ranks, args.hosts)
-    runs = repeated([RunSpec(name, "cholesky", run_args, args.ranks, args.hosts or [],
-                             args.timeout or 1800)], args.runs)
-    after = _starpu_reference(args, name, run_args, starpu_exe) if args.starpu else None
+    runs = study.plan(settings)
+    base = dataclasses.replace(settings, runs=1)   # the reference is named for the run itself
+    after = (_starpu_reference(args, study.plan(base)[0].name, runs[0].args, starpu_exe)
+             if args.starpu else None)
     return c.run_campaign(args, runs, after)
 
 
@@ -212,5 +180,5 @@ def simulate(args):
     extra = []
     if args.kernel_rates:
         extra = ["--kernel-rates", kernel_rates(args, args.tile or SIM_TILE)]
-    vargs = bench_args(args, True) + extra
+    vargs = study.bench_args(c.settings(study.Settings, args), True) + extra
     return simgrid.run_sweep(simulation.sweep(args), "cholesky", nodes, vargs, 2.0, variants=[("", vargs, SIM_CFG)])

@@ -1,34 +1,21 @@
 """`jostle pingpong`: one ping-pong run, launched and recorded in a campaign."""
 
 import argparse
-import copy
 import json
-import math
 import sys
 
 from ..records import benchmarks
 from .. import figures
-from ..run import estimate
-from ..run.campaign import RunSpec, repeated
 from ..figures import pingpong as pingpong_figures
 from ..analysis import launches
 from ..records import repeats
 from ..records.results import load_run
-from ..sizes import cap_sizes, parse_sizes
+from ..studies import pingpong as study
 from . import _common as c
 
 ORDER = 10
 STUDY = True
-# Launches of each run by default: the launch is the unit (docs/statistics.md), and three is the
-# fewest whose spread says anything (Student's t with 2 degrees of freedom).
-LAUNCHES = 3
-# The three sweeps of the ping-pong study (Zahn 2021), and all of them without overlap.
-PRESETS = {
-    "bytes": "1:1K:1",          # every byte up to 1 KiB
-    "fine": "16:20K:16",        # every 16 B up to 20 KiB
-    "pow2": "1K:1G",            # powers of two from 1 KiB to 1 GiB
-    "seed": "0:1K:1,1040:20K:16,32K:1G",
-}
+LAUNCHES, PRESETS = study.LAUNCHES, study.PRESETS
 
 EXAMPLES = """examples:
   jostle pingpong --sizes 0:1K                       intra-node, powers of two up to 1 KiB
@@ -87,9 +74,9 @@ pages_type = choices_type("pages", "a kind of pages")
 
 
 # jostle-bench's stopping rule (its defaults and help from its descriptor), with our checks.
-REPETITIONS = {"min-reps": c.positive_int, "max-reps": c.positive_int,
-               "precision": c.precision_type, "target": str, "max-time": c.positive_float,
-               "warmup": c.nonneg_int, "sample-reps": str, "min-sample-ticks": c.positive_int}
+REPETITIONS = dict(zip(study.REPETITIONS, (
+    c.positive_int, c.positive_int, c.precision_type, str, c.positive_float, c.nonneg_int, str,
+    c.positive_int)))
 
 
 def register(sub):
@@ -148,70 +135,12 @@ def register(sub):
     p.set_defaults(func=main)
 
 
-PASSED = ("window", "comm-core", "comm-mem", "topology", *REPETITIONS, "statistic", "order",
-          "percentiles")
-
-
-def bench_args(args, spec, buffers=None, pairs=None, threads=None, pages=None) -> list:
-    """The jostle-bench pingpong options from ours (only those the user gave)."""
-    out = ["--sizes", spec, "--mode", mode(args)] + (["--buffers", buffers] if buffers else [])
-    out += ["--pages", pages] if pages else []
-    out += (["--pairs", str(pairs)] if pairs else []) + (
-        ["--comm-threads", str(threads)] if threads else [])
-    return (out + c.pass_through(args, PASSED) + (["--check"] if args.check else [])
-            + c.pass_through(args, ["keep-samples"]))
-
-
-def mode(args) -> str:
-    return args.mode or benchmarks.default("pingpong", "mode")
-
-
-def flow_grid(args) -> list:
-    """(pairs, threads) of each run when --pairs or --comm-threads is given (None: not given);
-    jostle-bench judges each (jostle-bench --validate) before any launches."""
-    if not args.pairs and not args.comm_threads:
-        return []
-    return [(p, t) for p in (args.pairs or [None]) for t in (args.comm_threads or [None])]
-
-
 def main(args):
-    spec = args.sizes or benchmarks.default("pingpong", "sizes")
-    if args.preset:
-        spec = PRESETS[args.preset]
-        if args.sizes:
-            spec = cap_sizes(spec, max(parse_sizes(args.sizes, c.bench_of(args))),
-                             c.bench_of(args))
-    sizes = parse_sizes(spec, c.bench_of(args))
-    hosts = args.hosts or []
     c.check_per_rank(args, args.ranks)
     c.check_hosts(args)
-    per_host = math.ceil(args.ranks / max(1, len(hosts)))
-    c.check_memory(sizes, per_host, buffers=2 if args.check else 1,
-                   option="--preset" if args.preset else "--sizes", spec=spec)
-    # one run per state of the buffers and kind of pages: (state, pages, name suffix)
-    states = [(st, pg, "".join(f"-{x}" for x, many in ((st, len(args.buffers or []) > 1),
-                                                          (pg, len(args.pages or []) > 1)) if many))
-              for st in args.buffers or [None] for pg in args.pages or [None]]
-    flows = flow_grid(args)
-    where = "inter" if len(set(hosts)) > 1 else "intra"
-    several = len(states) > 1
-    # the same command resumes its runs (a hash of what is measured, no clock in the name)
-    # (the lists of states and kinds in the hash: a run with --buffers cold is not the default's)
-    listed = bench_args(args, spec, ",".join(args.buffers or []) or None,
-                        pages=",".join(args.pages or []) or None)
-    base = args.name or c.default_name(f"pingpong-{where}-{mode(args)}", listed, args.ranks, hosts)
-    one = per_launch(args, args.runs)   # what each of the K launches is given
-    sweep = estimate.estimate_sweep(sizes, one.min_reps, one.max_time, args.warmup)
-    timeout = args.timeout or estimate.estimate_timeout(sizes, one.min_reps, one.max_time,
-                                                      args.warmup)
-    runs = [RunSpec(f"{base}{suffix}", "pingpong", bench_args(one, spec, st, pages=pg),
-                    args.ranks, hosts, timeout, estimate=sweep)
-            for st, pg, suffix in states] if not flows else [
-        RunSpec(f"{base}{suffix}-p{p or 1}-t{t or 0}", "pingpong",
-                bench_args(one, spec, st, p, t, pg), max(args.ranks, 2 * (p or 1)), hosts,
-                timeout, estimate=sweep)
-        for st, pg, suffix in states for p, t in flows]
-    runs = repeated(runs, args.runs)
+    settings = c.settings(study.Settings, args)
+    runs = study.plan(settings, c.bench_of(args))
+    several = len(args.buffers or []) > 1 or len(args.pages or []) > 1
 
     def after(camp, config, progress):
         report_launches(camp, runs, args.runs)
@@ -221,41 +150,6 @@ def main(args):
                 print(p)
         return 0
     return c.run_campaign(args, runs, after)
-
-
-def per_launch(args, k):
-    """ARGS as each of K launches is given them (launch_budget): a point's --max-time and
-    --min-reps divided among the launches, its --precision widened by √K (a launch then takes
-    about 1/K of the samples; the interval over the K launches is what is reported), so that
-    the K launches together take about the time of one. K = 1: ARGS as they are."""
-    if k <= 1:
-        return args
-    one = copy.copy(args)
-    one.max_time, one.precision, one.min_reps = launch_budget(args.max_time, args.precision,
-                                                              args.min_reps, k)
-    return one
-
-
-# A launch's --min-reps is not divided below this (nor above what was asked).
-MIN_LAUNCH_REPS = 20
-
-
-def launch_budget(max_time, precision, min_reps, k) -> tuple:
-    """(--max-time, --precision, --min-reps) of each of K launches of a point given MAX_TIME,
-    PRECISION and MIN_REPS in all (None: jostle-bench's defaults)."""
-    def given(v, name):
-        return float(benchmarks.default("pingpong", name)) if v is None else float(v)
-    total, wanted, reps = given(max_time, "max-time"), given(precision, "precision"), \
-        int(given(min_reps, "min-reps"))
-    return (float(f"{total / k:.4g}"), float(f"{min(0.5, wanted * math.sqrt(k)):.4g}"),
-            max(math.ceil(reps / k), min(reps, MIN_LAUNCH_REPS)))
-
-
-def launch_options(max_time, k) -> list:
-    """The jostle-bench options of each of K launches of a sweep of MAX_TIME a point (the
-    other two at jostle-bench's defaults in all): `jostle run`'s ping-pong step."""
-    t, p, n = launch_budget(max_time, None, None, k)
-    return ["--max-time", str(t), "--precision", str(p), "--min-reps", str(n)]
 
 
 def report_launches(camp, runs, k, rows=True) -> list:

@@ -23,6 +23,7 @@ from ..records.results import find_run_files
 from ..sizes import parse_sizes
 from . import _common as c
 from . import _record
+from ..studies import pingpong as pingpong_study
 from . import pingpong
 from . import run_steps
 from .machine import summary
@@ -31,11 +32,11 @@ ORDER = 1
 STUDY = True
 # The ping-pong study's three ranges without overlap (every byte to 1 KiB, every 16 B to
 # 20 KiB, powers of two above), capped at 64 MiB and 0.2 s a point, in LAUNCHES launches (the
-# launch as the unit) that share the point's time and samples (pingpong.launch_budget).
+# launch as the unit) that share the point's time and samples (studies/pingpong.launch_budget).
 QUICK_SIZES = "0:1K:1,1040:20K:16,32K:64M"
 QUICK_TIME = 0.2
-LAUNCHES = pingpong.LAUNCHES
-QUICK_REPS = pingpong.launch_options(QUICK_TIME, LAUNCHES)
+LAUNCHES = pingpong_study.LAUNCHES
+QUICK_REPS = pingpong_study.launch_options(QUICK_TIME, LAUNCHES)
 
 
 @dataclass
