@@ -15,8 +15,8 @@ from ..run.campaign import Campaign, LaunchConfig, unwritable_dir
 from ..run.progress import Progress
 from ..errors import UsageError
 from ..sizes import parse_bytes
-# the studies' own, for the commands that plan here still
-from ..studies.flags import check_memory, default_name, given_over, pass_through  # noqa: F401
+# a scan's run name (commands/_scan_runs.py plans there until scan's plan moves to studies/)
+from ..studies.flags import default_name  # noqa: F401
 from . import _record
 
 

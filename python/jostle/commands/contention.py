@@ -188,11 +188,11 @@ def step_contention(ctx):
     ctx.notes.append(study.estimate_note("fig1", settings, runs, machine, ctx.config.bench))
 
 
-def plan_step(ctx):
+def step_runs(ctx):
     quick = _step_study(ctx)
     return (Campaign(ctx.dir, study.plan("fig1", *quick, ctx.config.bench)), ctx.config
             ) if quick else None
 
 
 RUN_STEPS = [Step("contention", "quick core-count sweep: fig1 --quick (triad, 4 B and 64 MiB)",
-                  step_contention, plan_step, order=30)]
+                  step_contention, step_runs, order=30)]

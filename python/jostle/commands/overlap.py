@@ -147,7 +147,7 @@ def _single(args):
     return (bench_query.bench_version(config.bench).get("mpi_flavor", "mpi"), config)
 
 
-def planned(args) -> list:
+def runs_and_launchers(args) -> list:
     """[(LaunchConfig, RunSpec)] of ARGS on this machine."""
     cfgs = configs(args)
     return study.plan(c.settings(study.Settings, args), cfgs,
@@ -157,7 +157,7 @@ def planned(args) -> list:
 
 def _campaign(args, directory):
     """The Campaign of ARGS in DIRECTORY and the launcher of each of its runs."""
-    runs = planned(args)
+    runs = runs_and_launchers(args)
     config_of = {spec.name: config for config, spec in runs}   # each run its own launcher
     return Campaign(directory, [spec for _, spec in runs]), lambda spec: config_of[spec.name]
 
@@ -167,7 +167,7 @@ def draw(paths, outdir) -> list:
 
 
 def main(args):
-    runs = planned(args)
+    runs = runs_and_launchers(args)
     config_of = {spec.name: config for config, spec in runs}   # each run its own launcher
 
     def after(camp, config, progress):
@@ -194,9 +194,9 @@ def step_overlap(ctx):
     camp.run(config, ctx.progress, quiet=ctx.args.quiet)
 
 
-def plan_step(ctx):
+def step_runs(ctx):
     return _campaign(_step_args(ctx), ctx.dir)
 
 
 RUN_STEPS = [Step("overlap", "small overlap sweep: Ialltoall, 2 and 4 ranks, no progress vs a "
-                             "progress thread", step_overlap, plan_step, order=40)]
+                             "progress thread", step_overlap, step_runs, order=40)]

@@ -59,7 +59,7 @@ class Step:
     name: str
     help: str
     func: Callable
-    plan: Optional[Callable] = None   # ctx -> (Campaign, its LaunchConfig or a function of
+    runs: Optional[Callable] = None   # ctx -> (Campaign, its LaunchConfig or a function of
                                       # the RunSpec) of the runs the step launches, or None
     order: int = 50                   # its place in the job: machine 0, ping-pong 20, report 100
 
@@ -71,7 +71,7 @@ def step_machine(ctx):
     print("jostle: machine\n" + summary(m), file=sys.stderr)
 
 
-def plan_pingpong(ctx):
+def pingpong_runs(ctx):
     run = RunSpec("pingpong-intra", "pingpong", ["--sizes", QUICK_SIZES, *QUICK_REPS], ranks=2,
                   timeout=ctx.args.timeout or estimate.estimate_timeout(
                       parse_sizes(QUICK_SIZES, ctx.config.bench), max_time=float(QUICK_REPS[1])))
@@ -79,7 +79,7 @@ def plan_pingpong(ctx):
 
 
 def step_pingpong(ctx):
-    camp, config = plan_pingpong(ctx)
+    camp, config = pingpong_runs(ctx)
     camp.run(config, ctx.progress, quiet=ctx.args.quiet)
     for out in pingpong.report_launches(camp, camp.runs, LAUNCHES, rows=False):
         ctx.progress.note(f"every point of the sweep, over its {LAUNCHES} launches, is in {out}"
@@ -110,7 +110,7 @@ def step_report(ctx):
 
 OWN_STEPS = [
     Step("machine", "print and save the machine as jostle-bench sees it", step_machine, order=0),
-    Step("pingpong", f"intra-node ping-pong, sizes {QUICK_SIZES}", step_pingpong, plan_pingpong,
+    Step("pingpong", f"intra-node ping-pong, sizes {QUICK_SIZES}", step_pingpong, pingpong_runs,
          order=20),
     Step("report", "write report.html and the figures of the campaign", step_report, order=100),
 ]
@@ -160,7 +160,7 @@ def main(args):
     t0 = time.monotonic()
     chosen = [s for s in steps() if s.name in wanted]
     # Every step's plan first: the progress line counts and estimates the whole job.
-    plans = {s.name: s.plan(ctx) if s.plan else None for s in chosen}
+    plans = {s.name: s.runs(ctx) if s.runs else None for s in chosen}
     planned = sum(len(p[0].runs) for p in plans.values() if p)
     if args.dry_run:
         for step in chosen:
