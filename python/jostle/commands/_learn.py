@@ -12,6 +12,7 @@ from ..analysis import check_reference, check_site, history
 from ..errors import UsageError
 from ..records import store
 from . import _common as c
+from . import _options
 from . import history as history_cmd
 
 
@@ -27,16 +28,13 @@ def register(acts):
                    help="the class (as `jostle check` recorded it, or `history add --class`)")
     p.add_argument("--days", type=c.positive_int, default=30,
                    help="the last DAYS days of the store (default 30)")
-    p.add_argument("--db", metavar="DB", help="the results store (default: $JOSTLE_DB, else "
-                   f"{store.DEFAULT_PATH})")
-    p.add_argument("--site", metavar="FILE",
-                   help="write the references into class NAME of this site file (its other "
-                        "checks kept)")
+    _options.add(p, "db")
+    _options.add(p, "site", "write the references into class NAME of this site file (its "
+                 "other checks kept)")
     p.add_argument("--name", type=c.name_type, metavar="BASELINE",
                    help="also save the class's runs (scans: one pooled run per node) as this "
                         "baseline, for `scan --baseline` and `baseline check`")
-    p.add_argument("--baselines", metavar="DIR",
-                   help="where baselines are kept (default: $JOSTLE_BASELINES, else ./baselines)")
+    _options.add(p, "baselines")
     p.add_argument("--format", choices=("table", "json"), default="table")
 
 

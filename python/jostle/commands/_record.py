@@ -4,19 +4,19 @@ checks, so that both add the same way (a run added twice is one run) and fall ba
 spool when the store cannot be reached."""
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from ..errors import JostleError, UsageError
 from ..records import store, store_docs, store_spool, store_url
+from . import _options
 
 
 def site_defaults(site) -> dict:
     """The [check] table of the site file SITE (or $JOSTLE_SITE; docs/check.md): its `store`
     names the results store, its `spool` the checks' records. {} without a site file."""
-    path = site or os.environ.get("JOSTLE_SITE")
+    path = _options.given(None, "site", site)[0]
     if not path:
         return {}
     if not Path(path).is_file():
@@ -30,13 +30,14 @@ def site_defaults(site) -> dict:
 def store_of(db=None, site=None) -> str:
     """DB, else $JOSTLE_DB, else the site file's [check] store, else the default file; one of
     no store's scheme (mysql://, postgresq://) refused, naming where it came from (exit 2)."""
-    for given, where in ((db, "--db"), (os.environ.get("JOSTLE_DB"), "$JOSTLE_DB")):
-        if given:
-            return _judged(given, where)
-    site_store = site_defaults(site).get("store")
+    named, where = _options.given(None, "db", db)
+    if named:
+        return _judged(named, where)
+    key = _options.SHARED["db"].site_key
+    site_store = site_defaults(site).get(key)
     if site_store:
-        return _judged(site_store, "the site file's [check] store")
-    return str(store.DEFAULT_PATH)
+        return _judged(site_store, f"the site file's [check] {key}")
+    return _options.SHARED["db"].fallback
 
 
 def _judged(db, where) -> str:

@@ -3,7 +3,6 @@ machine, in a small JSON file a site can version (docs/records.md, "Baselines").
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -11,6 +10,7 @@ from pathlib import Path
 from ..analysis import baselines, comparison
 from ..errors import UsageError
 from . import _common as c
+from . import _options
 from . import _learn, compare
 
 ORDER = 46
@@ -46,15 +46,14 @@ def register(sub):
     compare.add_comparison_options(k)
     li = acts.add_parser("list", help="the baselines and the machines each covers")
     for q in (s, k, li):
-        q.add_argument("--baselines", metavar="DIR",
-                       help="where baselines are kept (default: $JOSTLE_BASELINES, else ./baselines)")
+        _options.add(q, "baselines")
     s.add_argument("--allow-incomplete", action="store_true", help="keep an incomplete campaign")
     _learn.register(acts)
     p.set_defaults(func=main)
 
 
 def folder(args) -> Path:
-    return Path(args.baselines or os.environ.get("JOSTLE_BASELINES") or "baselines")
+    return Path(_options.value(args, "baselines"))
 
 
 def read(path: Path) -> dict:

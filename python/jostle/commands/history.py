@@ -15,6 +15,7 @@ from ..analysis import drift, history
 from ..records import store, store_checks, store_spool
 from ..records.store_keys import utc
 from . import _common as c
+from . import _options
 from ._record import database, record, site_defaults
 
 ORDER = 47
@@ -71,13 +72,9 @@ def effect_type(text):
 
 
 def add_db_options(p, suppress=False):
-    d = argparse.SUPPRESS if suppress else None
-    p.add_argument("--db", metavar="DB", default=d,
-                   help="the store: an SQLite file or postgresql://… (default: $JOSTLE_DB, the "
-                        f"site file's [check] store, else {store.DEFAULT_PATH})")
-    p.add_argument("--site", metavar="FILE", default=d,
-                   help="the site file (docs/check.md) whose [check] store names the store "
-                        "(default: $JOSTLE_SITE)")
+    _options.add(p, "db", suppress=suppress)
+    _options.add(p, "site", "the site file (docs/check.md) whose [check] store names the store",
+                 suppress=suppress)
 
 
 def add_filters(p):
