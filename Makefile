@@ -25,7 +25,7 @@ unexport PYTHONDONTWRITEBYTECODE
 OMPI_CC  := $(shell test -x /usr/bin/mpicc.openmpi && echo /usr/bin/mpicc.openmpi)
 MPICH_CC := $(shell test -x /usr/bin/mpicc.mpich && echo /usr/bin/mpicc.mpich)
 
-.PHONY: all deps venv build relocate build-dirs run test test-fast lint test-c test-py test-py-fast \
+.PHONY: all deps venv build relocate build-dirs run test test-fast golden lint test-c test-py test-py-fast \
         test-sanitize clean
 
 all: build
@@ -88,6 +88,11 @@ test: build venv
 # them all, `pytest -m pages`, `-m mpi` or `-m system` one alone.
 test-fast: build venv
 	@$(MAKE) --no-print-directory lint test-py-fast
+
+# The golden files (describe.json, cli_options.json, the generated topologies) rewritten from
+# what makes them, after a change that is meant; tests/py/test_golden.py checks them.
+golden: build venv
+	$(VENV)/bin/python scripts/golden.py --update
 
 # ruff (ruff.toml: which rules and why) and the layers of src/ and python/jostle.
 lint: venv

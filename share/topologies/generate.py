@@ -4,7 +4,7 @@
 Every file is written from published facts (see README.md next to this
 script for the source of each number and for what is assumed).  Run:
 
-    python3 share/topologies/generate.py            # rewrite the XML files
+    python3 share/topologies/generate.py            # rewrite the XML files (make golden does)
     python3 share/topologies/generate.py --check    # exit 1 if a file differs
 
 The output is deterministic (no timestamps), so --check can run in CI.
