@@ -25,7 +25,10 @@ Printed, per profile and runs per side (3 against 3, 5 against 5):
 - A/A: the share of sweeps with any false verdict, a point or the sweep slower or faster
   (target <= 5%);
 - ×1.10 at every size: the share of sweeps whose sweep verdict is `slower` (target >= 90% at
-  5 against 5), and the share of points called slower.
+  5 against 5), and the share of points called slower;
+- the share of those uniform sweeps (A/A and ×1.10) said to have sizes that disagree
+  (Cochran's Q, analysis/heterogeneity.py), and of sweeps whose 12 smallest sizes are ×0.5
+  and 11 largest ×1.10 said to (target >= 95%: issue 45).
 
 Usage: bench/compare_simulation.py [--sweeps 1000] [--profile measured|spike|none]... [--runs 3,5]
                                    [--records DIR] [--common 0] [--seed 1]
@@ -105,7 +108,7 @@ def draw(rng, sd, runs, shift, common):
 
 def simulate(sd, runs, sweeps, common, rng) -> dict:
     covered = np.zeros(len(SIZES))
-    false_any = found = points_slower = 0
+    false_any = found = points_slower = false_het = 0
     for shift, n in ((0.0, sweeps), (math.log(SLOWDOWN), sweeps)):
         for _ in range(n):
             a = side("A", draw(rng, sd, runs, 0.0, common))
@@ -114,15 +117,30 @@ def simulate(sd, runs, sweeps, common, rng) -> dict:
             t = cmp.tests.sort_values("size")
             truth = math.exp(shift)
             covered += ((t["lo"] <= truth) & (truth <= t["hi"])).to_numpy()
-            sweep = cmp.sweeps["verdict"].iloc[0] if len(cmp.sweeps) else "none"
+            sweep = set(cmp.sweeps["verdict"]) if len(cmp.sweeps) else set()
+            false_het += len(cmp.sweeps) > 0 and cmp.sweeps["groups"].iloc[0] > 1
             if shift == 0.0:
                 false_any += bool(t["verdict"].isin(["slower", "faster"]).any()
-                                  or sweep in ("slower", "faster"))
+                                  or sweep & {"slower", "faster"})
             else:
-                found += sweep == "slower"
+                found += sweep == {"slower"}
                 points_slower += int((t["verdict"] == "slower").sum())
     return {"coverage": covered / (2 * sweeps), "aa_false": false_any / sweeps,
-            "sweep_found": found / sweeps, "points_found": points_slower / sweeps / len(SIZES)}
+            "sweep_found": found / sweeps, "points_found": points_slower / sweeps / len(SIZES),
+            "false_het": false_het / (2 * sweeps), "het_found": heterogeneous(sd, runs, sweeps,
+                                                                             common, rng)}
+
+
+def heterogeneous(sd, runs, sweeps, common, rng) -> float:
+    """The share of sweeps, the 12 smallest sizes at x0.5 and the 11 largest at x1.10, whose
+    sweep says its sizes disagree (and reports groups, never one shift)."""
+    shift = np.where(np.arange(len(SIZES)) < 12, math.log(0.5), math.log(SLOWDOWN))
+    said = 0
+    for _ in range(sweeps):
+        cmp = comparison.compare(side("A", draw(rng, sd, runs, 0.0, common)),
+                                 side("B", draw(rng, sd, runs, shift, common)))
+        said += len(cmp.sweeps) > 1 and (cmp.sweeps["groups"] > 1).all()
+    return said / sweeps
 
 
 def main():
@@ -149,8 +167,9 @@ def main():
         print(f"\n## profile {name}: sd between jobs per size "
               + " ".join(f"{x:.2f}" for x in sd))
         print("| runs per side | coverage, worst size | coverage, median | A/A sweeps with a "
-              "false verdict | ×1.10 found by the sweep verdict | points called slower |")
-        print("|---|---|---|---|---|---|")
+              "false verdict | ×1.10 found by the sweep verdict | points called slower | "
+              "uniform sweeps said to disagree | ×0.5/×1.10 halves said to disagree |")
+        print("|---|---|---|---|---|---|---|---|")
         for runs in map(int, args.runs.split(",")):
             t0 = time.monotonic()
             got = simulate(sd, runs, args.sweeps, args.common, rng)
@@ -158,7 +177,8 @@ def main():
             worst = int(np.argmin(c))
             print(f"| {runs} against {runs} | {c[worst]:.1%} at {SIZES[worst]} B | "
                   f"{np.median(c):.1%} | {got['aa_false']:.1%} | {got['sweep_found']:.1%} | "
-                  f"{got['points_found']:.1%} |", flush=True)
+                  f"{got['points_found']:.1%} | {got['false_het']:.1%} | "
+                  f"{got['het_found']:.1%} |", flush=True)
             print("coverage per size: " + " ".join(f"{x:.3f}" for x in c)
                   + f"  ({time.monotonic() - t0:.0f} s)", file=sys.stderr, flush=True)
 

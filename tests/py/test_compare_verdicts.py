@@ -137,14 +137,31 @@ def test_moderation_leaves_a_much_noisier_size_its_own_variance():
     assert 0.02 < math.sqrt(np.median(post)) < 0.04
 
 
-def test_runs_needed_asks_for_80_percent_power_at_the_threshold():
-    d = stats.LogDifference(math.log(1.10), 0.05, 4, "measured", 0.002)
-    band = math.log(1.05)
-    gap = math.log(1.10) - band
+def test_runs_needed_decides_at_the_power_it_claims():
+    # issue 45: the normal formula's "about N runs" decided 44% of the time at x1.10, not 80%
+    from jostle.analysis import power
+    band, gap = math.log(1.05), math.log(1.10) - math.log(1.05)
+    known = stats.LogDifference(math.log(1.10), 0.05, math.inf, "measured", 0.002)
     z = 1.959964 + 0.841621
-    assert stats.runs_needed(d, band) == math.ceil(z * z * 2 * 0.002 / gap ** 2)
+    n = power.runs_needed(known, band)
+    assert n >= math.ceil(z * z * 2 * 0.002 / gap ** 2)      # the t's tails: never fewer
+    # N runs of a known spread: a t test of 2 (N - 1) degrees of freedom decides >= 80%
+    rng = np.random.default_rng(8)
+    a = rng.normal(0, math.sqrt(0.002), (4000, n))
+    b = rng.normal(math.log(1.10), math.sqrt(0.002), (4000, n))
+    d = b.mean(1) - a.mean(1)
+    se = np.sqrt((a.var(1, ddof=1) + b.var(1, ddof=1)) / n)
+    decided = np.mean((d - band) / se > stats.t_quantile(0.975, 2 * (n - 1)))
+    assert 0.8 <= decided < 0.9, decided
+    # a spread learned from 4 degrees of freedom may be twice as large: more runs
+    guessed = stats.LogDifference(math.log(1.10), 0.05, 4, "measured", 0.002)
+    assert power.runs_needed(guessed, band) > 1.3 * n
     # a stricter threshold (Benjamini-Hochberg's, q/m of a long sweep) needs more runs
-    assert stats.runs_needed(d, band, alpha=0.05 / 70) > 1.6 * stats.runs_needed(d, band)
+    assert power.runs_needed(known, band, alpha=0.05 / 70) > 1.6 * n
+    # none can be promised: a shift on the band, a spread too large for 100 runs
+    assert power.runs_needed(stats.LogDifference(band, 0.05, 4, "measured", 0.002), band) is None
+    assert power.runs_needed(stats.LogDifference(math.log(1.06), 0.3, 2, "measured", 0.1),
+                             band) is None
 
 
 def test_sweep_difference_is_welch_on_the_jobs():
@@ -199,3 +216,44 @@ def test_a_shift_inside_the_tolerance_is_not_a_slower_sweep():
         sweeps = comparison.compare(a, b).sweeps
         slower += bool(len(sweeps)) and sweeps["verdict"].iloc[0] == "slower"
     assert slower <= 5, f"x1.04 called slower in {slower} of 100 sweeps"
+
+
+def test_cochrans_q_and_the_groups_of_sizes_that_agree():
+    from jostle.analysis import heterogeneity as het
+    d, w = [0.0, 0.1, 0.0, 0.1], [100.0] * 4
+    q, df, p = het.cochran_q(d, w)
+    assert (q, df) == (pytest.approx(4 * 100 * 0.05 ** 2), 3)
+    # chi-square of 3 degrees of freedom: erfc(sqrt(q/2)) + sqrt(2q/pi) exp(-q/2)
+    assert p == pytest.approx(math.erfc(math.sqrt(q / 2))
+                              + math.sqrt(2 * q / math.pi) * math.exp(-q / 2), rel=1e-6)
+    # estimated variances: Q against F, a larger p
+    assert het.cochran_q(d, w, 4)[2] > p
+    # two levels: cut where they change; one level: one group
+    two = [-0.7] * 5 + [0.1] * 6
+    assert het.groups(two, [400.0] * 11) == [(0, 5), (5, 11)]
+    assert het.groups([0.01, -0.01] * 5, [400.0] * 10) == [(0, 10)]
+
+
+def test_a_sweep_whose_sizes_disagree_reports_groups_never_one_shift():
+    # issue 45: the 12 smallest sizes at x0.5 and the 11 largest at x1.10 gave "faster x0.696
+    # [0.685, 0.707]", the shift common to every size; Q had p < 0.001 in every replication
+    from jostle.analysis import comparison
+    sim = _compare_simulation()
+    rng = np.random.default_rng(6)
+    sd = sim.measured_profile()
+    shift = np.where(np.arange(len(sim.SIZES)) < 12, math.log(0.5), math.log(1.10))
+    said = 0
+    for _ in range(40):
+        sweeps = comparison.compare(sim.side("A", sim.draw(rng, sd, 3, 0.0, 0)),
+                                    sim.side("B", sim.draw(rng, sd, 3, shift, 0))).sweeps
+        said += len(sweeps) > 1 and bool((sweeps["groups"] > 1).all())
+    assert said >= 38, f"heterogeneity said in {said} of 40"
+    first = sweeps.sort_values("size_lo").to_dict("records")
+    assert first[0]["size_lo"] == 1 and first[0]["slowdown"] == pytest.approx(0.5, rel=0.06)
+    assert first[0]["verdict"] == "faster"
+    text = comparison.sweep_text(first[0])
+    assert "sizes 1-" in text and "the sweep's sizes disagree, Cochran's Q" in text
+    # a uniform shift: one sweep, its sizes agree
+    uniform = comparison.compare(sim.side("A", sim.draw(rng, sd, 3, 0.0, 0)),
+                                 sim.side("B", sim.draw(rng, sd, 3, math.log(1.1), 0))).sweeps
+    assert len(uniform) == 1 and uniform["groups"].iloc[0] == 1

@@ -28,28 +28,12 @@ MAX_TOLERANCE = 0.50
 NARROW_DF = 14   # fewer degrees of freedom than this: say how to narrow the tolerances
 
 
-def chi2_quantile(p: float, df: float) -> float:
-    """The x such that P(chi-square(DF) <= x) = P (bisection on the incomplete gamma)."""
-    lo, hi = 0.0, max(10.0, 10.0 * df)
-    while 1.0 - stats._gammq(df / 2, hi / 2) < p:
-        hi *= 2
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        if 1.0 - stats._gammq(df / 2, mid / 2) < p:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo < 1e-12 * max(1.0, hi):
-            break
-    return (lo + hi) / 2
-
-
 def sd_upper(sd: float, df: int) -> float:
     """The upper end of the one-sided CONFIDENCE interval of a standard deviation SD learned
     from DF degrees of freedom (sd x sqrt(df / chi-square quantile at 1 - CONFIDENCE))."""
     if df <= 0 or sd <= 0:
         return sd
-    return sd * math.sqrt(df / chi2_quantile(1 - CONFIDENCE, df))
+    return sd * math.sqrt(df / stats.chi2_quantile(1 - CONFIDENCE, df))
 
 
 def _quantile(xs, q):

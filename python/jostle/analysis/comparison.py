@@ -36,8 +36,9 @@ METHOD = ("Benjamini-Hochberg at q = {qp:g} over {m} points (one test per point:
           "Student's t, the variance between runs pooled over both sides and moderated over "
           "the sweep (a robust trend over the size, points beyond it on their own, the prior "
           "never weighing more than a quarter of the point's runs); selected points' intervals at the "
-          "false-coverage level {sel:.4f} (Benjamini-Yekutieli 2005); sweeps: the shift common "
-          "to every size, the job as the unit")
+          "false-coverage level {sel:.4f} (Benjamini-Yekutieli 2005); sweeps: Cochran's Q "
+          "across the sizes first (p < 0.01: groups of neighbouring sizes, each its own "
+          "shift), then the shift common to the sizes, the job as the unit")
 # What a point carries besides its parameters (results.py's columns and ours).
 _NOT_PARAMS = {"metric", "unit", "n", "ci95_lo", "ci95_hi", "converged", "elapsed_s", "run",
                "benchmark", "digest", "rep", "mpi", *STATS}
@@ -372,7 +373,7 @@ def compare(a: Points, b: Points, statistic="median", tolerance=0.05, q=0.05, le
     # the points and the sweeps share --fdr (Bonferroni between the two families, a fifth for
     # the sweeps): when nothing changed, any false verdict has a probability of at most q
     sweeps = verdicts.sweep_rows(list(logs_of), logs_of, {k: var[k][0] for k in logs_of},
-                                 q * SWEEP_SHARE, band, level)
+                                 q * SWEEP_SHARE, band, level, {k: var[k][1] for k in logs_of})
     qp = q * (1 - SWEEP_SHARE) if len(sweeps) else q
     rows = verdicts.point_verdicts(recs, band, qp, level)
     ks = set(keys)
@@ -474,7 +475,8 @@ def point_text(r, skip=(), also=()) -> str:
     if r["verdict"] == "undecided":
         n = r["runs_needed"]
         text += (f" (about {int(n)} runs per side would decide at 80% power)"
-                 if n is not None and n == n else " (more than 100 runs per side would be needed)")
+                 if n is not None and n == n else
+                 " (no number of runs up to 100 per side can promise a decision at 80% power)")
     return text
 
 
@@ -482,6 +484,12 @@ def sweep_text(r, skip=()) -> str:
     """'pingpong latency mode=pingpong, 23 sizes, 3 against 3 jobs: ×1.10 [1.07, 1.13]'; the
     parameters SKIP (said once for every point) left out."""
     where_ = " ".join(f"{k}={v}" for k, v in r["params"].items() if k not in skip)
-    return (f"{r['benchmark']} {r['metric']}{' ' + where_ if where_ else ''}, {r['sizes']} sizes, "
+    sizes = f"{r['sizes']} sizes"
+    if r.get("groups", 1) > 1:    # the sizes disagree: this group's shift, never one for all
+        sizes = (f"sizes {human(int(r['size_lo']))}-{human(int(r['size_hi']))} ({r['sizes']}; the "
+                 f"sweep's sizes disagree, Cochran's Q {r['q']:.3g} on {r['q_df']} df, "
+                 f"p {r['q_p']:.2g}: {r['groups']} groups)")
+    return (f"{r['benchmark']} {r['metric']}{' ' + where_ if where_ else ''}, {sizes}, "
             f"{r['jobs_a']} against {r['jobs_b']} jobs: ×{r['slowdown']:.3f} "
             f"[{r['lo']:.3f}, {r['hi']:.3f}]")
+

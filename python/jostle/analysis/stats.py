@@ -16,7 +16,7 @@ statistic (a ratio is a difference there, and a slowdown of 10% weighs as much a
   the point's own runs.
 - LogDifference / log_difference: the interval of a log ratio from two sides' run values
   (Welch-Satterthwaite's degrees of freedom when both sides have several runs).
-- runs_needed: about how many runs per side give 80% power at the threshold the point faces.
+- chi2_quantile: the chi-square's quantile (bisection on the incomplete gamma).
 - sweep_difference: the shift common to a sweep, with the job as the unit (a Welch interval of
   the per-job precision-weighted means over the sweep).
 - bh: Benjamini-Hochberg's step-up (JRSS B 57(1), 1995) and its adjusted p-values; the
@@ -382,7 +382,7 @@ class LogDifference:
     se: float
     df: float
     jobs: str        # "measured", "one side", "default", "not measured", "exact"
-    per_run_var: float   # the variance of one run's log value, for runs_needed
+    per_run_var: float   # the variance of one run's log value, for power.runs_needed
 
     def interval(self, level=0.95) -> tuple:
         if self.se == 0:
@@ -453,22 +453,21 @@ def sweep_difference(ya, yb) -> Optional[LogDifference]:
     return LogDifference(d, math.sqrt(v / m + v / n), dfv, "one side", v)
 
 
-POWER = 0.80
-
-
-def runs_needed(diff: LogDifference, band: float, alpha=0.05, power=POWER,
-                most=100) -> Optional[int]:
-    """About how many runs per side would decide the point with probability POWER, if the
-    difference and the spread stay as measured: n = 2 v (z_{1-a/2} + z_power)^2 / gap^2, gap
-    the distance from |d| to the band. ALPHA: the level the point must reach, e.g. the
-    Benjamini-Hochberg threshold it faces (q (R+1)/m) when it leans out of the band, 0.05 to be
-    called `same` when it leans in. None beyond MOST, or where the spread is unknown."""
-    gap = abs(band - abs(diff.d))
-    if gap <= 0 or not diff.per_run_var > 0:
-        return None
-    z = t_quantile(1 - alpha / 2, math.inf) + t_quantile(power, math.inf)
-    n = math.ceil(z * z * 2 * diff.per_run_var / (gap * gap))
-    return n if n <= most else None
+@functools.lru_cache(maxsize=4096)
+def chi2_quantile(p: float, df: float) -> float:
+    """The x such that P(chi-square(DF) <= x) = P (bisection on the incomplete gamma)."""
+    lo, hi = 0.0, max(10.0, 10.0 * df)
+    while 1.0 - _gammq(df / 2, hi / 2) < p:
+        hi *= 2
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if 1.0 - _gammq(df / 2, mid / 2) < p:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-12 * max(1.0, hi):
+            break
+    return (lo + hi) / 2
 
 
 # -- False discoveries --------------------------------------------------------------------

@@ -7,8 +7,10 @@ whole (docs/statistics.md, "Verdicts").
   from the same samples) give the same answer; the first of them in the benchmark's list
   (`jostle-bench --describe`) is the point's test, the others are shown beside it.
 - Points: Benjamini-Hochberg over the points' tests of the whole comparison.
-- Sweeps: per MPI library, benchmark, metric and series (the parameters but the size), the
-  shift common to every size, with the job as the unit (stats.sweep_difference of each job's
+- Sweeps: per MPI library, benchmark, metric and series (the parameters but the size), first
+  whether the sizes share one shift (Cochran's Q, analysis/heterogeneity.py: where they
+  disagree, one row per group of neighbouring sizes that agree, never one shift), then the
+  shift common to the sizes (of a group), with the job as the unit (stats.sweep_difference of each job's
   precision-weighted mean log over the sizes every job has), tested against the tolerance (as
   a point: slower only when the shift lies beyond it); Benjamini-Hochberg over the sweeps.
 - The whole: SLOWER when a point or a sweep is slower; INCONCLUSIVE when none is but a point
@@ -21,7 +23,7 @@ from __future__ import annotations
 import json
 import math
 
-from . import stats
+from . import heterogeneity, power, stats
 from .. import lazy
 np = lazy.module("numpy")
 pd = lazy.module("pandas")
@@ -90,7 +92,7 @@ def point_verdicts(recs, band, q, level) -> pd.DataFrame:
             if d.jobs == "not measured":
                 need = 2   # a second run per side measures the variation between jobs
             else:
-                n = stats.runs_needed(d, band, threshold if abs(d.d) > band else 0.05)
+                n = power.runs_needed(d, band, threshold if abs(d.d) > band else 0.05)
                 need = None if n is None else max(n, r["runs_a"] + 1, r["runs_b"] + 1)
         decided[r["_key"]] = dict(p=pi, p_adj=float(pa), selected=bool(s), verdict=verdict,
                                   runs_needed=need)
@@ -109,9 +111,11 @@ def point_verdicts(recs, band, q, level) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def sweep_rows(tests, logs_of, post_var, q, band, level) -> pd.DataFrame:
-    """One row per sweep: TESTS the keys of the points' tests; LOGS_OF[key]: ({run: log} of A,
-    {run: log} of B, sign, exact); POST_VAR[key]: the moderated variance of one run there."""
+def sweep_rows(tests, logs_of, post_var, q, band, level, post_df=None) -> pd.DataFrame:
+    """One row per sweep (per group of sizes where they disagree): TESTS the keys of the
+    points' tests; LOGS_OF[key]: ({run: log} of A, {run: log} of B, sign, exact);
+    POST_VAR[key], POST_DF[key]: the moderated variance of one run there, its degrees of
+    freedom."""
     series = {}
     for k in tests:
         params = json.loads(k[3])
@@ -124,22 +128,28 @@ def sweep_rows(tests, logs_of, post_var, q, band, level) -> pd.DataFrame:
         ks = [k for k in ks if math.isfinite(post_var.get(k, math.nan)) and post_var[k] > 0]
         if len(ks) < 2 or any(logs_of[k][3] for k in ks):
             continue
-        runs_a = set.intersection(*(set(logs_of[k][0]) for k in ks))
-        runs_b = set.intersection(*(set(logs_of[k][1]) for k in ks))
-        if not runs_a or not runs_b or (len(runs_a) < 2 and len(runs_b) < 2):
-            continue
-        w = np.array([1 / post_var[k] for k in ks])
-        sign = logs_of[ks[0]][2]
-        d = stats.sweep_difference(_job_means(logs_of, ks, w, 0, runs_a),
-                                   _job_means(logs_of, ks, w, 1, runs_b))
-        if d is None:
-            continue
-        diffs.append((d, sign))
-        rows.append({"mpi": lib, "benchmark": bench, "metric": metric,
-                     "params": json.loads(params), "sizes": len(ks), "jobs_a": len(runs_a),
-                     "jobs_b": len(runs_b), "df": d.df})
+        ks.sort(key=lambda k: json.loads(k[3])["size"])
+        # the sizes must share one shift before one is reported (issue 45: half the sizes at
+        # x0.5, half at x1.10 were "faster x0.696, the shift common to every size")
+        d = [_mean(logs_of[k][1]) - _mean(logs_of[k][0]) for k in ks]
+        w = [1 / (post_var[k] * (1 / len(logs_of[k][0]) + 1 / len(logs_of[k][1]))) for k in ks]
+        # the variances' typical degrees of freedom (a point kept on its own has few)
+        var_df = float(np.median([(post_df or {}).get(k, math.inf) for k in ks]))
+        het = dict(zip(("q", "q_df", "q_p"), heterogeneity.cochran_q(d, w, var_df)))
+        parts = heterogeneity.groups(d, w, var_df)
+        for a, b in parts:
+            row = _sweep(logs_of, ks[a:b], post_var)
+            if row is None:
+                continue
+            diffs.append(row[0])
+            rows.append({"mpi": lib, "benchmark": bench, "metric": metric,
+                         "params": json.loads(params), "sizes": b - a,
+                         "size_lo": json.loads(ks[a][3])["size"],
+                         "size_hi": json.loads(ks[b - 1][3])["size"], "groups": len(parts),
+                         **het, **row[1]})
     if not rows:
-        return pd.DataFrame(columns=["mpi", "benchmark", "metric", "params", "sizes", "jobs_a",
+        return pd.DataFrame(columns=["mpi", "benchmark", "metric", "params", "sizes", "size_lo",
+                                     "size_hi", "groups", "q", "q_df", "q_p", "jobs_a",
                                      "jobs_b", "slowdown", "lo", "hi", "p", "p_adj",
                                      "verdict"])
     # the tolerance is part of the null, as a point's: slower only when the shift lies beyond
@@ -159,6 +169,25 @@ def sweep_rows(tests, logs_of, post_var, q, band, level) -> pd.DataFrame:
         r.update(slowdown=math.exp(dd), lo=math.exp(lo), hi=math.exp(hi), p=pi, p_adj=float(pa),
                  verdict=verdict)
     return pd.DataFrame(rows)
+
+
+def _sweep(logs_of, ks, post_var) -> "tuple | None":
+    """((difference, sign), {jobs_a, jobs_b, df}) of the sizes KS with the job as the unit, or
+    None when their jobs cannot give one."""
+    runs_a = set.intersection(*(set(logs_of[k][0]) for k in ks))
+    runs_b = set.intersection(*(set(logs_of[k][1]) for k in ks))
+    if not runs_a or not runs_b or (len(runs_a) < 2 and len(runs_b) < 2):
+        return None
+    w = np.array([1 / post_var[k] for k in ks])
+    d = stats.sweep_difference(_job_means(logs_of, ks, w, 0, runs_a),
+                               _job_means(logs_of, ks, w, 1, runs_b))
+    if d is None:
+        return None
+    return (d, logs_of[ks[0]][2]), {"jobs_a": len(runs_a), "jobs_b": len(runs_b), "df": d.df}
+
+
+def _mean(logs: dict) -> float:
+    return sum(logs.values()) / len(logs)
 
 
 def _job_means(logs_of, ks, w, side, runs) -> list:

@@ -37,10 +37,18 @@ def build(cmp) -> list:
             _panel(ax, part[part["metric"] == metric], cmp.tolerance, metric)
             for sw in (sweeps[sweeps["metric"] == metric].to_dict("records")
                        if not sweeps.empty else []):
+                label = (f"sweep ×{sw['slowdown']:.3f} [{sw['lo']:.3f}, {sw['hi']:.3f}]: "
+                         f"{sw['verdict']}")
+                if sw.get("groups", 1) > 1:     # sizes that disagree: each group over its own
+                    x = [sw["size_lo"], sw["size_hi"]]
+                    ax.fill_between(x, sw["lo"], sw["hi"], color=COLOURS[sw["verdict"]],
+                                    alpha=0.12, lw=0)
+                    ax.plot(x, [sw["slowdown"]] * 2, color=COLOURS[sw["verdict"]], ls="--",
+                            lw=1, label=label.replace("sweep", "sweep group", 1))
+                    continue
                 ax.axhspan(sw["lo"], sw["hi"], color=COLOURS[sw["verdict"]], alpha=0.12, lw=0)
                 ax.axhline(sw["slowdown"], color=COLOURS[sw["verdict"]], ls="--", lw=1,
-                           label=f"sweep ×{sw['slowdown']:.3f} [{sw['lo']:.3f}, {sw['hi']:.3f}]: "
-                                 f"{sw['verdict']}")
+                           label=label)
         axes[-1, 0].set_xlabel("message size" if part["size"].notna().any() else "point")
         handles = [plt.Line2D([], [], marker="o", ls="", color=c, label=v)
                    for v, c in COLOURS.items() if (part["verdict"] == v).any()]
