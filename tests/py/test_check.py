@@ -432,6 +432,29 @@ def test_the_plan_fits_the_budget_and_is_the_scans_fingerprint():
         check.plan(list(check.CHECKS), 5.0, "x")
 
 
+def test_a_class_whose_launches_are_slow_is_planned_with_its_own_launch_cost():
+    """A node whose mpirun takes 2 s (PMIx, a large topology): its reference measured it, and
+    each step's share holds it, the budget still filled; less than the floor is the floor."""
+    opts = check.RunOptions(1, True, "4,1M")
+    fast, slow = (check.plan(list(check.CHECKS), 15.0, "n", opts, launch_s=x) for x in (0.1, 2.0))
+    assert [r.timeout for r in fast] == [r.timeout for r in check.plan(list(check.CHECKS),
+                                                                       15.0, "n", opts)]
+    assert sum(r.timeout for r in slow) + check.FIXED_S == pytest.approx(15.0)
+    # each launch has its 2 s and the points less time
+    for f, s in zip(fast, slow):
+        assert s.timeout - 2.0 < f.timeout - check.PER_LAUNCH_S
+    with pytest.raises(UsageError, match=r"--budget 9 is too short for pingpong, memlat, "
+                       r"contention: it needs 10.5 s at least .*4 launches of 2 s, as its "
+                       r"reference measured them"):
+        check.plan(list(check.CHECKS), 9.0, "x", launch_s=2.0)
+
+
+def test_a_reference_records_its_launch_cost(tmp_path):
+    site = tmp_path / "site.toml"
+    site.write_text('[class.a]\nhosts = ["n*"]\n[class.a.step_seconds]\nlaunch = 1.7\n')
+    assert check_site.load(site).classes["a"].step_seconds == {"launch": 1.7}
+
+
 # ---------------------------------------------------------------- the watchdog
 
 def test_the_watchdog_kills_the_whole_session_and_says_what_ran():

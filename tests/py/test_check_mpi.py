@@ -97,6 +97,9 @@ def test_saved_reference_holds_the_node_and_its_tolerances(site):
         assert ref["tolerance"] == 0.3 and ref["chosen"], (name, ref)     # the site's choice
     [(node, samples)] = cls.nodes.items()
     assert len(samples["triad"]) == 2
+    # what each step, the check's start and a launch took: the plan and the verdict use them
+    assert set(cls.step_seconds) == {"pingpong", "memlat", "contention", "start", "launch"}
+    assert 0 < cls.step_seconds["launch"] < cls.step_seconds["pingpong"], cls.step_seconds
     # the ratios under load are not judged on an oversubscribed run: no reference for them
     assert "latency_under_load" not in cls.reference
 

@@ -45,7 +45,11 @@ CHECKS = (*MEASURED, NIC)
 # what this node makes in that time, and records the cut), the points within POINTS of it,
 # and the rest is the step's own start and end (freeing, MPI_Finalize).
 FIXED_S = 1.5
+# A launch's own cost (mpirun, MPI_Init, MPI_Finalize) at least; a class whose reference
+# measured more (step_seconds.launch: its launches' wall time less jostle-bench's own) is
+# planned with its own, so that a node whose mpirun takes 2 s gives its points their time.
 PER_LAUNCH_S = 0.8
+LAUNCH = "launch"     # step_seconds' key of the longest launch cost of the reference's runs
 MIN_MEASURE_S = 1.0
 SHARES = {"pingpong": 0.15, "memlat": 0.20, "contention": 0.65}
 # The ping-pong is launched twice and judged by the better launch (the lower latency, the
@@ -98,6 +102,9 @@ WORKING_SETS = {"chain_bytes": ("memlat", "--bytes", ("chain", "bytes"), ("chain
                                 ("kernel", "array_capped_by"))}
 
 
+BUILDS = {bench for bench, *_ in WORKING_SETS.values()}     # the steps that build one
+
+
 def working_sets(runs_by_bench: dict) -> dict:
     """{chain_bytes, array_bytes} that the runs (results.Run by benchmark) measured with."""
     out = {}
@@ -137,33 +144,36 @@ def _launches(benches) -> int:
     return sum(LAUNCHES.get(b, 1) for b in benches)
 
 
-def measure_time(budget: float, benches) -> float:
+def measure_time(budget: float, benches, per_launch: float = PER_LAUNCH_S) -> float:
     """Seconds of BUDGET left to the points once the fixed costs are paid."""
-    return budget - FIXED_S - PER_LAUNCH_S * _launches(benches)
+    return budget - FIXED_S - per_launch * _launches(benches)
 
 
-def min_budget(benches) -> float:
-    return FIXED_S + PER_LAUNCH_S * _launches(benches) + MIN_MEASURE_S
+def min_budget(benches, per_launch: float = PER_LAUNCH_S) -> float:
+    return FIXED_S + per_launch * _launches(benches) + MIN_MEASURE_S
 
 
 def plan(checks, budget: float, node: str, opts: RunOptions = RunOptions(),
-         given: "float | None" = None) -> list:
+         given: "float | None" = None, launch_s: "float | None" = None) -> list:
     """The runs of CHECKS on NODE within BUDGET seconds (what is left of the budget GIVEN;
     their names are the scan's fingerprint runs: fp-BENCHMARK-NODE), each with its share as
-    its time limit (RunSpec.timeout). A budget too short for them is refused."""
+    its time limit (RunSpec.timeout); a launch costs LAUNCH_S (the class's, measured) where
+    that is more than PER_LAUNCH_S. A budget too short for them is refused."""
     benches = benchmarks_of(checks)
     if not benches:
         return []
     given = budget if given is None else given
-    if measure_time(given, benches) < MIN_MEASURE_S:
+    each = max(PER_LAUNCH_S, launch_s or 0.0)   # a launch's cost
+    if measure_time(given, benches, each) < MIN_MEASURE_S:
         spent = given - budget
         raise UsageError(
             f"--budget {given:g} is too short for {', '.join(benches)}: it needs "
-            f"{min_budget(benches):g} s at least ({FIXED_S:g} s to start and probe the node"
+            f"{min_budget(benches, each):.3g} s at least ({FIXED_S:g} s to start and probe the node"
             + (f", of which this check took {spent:.2f} s to start here" if spent > 0 else "")
-            + f"; {_launches(benches)} launches of {PER_LAUNCH_S:g} s; {MIN_MEASURE_S:g} s of "
-            "measuring)")
-    m = max(MIN_MEASURE_S, measure_time(budget, benches))
+            + f"; {_launches(benches)} launches of {each:.2g} s"
+            + (", as its reference measured them" if each > PER_LAUNCH_S else "")
+            + f"; {MIN_MEASURE_S:g} s of measuring)")
+    m = max(MIN_MEASURE_S, measure_time(budget, benches, each))
     total = sum(SHARES[b] for b in benches)
     runs = []
     for b in benches:
@@ -196,7 +206,7 @@ def plan(checks, budget: float, node: str, opts: RunOptions = RunOptions(),
         for i in range(k):    # a second launch is named as the scan names its confirmation
             runs.append(RunSpec(f"fp-{b}-{node}" + ("-again" if i else ""), b, a,
                                 1 if b == "memlat" else 2, [],
-                                timeout=t / k + PER_LAUNCH_S, estimate=t / k + PER_LAUNCH_S))
+                                timeout=t / k + each, estimate=t / k + each))
     return runs
 
 

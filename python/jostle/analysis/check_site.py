@@ -29,7 +29,7 @@ CHECK_KEYS = {"budget": float, "timeout": float, "spool": str, "state_dir": str,
 CLASS_KEYS = {"hosts", "checks", "compute_cores", "oversubscribe", "load_sizes", "baseline",
               "machine", "reference", "nics", "nodes", "step_seconds", *check.WORKING_SETS}
 MACHINE_KEYS = ("cpu", "cores", "numa_nodes", "mpi")
-STEPS = (*check.SHARES, check.START)     # the keys of a class's step_seconds
+STEPS = (*check.SHARES, check.START, check.LAUNCH)     # the keys of a class's step_seconds
 REF_KEYS = {"value", "tolerance", "unit", "worse", "spread", "repeatability", "nodes", "checks",
             "chosen", "df", "own_tolerance", "tails", "scale"}
 
@@ -47,7 +47,8 @@ class NodeClass:
     nodes: dict = field(default_factory=dict)       # {node: {saved, CHECK: [values]}}
     raw: dict = field(default_factory=dict)
     # {benchmark: seconds} the longest launch of each step took when the reference was saved,
-    # and {start: seconds} the longest its checks took to reach their first step
+    # {start: seconds} the longest its checks took to reach their first step, and {launch:
+    # seconds} the longest a launch cost besides jostle-bench's own time
     step_seconds: dict = field(default_factory=dict)
 
     def matches(self, node: str) -> bool:

@@ -137,7 +137,7 @@ class Check:
         self.facts, self.mpi = facts, mpi
         import pandas  # noqa: F401  (reading the runs needs it: its import is start-up, counted)
         self.runs = check.plan(checks, self.st.budget - started_ago(), self.node,
-                               cls.options, self.st.budget)
+                               cls.options, self.st.budget, cls.step_seconds.get(check.LAUNCH))
 
     def argv(self, spec, out):
         a = [spec.benchmark, *spec.args, "--output", str(out), "--quiet"]
@@ -182,9 +182,16 @@ class Check:
                     pass
             elif res.status == "ok" and path.exists():
                 try:
-                    out.setdefault(b, []).append(load_run(path))
+                    run = load_run(path)
                 except JostleError as e:    # a record the run left damaged
                     out[b] = f"its record cannot be read: {str(e)[:160]}"
+                    continue
+                out.setdefault(b, []).append(run)
+                own = (run.end or {}).get("elapsed_s")
+                # mpirun, MPI_Init and MPI_Finalize: read where no working set is built
+                # (jostle-bench's own time leaves its build out)
+                if isinstance(own, (int, float)) and b not in check.BUILDS:
+                    self.timings[-1]["launch_s"] = round(max(0.0, res.elapsed_s - own), 3)
             else:
                 tail = (res.stderr.strip().splitlines() or [f"exit status {res.returncode}"])
                 out[b] = f"its run failed ({res.status}): {tail[-1][:160]}"
