@@ -15,32 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void usage(FILE *f)
-{
-    fprintf(f, "Usage: jostle-bench BENCHMARK [options]   (under mpirun, mpiexec or srun)\n"
-               "       jostle-bench --list | --version | --machine [--topology FILE.xml]\n"
-               "       jostle-bench --describe   (every benchmark's options and metrics, JSON)\n"
-               "       jostle-bench --transport   (the MPI library's transport settings, JSON)\n"
-               "       jostle-bench --parse-sizes SPEC   (the sizes as a JSON list)\n"
-               "       jostle-bench --stats < NUMBERS    (their statistics, as a point line's "
-               "keys)\n"
-               "       jostle-bench --topo [--topology FILE.xml] [--export OUT.xml]\n"
-               "       jostle-bench --place [--topology FILE.xml] [--nic NAME] [--favor latency|"
-               "bandwidth] [--threads K]\n"
-               "       jostle-bench --place-ranks [--topology FILE.xml] [--ranks N|A:B] "
-               "[--policy P] [--progress Q]\n"
-               "       jostle-bench --latency-matrix [--bytes B] [--accesses N] [--rounds R] "
-               "[--no-bandwidth]\n"
-               "       jostle-bench --stream [--bytes B] [--rounds R] [--seconds S]   (the triad "
-               "on every core)\n\n"
-               "Benchmarks:\n");
-    for (int i = 0; jt_benches[i]; i++)
-        fprintf(f, "  %-12s %.*s\n", jt_benches[i]->name,
-                (int)strcspn(jt_benches[i]->summary, ":\n"), jt_benches[i]->summary);
-    fprintf(f, "\n`jostle-bench BENCHMARK --help` lists its options.  Results: --output FILE.jsonl "
-               "(docs/records.md).\n");
-}
-
 static const char *flavor(const char *lib)
 {
     if (strstr(lib, "Open MPI"))
@@ -52,8 +26,10 @@ static const char *flavor(const char *lib)
     return "other";
 }
 
-static int version(void)
+static int version(int argc, char **argv)
 {
+    (void)argc;
+    (void)argv;
     /* MPI_Get_library_version may be called before MPI_Init (MPI-3.0, 8.1.1). */
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
     int len = 0;
@@ -152,46 +128,79 @@ static int stats(int argc, char **argv)
     return 0;
 }
 
+static int describe(int argc, char **argv)
+{
+    if (argc != 2)
+        jt_usage_error("--describe takes no argument, not '%s'", argv[2]);
+    return jt_bench_describe();
+}
+
+static int transport(int argc, char **argv)
+{
+    if (argc != 2)
+        jt_usage_error("--transport takes no argument, not '%s'", argv[2]);
+    return jt_transport_print();
+}
+
+static int list(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    for (int i = 0; jt_benches[i]; i++)
+        printf("%-12s %.*s\n", jt_benches[i]->name,
+               (int)strcspn(jt_benches[i]->summary, ":\n"), jt_benches[i]->summary);
+    return 0;
+}
+
+/* The queries jostle-bench answers alone, without an MPI launcher, each once: its flag, what
+ * answers it, and its line of the usage text (made from this table, as the benchmarks' part is
+ * made from list.h's). */
+static const struct {
+    const char *flag;
+    int (*answer)(int argc, char **argv);
+    const char *usage;
+} queries[] = {
+    {"--list", list, "(the benchmarks, one a line)"},
+    {"--version", version, "(its version, MPI library and benchmarks, JSON)"},
+    {"--machine", machine, "[--topology FILE.xml]"},
+    {"--describe", describe, "(every benchmark's options and metrics, JSON)"},
+    {"--transport", transport, "(the MPI library's transport settings, JSON)"},
+    {"--parse-sizes", parse_sizes, "SPEC   (the sizes as a JSON list)"},
+    {"--stats", stats, "< NUMBERS    (their statistics, as a point line's keys)"},
+    {"--topo", jt_query_topo, "[--topology FILE.xml] [--export OUT.xml]"},
+    {"--place", jt_query_place,
+     "[--topology FILE.xml] [--nic NAME] [--favor latency|bandwidth] [--threads K]"},
+    {"--place-ranks", jt_query_place_ranks,
+     "[--topology FILE.xml] [--ranks N|A:B] [--policy P] [--progress Q]"},
+    {"--latency-matrix", jt_query_latency,
+     "[--bytes B] [--accesses N] [--rounds R] [--no-bandwidth]"},
+    {"--stream", jt_query_stream,
+     "[--bytes B] [--rounds R] [--seconds S]   (the triad on every core)"},
+};
+#define NQUERIES (sizeof queries / sizeof queries[0])
+
+static void usage(FILE *f)
+{
+    fprintf(f, "Usage: jostle-bench BENCHMARK [options]   (under mpirun, mpiexec or srun)\n");
+    for (size_t q = 0; q < NQUERIES; q++)
+        fprintf(f, "       jostle-bench %s %s\n", queries[q].flag, queries[q].usage);
+    fprintf(f, "\nBenchmarks:\n");
+    for (int i = 0; jt_benches[i]; i++)
+        fprintf(f, "  %-12s %.*s\n", jt_benches[i]->name,
+                (int)strcspn(jt_benches[i]->summary, ":\n"), jt_benches[i]->summary);
+    fprintf(f, "\n`jostle-bench BENCHMARK --help` lists its options.  Results: --output FILE.jsonl "
+               "(docs/records.md).\n");
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? JT_EXIT_USAGE : 0;
     }
-    if (strcmp(argv[1], "--version") == 0)
-        return version();
-    if (strcmp(argv[1], "--describe") == 0) {
-        if (argc != 2)
-            jt_usage_error("--describe takes no argument, not '%s'", argv[2]);
-        return jt_bench_describe();
-    }
-    if (strcmp(argv[1], "--parse-sizes") == 0)
-        return parse_sizes(argc, argv);
-    if (strcmp(argv[1], "--stats") == 0)
-        return stats(argc, argv);
-    if (strcmp(argv[1], "--machine") == 0)
-        return machine(argc, argv);
-    if (strcmp(argv[1], "--transport") == 0) {
-        if (argc != 2)
-            jt_usage_error("--transport takes no argument, not '%s'", argv[2]);
-        return jt_transport_print();
-    }
-    if (strcmp(argv[1], "--topo") == 0)
-        return jt_query_topo(argc, argv);
-    if (strcmp(argv[1], "--place") == 0)
-        return jt_query_place(argc, argv);
-    if (strcmp(argv[1], "--place-ranks") == 0)
-        return jt_query_place_ranks(argc, argv);
-    if (strcmp(argv[1], "--latency-matrix") == 0)
-        return jt_query_latency(argc, argv);
-    if (strcmp(argv[1], "--stream") == 0)
-        return jt_query_stream(argc, argv);
-    if (strcmp(argv[1], "--list") == 0) {
-        for (int i = 0; jt_benches[i]; i++)
-            printf("%-12s %.*s\n", jt_benches[i]->name,
-                   (int)strcspn(jt_benches[i]->summary, ":\n"), jt_benches[i]->summary);
-        return 0;
-    }
+    for (size_t q = 0; q < NQUERIES; q++)
+        if (strcmp(argv[1], queries[q].flag) == 0)
+            return queries[q].answer(argc, argv);
     for (int i = 0; jt_benches[i]; i++)
         if (strcmp(argv[1], jt_benches[i]->name) == 0)
             return jt_harness_main(jt_benches[i], argc, argv);
@@ -199,6 +208,6 @@ int main(int argc, char **argv)
     for (int i = 0; jt_benches[i]; i++)
         snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
                  jt_benches[i]->name);
-    jt_usage_error("unknown benchmark '%s': expected one of %s (or --list, --version, --machine)",
-                   argv[1], names);
+    jt_usage_error("unknown benchmark '%s': expected one of %s (or a query: --list, --version, "
+                   "--machine, … see --help)", argv[1], names);
 }

@@ -118,3 +118,17 @@ def test_a_runs_headline_takes_each_metric_at_its_best(tmp_path):
                         "median": [0.5, 2.0, 8.0, 4000.0]})
     run = Run(tmp_path / "r.jsonl", {"benchmark": "pingpong"}, pts, None)
     assert run.headline == "latency 0.500 µs at 4 B, bandwidth 4.00 GB/s at 1 KiB"
+
+
+def test_every_query_of_the_usage_is_answered_by_its_mode():
+    """--help lists the queries from the one table that dispatches them (src/bench/main.c):
+    each flag it shows is a mode, never an unknown benchmark."""
+    bench = built("openmpi")
+    shown = subprocess.run([bench, "--help"], capture_output=True, text=True, timeout=60,
+                           check=True).stdout
+    flags = [ln.split()[1] for ln in shown.splitlines() if ln.strip().startswith("jostle-bench --")]
+    assert {"--list", "--version", "--describe", "--parse-sizes", "--stats", "--stream"} <= set(flags)
+    for flag in flags:
+        p = subprocess.run([bench, flag, "--no-such-option"], capture_output=True, text=True,
+                           timeout=60, input="")
+        assert "unknown benchmark" not in p.stderr, (flag, p.stderr)
