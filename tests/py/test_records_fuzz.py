@@ -1,6 +1,6 @@
 """Damaged records: thousands of mutated run files and hand-made bad lines. Loading one raises
 the project's record errors only (never TypeError, ValueError, RecursionError), and `status`
-judges each file as `report` loads it (results.judge, the one judgement)."""
+judges each file as `report` loads it (results.file_state, the one judgement)."""
 
 import json
 import random

@@ -339,7 +339,7 @@ def test_a_node_the_fdr_selects_but_holm_does_not_is_named_not_drained():
     # 50-fold: a node at p 5e-6 among 10 000 tests is selected (51 x 0.01/10 000 = 5.1e-5) but
     # Holm's family-wise level keeps it out of the drain script (0.01/9 950 = 1.0e-6)
     ps = [1e-12] * 50 + [5e-6] + [0.5] * 9949
-    rejected, _ = scan_null.bh(ps, 0.01)
+    rejected, _ = scan_null.bh_rejected(ps, 0.01)
     assert rejected[:51].all() and not rejected[51:].any()
     cut = scan_null.holm_cut(ps, 0.01)
     assert cut == 1e-12 and scan_null.holm_cut([0.5, 0.9], 0.01) == 0.0

@@ -68,7 +68,7 @@ def decide(tests, fdr, min_effect, threshold=None) -> float:
     the others by the effect alone, at least EFFECT_ALONE); returns the family's p-value
     cut-off (0: nothing selected)."""
     ps = np.array([t.p for t in tests], dtype=float)
-    rejected, adjusted = sn.bh(ps, fdr)
+    rejected, adjusted = sn.bh_rejected(ps, fdr)
     cut = float(ps[rejected].max()) if rejected.any() else 0.0
     for t, r, a in zip(tests, rejected, adjusted):
         t.q = float(a)

@@ -294,7 +294,7 @@ def holm_cut(pvalues, q) -> float:
     return float(p[k - 1]) if k else 0.0
 
 
-def bh(pvalues, q):
+def bh_rejected(pvalues, q):
     """Benjamini-Hochberg over P-VALUES (NaN: not a test): (rejected mask, adjusted p)."""
     p = np.asarray(pvalues, dtype=float)
     ok = np.isfinite(p)

@@ -74,7 +74,7 @@ def record(paths, db, campaign=None, cls=None, spool=None) -> int:
     store, to the store DB: 0, 1 (a file damaged or that could not be read, the others added)
     or store.EXIT_SPOOLED (the store could not be reached: the runs are in its spool, one line
     says so). A DB of no store's scheme is refused first, nothing read or made (exit 2)."""
-    store.judge(db)
+    store.refuse_unknown_scheme(db)
     spool = store_spool.folder(spool)
     found = store_docs.find(paths, campaign, cls)
     mine, others = _for_this_store(found, db)

@@ -6,7 +6,7 @@ from pathlib import Path
 from ..run import batch
 from ..run.campaign import MANIFEST
 from ..errors import UsageError
-from ..records.results import judge
+from ..records.results import file_state
 from ..records.sidecar import launcher_state, sidecar_path
 
 ORDER = 91
@@ -40,8 +40,8 @@ def campaign_status(directory: Path) -> dict:
         if path is None:
             runs.append({"name": r["name"], "state": "planned"})
             continue
-        # The one judgement of a record (results.judge), as report, plot and resume make it.
-        v = judge(path)
+        # The one judgement of a record (results.file_state), as report, plot and resume make it.
+        v = file_state(path)
         runs.append({"name": r["name"], "state": v.state, "file": str(path),
                      "points": v.points, **({"problem": v.problem} if v.problem else {})})
         if v.state == "partial":

@@ -450,22 +450,22 @@ def load_run(path, allow_incomplete: bool = False) -> Run:
 
 
 @dataclass
-class Verdict:
+class FileState:
     """What a record file is, judged by load_run alone: every command asks this."""
     state: str         # "complete", "partial" (loads, but incomplete) or "damaged"
     points: int = 0    # point lines it holds (0 when damaged)
     problem: str = ""  # why it is not complete
 
 
-def judge(path) -> Verdict:
+def file_state(path) -> FileState:
     """Complete only if it loads complete; partial if it loads with --allow-incomplete."""
     try:
         _, rows, _, problem, _ = scan(path)
     except IncompleteRunError as e:     # a cut first line: nothing measured
-        return Verdict("partial", e.points, e.reason)
+        return FileState("partial", e.points, e.reason)
     except JostleError as e:
-        return Verdict("damaged", 0, str(e))
-    return Verdict("partial" if problem else "complete", len(rows), problem)
+        return FileState("damaged", 0, str(e))
+    return FileState("partial" if problem else "complete", len(rows), problem)
 
 
 def find_run_files(root) -> list:

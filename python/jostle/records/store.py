@@ -53,7 +53,7 @@ def is_postgresql(db) -> bool:
     return store_url.is_postgresql(db)
 
 
-def judge(db):
+def refuse_unknown_scheme(db):
     """StoreError (exit 2, nothing made) when DB is of a scheme no store has (mysql://,
     postgresq://): a typo is not a file path (store_url.py)."""
     if store_url.problem(db):
@@ -324,7 +324,7 @@ def open_store(db, create: bool = True) -> Store:
     """The store at DB (a path, or a postgresql:// URL), made when CREATE and new, migrated
     when older. StoreError when DB is not a store; StoreUnreachable when it cannot be
     reached."""
-    judge(db)
+    refuse_unknown_scheme(db)
     if is_postgresql(db):
         return _open_postgresql(str(db), create)
     return _open_sqlite(Path(store_url.sqlite_path(db)), create)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 
-from . import store_keys as u
+from . import store_keys
 
 BENCHMARK = "check"
 NIC_PREFIX = "nic:"
@@ -116,7 +116,7 @@ def runs_from_docs(docs, q) -> list:
 def check_doc(obj: dict, path, cls=None) -> dict:
     """The store document of check record OBJ (read from PATH)."""
     node = str(obj["node"])
-    start = u.utc(obj.get("time") or obj.get("start") or obj.get("end"))
+    start = store_keys.utc(obj.get("time") or obj.get("start") or obj.get("end"))
     points = []
     for v in _values(obj):
         name = v.get("name") or v.get("check") or v.get("metric")
@@ -142,7 +142,7 @@ def check_doc(obj: dict, path, cls=None) -> dict:
     nics = nics_of(obj)
     if nics:
         meta["nics"] = nics
-    return {"uid": "check-" + u.digest(canonical), "kind": "check",
+    return {"uid": "check-" + store_keys.digest(canonical), "kind": "check",
             "campaign": obj.get("campaign") or "checks",
             "name": f"check-{node}-{start}", "benchmark": BENCHMARK, "node": node,
             "class": obj.get("class") or cls, "time": start,

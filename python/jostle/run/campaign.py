@@ -22,7 +22,7 @@ from . import bench_query, launch, process
 from ..errors import Interrupted, JostleError, UsageError
 from .progress import Progress
 from ..records.resume import keepable, rest_output, splice
-from ..records.results import judge, load_run
+from ..records.results import file_state, load_run
 from ..records.sidecar import sidecar_path
 from ..records.repeats import job_name
 from ..units import duration
@@ -150,7 +150,7 @@ def seal(partial: Path, status: str, wait: float = 10.0, **fields) -> bool:
 
 
 def _count_points(path: Path) -> int:
-    return judge(path).points
+    return file_state(path).points
 
 
 def _own_args(argv) -> list:
