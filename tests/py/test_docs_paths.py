@@ -1,7 +1,9 @@
 """Docs that cannot drift silently: every file or folder docs/architecture.md cites exists
 (from the repository root, under python/jostle/ or src/, or by its name somewhere in the
-tree), and python/pyproject.toml's requires-python is what the code needs: the Python
-ruff checks it for (ruff.toml's target-version), and no standard module newer than that."""
+tree), every name of the package it cites (`jostle.records.benchmarks`, `sizes.parse_sizes`,
+`commands/_common.run_campaign`) is a module that defines it, and python/pyproject.toml's
+requires-python is what the code needs: the Python ruff checks it for (ruff.toml's
+target-version), and no standard module newer than that."""
 
 import ast
 import re
@@ -33,6 +35,68 @@ def test_every_path_architecture_md_cites_exists():
     text = (ROOT / "docs" / "architecture.md").read_text()
     missing = sorted({c for c in CITED.findall(text) if not _exists(c)})
     assert not missing, f"docs/architecture.md cites what is not in the tree: {missing}"
+
+
+PACKAGE = ROOT / "python" / "jostle"
+TOKEN = re.compile(r"`([A-Za-z_][A-Za-z0-9_./]*)`")
+EXTENSIONS = ("py", "c", "h", "md", "toml", "json", "sh", "html", "css", "xml", "jsonl", "txt")
+
+
+def _module_files(dotted: str) -> list:
+    """The package's modules a dotted name (records.store, _common, bench_query) may be: by
+    its path below python/jostle, else every module of that name."""
+    path = PACKAGE.joinpath(*dotted.split("."))
+    found = [f for f in (path.with_suffix(".py"), path / "__init__.py") if f.is_file()]
+    if found or "." in dotted:
+        return found
+    return [f for f in PACKAGE.rglob(f"{dotted}.py") if "__pycache__" not in f.parts]
+
+
+def _defines(path: Path, name: str) -> bool:
+    tree = ast.parse(path.read_text())
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == name:
+            return True
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(n.id == name for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)):
+                return True
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            if any((a.asname or a.name) == name for a in node.names):
+                return True
+    return (path.parent / name).is_dir() or (path.parent / f"{name}.py").is_file()
+
+
+def _unresolved(token: str):
+    """Why TOKEN, a name of the package the doc cites, names nothing; None when it does or is
+    not such a name."""
+    name = token.removeprefix("python/").removeprefix("jostle/").removeprefix("jostle.")
+    if "." not in name or name.rsplit(".", 1)[1] in EXTENSIONS or name.endswith("/"):
+        return None
+    dotted = name.replace("/", ".")
+    if (PACKAGE.joinpath(*dotted.split("."))).with_suffix(".py").is_file() or \
+            (PACKAGE.joinpath(*dotted.split(".")) / "__init__.py").is_file():
+        return None   # a module itself (records.store)
+    mod, attr = dotted.rsplit(".", 1)
+    files = _module_files(mod)
+    if not files:
+        return f"{token}: no module {mod}" if token.startswith("jostle.") or "/" in token \
+            or any(PACKAGE.rglob(f"{mod.split('.')[0]}*")) else None
+    return None if any(_defines(f, attr) for f in files) else f"{token}: {mod} has no {attr}"
+
+
+def test_every_name_of_the_package_architecture_md_cites_exists():
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    wrong = sorted({w for t in TOKEN.findall(text) for w in [_unresolved(t)] if w})
+    assert not wrong, f"docs/architecture.md cites names the package does not have: {wrong}"
+
+
+def test_a_name_that_went_away_is_caught():
+    assert _unresolved("sizes.parse_sizes") is None
+    assert _unresolved("commands/_common.run_campaign") is None
+    assert _unresolved("jostle.records.benchmarks") is None
+    assert _unresolved("sizes.parse_sizez") == "sizes.parse_sizez: sizes has no parse_sizez"
+    assert _unresolved("jostle.records.gone").startswith("jostle.records.gone")
 
 
 def _minimum(spec: str) -> tuple:
