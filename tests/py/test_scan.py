@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from jostle import cli
-from jostle.analysis import scan, scan_null
+from jostle.analysis import scan, scan_input, scan_null
 from jostle.analysis.scan_judge import judge_values
 from jostle.run import simgrid
 from jostle.errors import UsageError
@@ -99,11 +99,14 @@ def test_suspects_rank_unreachable_first_and_drain_lines_name_nodes_only():
 
 
 def test_inject_parsing():
-    assert scan.parse_inject("link:3:bandwidth=0.25", 8) == (3, "bandwidth", 0.25)
+    assert scan_input.parse_inject("link:3:bandwidth=0.25", 8) == (3, "bandwidth", 0.25)
     for bad, word in (("link:8:bandwidth=0.5", "does not exist"), ("link:1:jitter=2", "unknown kind"),
-                      ("link:1:latency=0", "factor"), ("node:1:latency=2", "expected")):
+                      ("link:1:latency=0", "factor"), ("cpu:1:latency=2", "expected"),
+                      ("node:1:latency=2", "unknown kind"), ("node:x:triad=2", "not a node")):
         with pytest.raises(UsageError, match=word):
-            scan.parse_inject(bad, 8)
+            scan_input.parse_inject(bad, 8, metrics=("triad",))
+    # a node's drawn fingerprint (a simulated scan)
+    assert scan_input.parse_inject("node:2:triad=0.7", 8, metrics=("triad",)) == (2, "triad", 0.7)
 
 
 def test_platform_with_a_faulty_link():

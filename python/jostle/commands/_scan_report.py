@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 from .. import figures
-from ..analysis import baselines, check_site, comparison, scan, scan_classes, scan_output
+from ..analysis import baselines, check_site, machines, scan, scan_classes, scan_output
 from ..errors import UsageError
 from ..figures import shift as shift_figures
 from ..records.results import load_run
@@ -34,16 +34,20 @@ def classes(args, hosts):
     return None
 
 
-def confirm(args, camp_dir, hosts, config_of, progress, verdict, extra, dead, measure) -> list:
+def confirm(args, camp_dir, hosts, config_of, progress, verdict, extra, dead, measure,
+            fingerprint=None) -> list:
     """Measure again what was flagged and keep a finding only when the second measurement
     flags it again on the same metric (its evidence: both): the flagged nodes' fingerprints
     (every node at once), and the links behind a node, a cable or a link, in rounds of at
     most half as many links at once as the first pass (contention taken away, as ClusterKit
-    does). A node of a shared machine can be slow for a moment; a bad one stays bad."""
+    does). A node of a shared machine can be slow for a moment; a bad one stays bad.
+    FINGERPRINT: hosts -> their node values, instead of running the fingerprints (simulated)."""
     again = sorted({t.where for f in verdict.findings for t in f.tests
                     if t.kind == "node" and not t.links})
     values2, files, out = None, {}, ""
-    if again and args.parts != "links":
+    if again and fingerprint is not None:
+        values2 = fingerprint(again)
+    elif again and args.parts != "links":
         lost = run_fingerprints(args, camp_dir, again, config_of, progress, "-again")
         dead.update(lost)
         files = fp_outputs(args, camp_dir, [h for h in again if h not in lost], "-again")
@@ -91,13 +95,15 @@ def node_table(fp_files, hosts):
     return scan.node_values({h: runs_by_host.get(h, {}) for h in hosts})
 
 
-def analyse(args, hosts, fp_files, link_file, dead, fabric=None) -> tuple:
-    """(scan.Verdict, {link_run, link_hosts, notes}) of the measured runs."""
+def analyse(args, hosts, fp_files, link_file, dead, fabric=None, values=None) -> tuple:
+    """(scan.Verdict, {link_run, link_hosts, notes}) of the measured runs (VALUES: the
+    nodes' fingerprint values when not measured: a simulated scan's)."""
     runs_by_host = {}
     for (h, bench), path in fp_files.items():
         runs_by_host.setdefault(h, {})[bench] = load_run(path)
     alive = [h for h in hosts if h not in dead]
-    values = scan.node_values({h: runs_by_host.get(h, {}) for h in alive})
+    if values is None:
+        values = scan.node_values({h: runs_by_host.get(h, {}) for h in alive})
     links, link_run_, link_hosts = None, None, alive
     if link_file is not None:
         link_run_ = load_run(link_file)
@@ -124,7 +130,7 @@ def baseline_of(args, runs_by_host) -> tuple:
     run = next((r for runs in runs_by_host.values() for r in runs.values()), None)
     if not args.baseline or run is None:
         return ()
-    key = comparison.machine_key(comparison.machine_facts(run.meta))
+    key = machines.machine_key(machines.machine_facts(run.meta))
     entry, label = baseline_cmd.entry_for(args.baseline, baseline_cmd.folder(args), key)
     base = scan.baseline_values(baselines.from_records(entry, label))
     if base.empty:

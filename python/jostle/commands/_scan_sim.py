@@ -11,7 +11,8 @@ import shutil
 import sys
 from pathlib import Path
 
-from ..analysis import scan
+from .. import lazy
+from ..analysis import scan, scan_input
 from ..errors import JostleError, UsageError
 from ..records.results import load_run
 from ..run import sim_fabric, simgrid
@@ -19,6 +20,9 @@ from ..run.campaign import Campaign, LaunchConfig
 from ..run.progress import Progress
 from ._scan_report import analyse, classes, confirm, report
 from ._scan_runs import link_run, shifts_of, time_bound
+
+np = lazy.module("numpy")
+pd = lazy.module("pandas")
 
 # SimGrid 3.32's SMPI network model with its cross-traffic (each flow's acknowledgements as a
 # reverse flow on the route) crashes (SIGSEGV in lmm::MaxMin::do_solve, from
@@ -35,10 +39,36 @@ SCAN_SMPI_FLAGS = ("--cfg=network/crosstraffic:0", "--cfg=smpi/allgather:bruck")
 NOISY_SMPI_FLAGS = (f"--cfg=surf/precision:{sim_fabric.PRECISION:g}",)
 
 
+# A node's fingerprint as drawn (SimGrid runs no kernel): arbitrary nominal values; only their
+# ratios between nodes are judged
+NOMINAL = {"pingpong_latency": 0.4, "pingpong_bandwidth": 12000.0, "memory_latency": 90.0,
+           "triad": 100.0, "latency_alone": 1.5, "latency_under_load": 1.3,
+           "bandwidth_under_load": 1.1}
+
+
+def fingerprints(hosts, noise, faults):
+    """The node values of a simulated scan: each fingerprint metric drawn around NOMINAL with
+    the spread of --noise (none without it: NaN, not judged), --inject node:I:METRIC=F on it."""
+    n = len(hosts)
+    if noise.sd <= 0 and not faults.metrics:
+        drawn = {m.name: np.full(n, np.nan) for m in scan.FINGERPRINT}
+    else:
+        drawn = sim_fabric.fingerprint_values(n, NOMINAL, noise, faults)
+    cols = {}
+    for m in scan.FINGERPRINT:
+        cols[m.name] = drawn[m.name]
+        if m.degradation:
+            cols[m.name + "_u"] = np.zeros(n)
+    return pd.DataFrame(cols, index=hosts)
+
+
 def _faults(injected, bw, lat):
     """(links of simgrid.platform_xml, sim_fabric.Faults) of the --inject values."""
     links, faults = {}, sim_fabric.Faults()
     for where, kind, f in injected:
+        if kind not in scan_input.INJECT_KINDS:   # a fingerprint metric
+            faults.metrics[(where, kind)] = faults.metrics.get((where, kind), 1.0) * f
+            continue
         table = faults.nodes if isinstance(where, int) else faults.cables
         b, l_ = table.get(where, (1.0, 1.0))
         table[where] = (b * f, l_) if kind == "bandwidth" else (b, l_ * f)
@@ -56,7 +86,8 @@ def simulated(args, fabric=None) -> int:
     hosts = [f"node-{i}" for i in range(n)]
     if fabric is not None:
         fabric.check_hosts(hosts, simulated=True)
-    injected = [scan.parse_inject(x, n, fabric) for x in args.inject or []]
+    injected = [scan_input.parse_inject(x, n, fabric, [m.name for m in scan.FINGERPRINT])
+                for x in args.inject or []]
     args.classes = classes(args, hosts)
     noise = sim_fabric.check_noise(args.noise or 0.0, args.noise_tails or "normal")
     noise = sim_fabric.Noise(noise.sd, noise.tails, args.seed)
@@ -116,7 +147,8 @@ def simulated(args, fabric=None) -> int:
     print(f"jostle: simulated {n} nodes: the link part ({len(shifts)} round(s)) would take "
           f"{float((run.end or {}).get('elapsed_s') or 0):.3f} s of simulated time on this "
           f"platform; it took {real:.1f} s here", file=sys.stderr)
-    verdict, extra = analyse(args, hosts, {}, camp.output(spec), {}, fabric)
+    values = fingerprints(hosts, noise, faults)
+    verdict, extra = analyse(args, hosts, {}, camp.output(spec), {}, fabric, values)
     findings = verdict.findings
     if not args.no_confirm and findings:
         def measure(path, rounds):
@@ -129,5 +161,6 @@ def simulated(args, fabric=None) -> int:
             camp2 = Campaign(camp_dir, [spec2])
             camp2.run(cfg2, Progress(), quiet=True)
             return camp2.output(spec2)
-        findings = confirm(args, camp_dir, hosts, None, None, verdict, extra, {}, measure)
+        findings = confirm(args, camp_dir, hosts, None, None, verdict, extra, {}, measure,
+                           lambda again: values.loc[again])
     return report(args, camp_dir, hosts, verdict, findings, extra, {}, real)

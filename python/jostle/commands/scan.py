@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from .. import binary
-from ..analysis import scan, scan_classes
+from ..analysis import scan_classes, scan_input
 from ..run import launch, simgrid
 from ..run.campaign import Campaign, LaunchConfig
 from ..errors import JostleError, UsageError
@@ -167,10 +167,12 @@ def register(sub):
     s.add_argument("--inject", action="append", metavar="link:I:KIND=F",
                    help="with --simulate: node I's link (or link:SWITCH-SWITCH:KIND=F, the "
                         "cable between two switches of --topology-conf) at F times the "
-                        "platform's bandwidth or latency (KIND); repeatable")
+                        "platform's bandwidth or latency (KIND), or node:I:METRIC=F, node I's "
+                        "drawn fingerprint METRIC (triad, …) at F times; repeatable")
     s.add_argument("--noise", type=simulation.noise_type, metavar="SD",
                    help="with --simulate: every node's link and every cable drawn from a "
-                        "lognormal of spread SD (0.05: 5%%), each measured link's own draw too")
+                        "lognormal of spread SD (0.05: 5%%), each measured link's own draw "
+                        "too, and each node's fingerprint values (drawn, not run)")
     s.add_argument("--noise-tails", choices=("normal", "t3"),
                    help="with --noise: the measured links' draws normal (default) or heavy-"
                         "tailed (t3: Student's t, 3 degrees of freedom)")
@@ -188,7 +190,7 @@ def allocation(args) -> list:
         raise UsageError("--hosts and --hostfile both name the hosts; give one")
     if args.hosts or args.hostfile:
         where = "--hosts" if args.hosts else f"--hostfile '{args.hostfile}'"
-        hosts = scan.check_hosts(args.hosts or scan.read_hostfile(args.hostfile), allowed, where)
+        hosts = scan_input.check_hosts(args.hosts or scan_input.read_hostfile(args.hostfile), allowed, where)
         if allowed is None:
             for h in hosts:
                 try:
@@ -199,7 +201,7 @@ def allocation(args) -> list:
     if allowed is None:
         raise UsageError("no hosts: give --hosts A,B,… or --hostfile FILE, or run inside a SLURM "
                          "job (salloc -N 4 jostle scan)")
-    return scan.check_hosts(allowed, where="the SLURM job's nodes")
+    return scan_input.check_hosts(allowed, where="the SLURM job's nodes")
 
 
 def _slurm_hosts(nodelist) -> list:

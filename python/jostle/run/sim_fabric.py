@@ -47,9 +47,28 @@ class Noise:
 @dataclass
 class Faults:
     """Factors on the platform's bandwidth and latency: NODES {i: (bw, lat)} on node i's link,
-    CABLES {(child, parent): (bw, lat)} on a cable, both ways."""
+    CABLES {(child, parent): (bw, lat)} on a cable, both ways; METRICS {(i, metric): f} on a
+    node's drawn fingerprint."""
     nodes: dict = field(default_factory=dict)
     cables: dict = field(default_factory=dict)
+    metrics: dict = field(default_factory=dict)
+
+
+def fingerprint_values(n, nominal, noise=Noise(), faults=None) -> dict:
+    """{metric: N values} of a simulated allocation's fingerprints, which SimGrid does not
+    run: each node's value of each metric its NOMINAL one ({metric: value}) times a lognormal
+    draw of spread NOISE.sd (normal: the node's hardware, the same at every pass), times its
+    --inject factor."""
+    faults = faults or Faults()
+    hw = np.random.default_rng([noise.seed, 3])
+    out = {}
+    for name, value in nominal.items():
+        x = value * np.exp(noise.sd * hw.standard_normal(n))
+        for (i, metric), f in faults.metrics.items():
+            if metric == name:
+                x[i] *= f
+        out[name] = x
+    return out
 
 
 def check_noise(sd, tails) -> Noise:
