@@ -30,13 +30,19 @@ def test_every_point_says_its_operations_tick_and_intervals(tmp_path, flavor):
         lo, hi = pt["ci95"]
         assert pt["tick"] > 0 and hi - lo >= pt["tick"] * (1 - 1e-6), pt   # never finer
         assert isinstance(pt["resolution_limited"], bool)
-        assert pt["ci95_method"] in ("order statistics", "batch medians")
+        assert pt["ci95_method"] in ("order statistics", "batch medians", "two levels")
         if pt["metric"] == "latency":   # half a round trip, over r operations
             assert pt["tick"] == pytest.approx(tick_s * 1e6 / 2 / r, rel=1e-6)
-        assert pt["n"] >= 400 and pt["p99_ci95"][0] <= pt["p99"] <= pt["p99_ci95"][1]
-        assert pt["percentiles_ci95"]["99.9"] is None or pt["n"] >= 3688
+        # an interval where the samples allow one: 368 for p99, batches of them (7360) when
+        # the samples are correlated (docs/statistics.md, "Correlated samples")
+        assert pt["n"] >= 400
+        if pt["p99_ci95"] is None:
+            assert pt["p99_ci95_method"] == "none: correlated samples, too few for batches"
+            assert pt["n"] < pt["p99_ci95_needs_n"] == 7360
+        else:
+            assert pt["p99_ci95"][0] <= pt["p99"] <= pt["p99_ci95"][1]
         if pt["percentiles_ci95"]["99.9"] is None:
-            assert pt["percentiles_ci95_needs_n"] == {"99.9": 3688}
+            assert pt["n"] < pt["percentiles_ci95_needs_n"]["99.9"] in (3688, 73760)
         modes = [m["at"] for m in pt.get("modes", [])]
         assert all(b - a >= 3 * pt["tick"] for a, b in zip(modes, modes[1:])), pt
     # a 4-byte round trip lasts far less than 100 ticks of this clock: several per sample.
@@ -76,7 +82,8 @@ def test_one_operation_a_sample_and_a_target(tmp_path):
     assert load_run(out2).meta["harness"]["target"] == "p99"
     lat = next(json.loads(x) for x in out2.read_text().splitlines()[1:-1]
                if json.loads(x)["metric"] == "latency")
-    assert lat["n"] >= 368 and lat["p99_ci95"] is not None
+    assert lat["n"] >= 368 and (lat["p99_ci95"] is not None or lat["n"] < lat["p99_ci95_needs_n"])
+    assert lat["stop"] in ("precision", "clock", "not narrowing", "max-time")
 
 
 @pytest.mark.unit
