@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from jostle import cli
-from jostle.analysis import comparison, stats
+from jostle.analysis import comparison, machines, stats
 
 pytestmark = pytest.mark.unit
 
@@ -188,12 +188,12 @@ class _nothing:
 
 
 def test_a_nic_of_unknown_speed_is_named_alone():
-    facts = comparison.machine_facts({"machine": {"cpu": "C", "cores": 2, "numa_nodes": 1, "nics": [
+    facts = machines.machine_facts({"machine": {"cpu": "C", "cores": 2, "numa_nodes": 1, "nics": [
         {"name": "eth0"}, {"name": "mlx5_0", "link_gbps": 12.5}]}})
-    assert comparison.machine_text(facts) == "C | 2 cores | 1 NUMA | eth0,mlx5_0@12.5"
-    assert "eth0@None" in comparison.machine_key(facts)        # the key files hold is kept
+    assert machines.machine_text(facts) == "C | 2 cores | 1 NUMA | eth0,mlx5_0@12.5"
+    assert "eth0@None" in machines.machine_key(facts)        # the key files hold is kept
     facts["mpi"] = "Open MPI v4.1.4"
-    assert comparison.machine_text(facts, mpi=True).endswith("| Open MPI v4.1.4 | eth0,mlx5_0@12.5")
+    assert machines.machine_text(facts, mpi=True).endswith("| Open MPI v4.1.4 | eth0,mlx5_0@12.5")
 
 
 def test_different_machines_need_the_option(tmp_path, data, capsys):

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import math
 
-from .comparison import Points, machine_key, param_columns, _present
+from .comparison import Points, param_columns, _present
+from .machines import machine_key
 from ..records.run_meta import short_mpi_name
 from .. import lazy
 np = lazy.module("numpy")

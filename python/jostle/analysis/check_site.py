@@ -243,7 +243,7 @@ def check_machine(site: Site, cls: NodeClass, here: dict):
 def baseline_references(site: Site, cls: NodeClass, key: str) -> dict:
     """{check: reference} from the class's jostle baseline (a scan, or checks kept with
     --runs-dir, saved with `jostle baseline save`): its entry for this machine (KEY:
-    comparison.machine_key), its fingerprint runs one value per node."""
+    machines.machine_key), its fingerprint runs one value per node."""
     from . import baselines
     path = Path(cls.baseline)
     if not path.is_absolute():

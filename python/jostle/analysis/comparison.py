@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from ..records import benchmarks
 from . import stats, verdicts
+from .machines import machine_differences, machine_facts
 from ..errors import UsageError
 from ..records.results import STATS
 from ..records.run_meta import short_mpi_name
@@ -43,41 +44,7 @@ METHOD = ("Benjamini-Hochberg at q = {qp:g} over {m} points (one test per point:
 _NOT_PARAMS = {"metric", "unit", "n", "ci95_lo", "ci95_hi", "converged", "elapsed_s", "run",
                "benchmark", "digest", "rep", "mpi", *STATS}
 _STAT_COLUMNS = {"metric", "unit", "n", "ci95_lo", "ci95_hi", *STATS}
-MACHINE = ("cpu", "cores", "numa_nodes", "nics")   # what a comparison refuses to mix
 SWEEP_SHARE = 0.2   # of --fdr, for the sweeps' family; the points' family has the rest
-
-
-def machine_facts(meta: dict) -> dict:
-    """What names the kind of machine a run was made on, and its MPI library (a baseline
-    entry's key: one per library)."""
-    m = meta.get("machine") or {}
-    mpi = (meta.get("mpi") or {}).get("library") or ""
-    return {"cpu": m.get("cpu"), "cores": m.get("cores"), "numa_nodes": m.get("numa_nodes"),
-            "mpi": mpi.split(",")[0].strip() or None,
-            "nics": sorted(f"{n.get('name')}@{n.get('link_gbps')}" for n in m.get("nics") or [])}
-
-
-def _line(facts: dict, nics: list, mpi: bool) -> str:
-    lib = f"{facts.get('mpi')} | " if mpi else ""
-    return (f"{facts.get('cpu')} | {facts.get('cores')} cores | {facts.get('numa_nodes')} NUMA | "
-            f"{lib}{','.join(nics) or 'no NIC'}")
-
-
-def machine_key(facts: dict) -> str:
-    return _line(facts, facts.get("nics") or [], True)
-
-
-def machine_text(facts: dict, mpi=False) -> str:
-    """The machine as a person reads it: 'CPU | 24 cores | 1 NUMA | mlx5_0@15.75', with MPI
-    its library before the NICs; a NIC of unknown link speed by its name alone (machine_key
-    keeps 'eth0@None': files hold it)."""
-    return _line(facts, [n.removesuffix("@None") for n in facts.get("nics") or []], mpi)
-
-
-def machine_differences(a: dict, b: dict) -> list:
-    """What differs between two machines (CPU, cores, NUMA nodes, NICs); the MPI library is
-    not the machine: runs are matched by it."""
-    return [f"{k}: {a.get(k)} vs {b.get(k)}" for k in MACHINE if a.get(k) != b.get(k)]
 
 
 @dataclass

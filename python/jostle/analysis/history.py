@@ -210,7 +210,7 @@ def baseline_entries(rows) -> list:
     statistic is the median over that node's runs of it (a node measured on 30 days is one
     draw of the class, as a node of one campaign), named as the runs were (a scan's
     fingerprint fp-BENCHMARK-NODE, so that `scan --baseline` reads it)."""
-    from .comparison import machine_facts, machine_key
+    from .machines import machine_facts, machine_key
     groups = {}
     for r in rows:
         if r["kind"] != "run":

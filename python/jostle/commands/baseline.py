@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..analysis import baselines, comparison
+from ..analysis import baselines, comparison, machines
 from ..errors import UsageError
 from . import _common as c
 from . import _options
@@ -118,7 +118,7 @@ def save(args):
     path = keep(args, args.name, entries, str(args.dir))
     for entry in entries:
         print(f"jostle: baseline '{args.name}' for "
-              f"{comparison.machine_text(entry['machine'], mpi=True)}: {len(entry['points'])} points "
+              f"{machines.machine_text(entry['machine'], mpi=True)}: {len(entry['points'])} points "
               f"of {len(entry['runs'])} run(s) in {path}", file=sys.stderr)
     print(path)
     return 0
@@ -135,7 +135,7 @@ def existing(name, base: Path) -> Path:
 
 def entry_for(name, base: Path, key, allow_different=False) -> tuple:
     """(entry, label) of baseline NAME for the machine and library of KEY
-    (comparison.machine_key); with ALLOW_DIFFERENT, the single entry of a file that has no
+    (machines.machine_key); with ALLOW_DIFFERENT, the single entry of a file that has no
     entry for it."""
     data = read(existing(name, base))
     entry = next((m for m in data["machines"] if m.get("key") == key), None)
@@ -155,7 +155,7 @@ def check(args):
     side = comparison.load_side(args.dir, "B", args.allow_incomplete)
     refs, missing, labels = [], [], []
     for lib, full in side.libraries.items():
-        key = comparison.machine_key({**side.machine, "mpi": full})
+        key = machines.machine_key({**side.machine, "mpi": full})
         try:
             entry, label = entry_for(args.name, folder(args), key,
                                      args.allow_different_machines and len(side.libraries) == 1)
@@ -166,7 +166,7 @@ def check(args):
         labels.append(label)
     if not refs:   # the refusal of the first library names what the baseline has
         entry_for(args.name, folder(args),
-                  comparison.machine_key({**side.machine, "mpi": next(iter(side.libraries.values()))}),
+                  machines.machine_key({**side.machine, "mpi": next(iter(side.libraries.values()))}),
                   args.allow_different_machines)
     ref = baselines.joined(refs, f"baseline {args.name}" if len(refs) > 1 else labels[0])
     cmp = compare.run_comparison(args, ref, side)

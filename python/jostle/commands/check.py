@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from .. import binary
-from ..analysis import check, check_budget, check_reference, check_site, comparison
+from ..analysis import check, check_budget, check_reference, check_site, machines
 from ..errors import JostleError, UsageError
 from ..run import check_node
 from ..run.watchdog import Expired, Watchdog
@@ -240,7 +240,7 @@ def plan_check(args, st, site, chk: Check, wd: Watchdog) -> bool:
     # a node whose own checks the class holds is judged against them (its place is known)
     refs = check_reference.own_references(cls.reference, cls.nodes.get(chk.node))
     if cls.baseline:
-        key = comparison.machine_key(comparison.machine_facts(
+        key = machines.machine_key(machines.machine_facts(
             {"machine": facts, "mpi": {"library": version.get("mpi_library", "")}}))
         refs = {**check_site.baseline_references(site, cls, key), **refs}
     checks = args.checks or cls.checks or [*refs, *([check.NIC] if cls.nics else [])]

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
-from ..analysis import comparison, stats
+from ..analysis import comparison, machines, stats
 from .. import figures
 from ..errors import UsageError
 from ..figures import compare as compare_figures
@@ -90,7 +90,7 @@ def check_output_dir(args):
 
 def run_comparison(args, a, b) -> comparison.Comparison:
     """The comparison of two loaded sides by the options of ARGS; refuses two machines."""
-    diff = comparison.machine_differences(a.machine, b.machine)
+    diff = machines.machine_differences(a.machine, b.machine)
     if diff and not args.allow_different_machines:
         raise UsageError(f"{a.label} and {b.label} were made on different machines ("
                          f"{'; '.join(diff)}); pass --allow-different-machines to compare them")
@@ -129,11 +129,11 @@ def main(args):
 
 def _header(cmp, a, b) -> list:
     lines = [f"{a.label}: {a.runs} run(s); {b.label}: {b.runs} run(s)",
-             f"machine: {comparison.machine_text(a.machine)}",
+             f"machine: {machines.machine_text(a.machine)}",
              f"MPI libraries compared (each against its own): {', '.join(cmp.libraries)}"]
     for side, libs in cmp.only_libraries.items():
         lines.append(f"only in {side}, not compared: {', '.join(libs)}")
-    diff = comparison.machine_differences(*cmp.machines)
+    diff = machines.machine_differences(*cmp.machines)
     if diff:
         lines.append(f"machines differ (--allow-different-machines): {'; '.join(diff)}")
     common = comparison.common_params(cmp.rows)
