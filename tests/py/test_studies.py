@@ -21,18 +21,22 @@ COMMANDS = {
     "cholesky": ["cholesky"],
     "model": ["model", "calibrate", "--quick"],
 }
+SIMULATED = {"bcast": ["bcast", "--simulate", "--nodes", "4,8"],
+             "cholesky": ["cholesky", "--simulate", "--nodes", "4"]}
 
 
-@pytest.mark.parametrize("study", sorted(COMMANDS))
-def test_every_study_command_ends_in_the_one_tail(study, capsys, monkeypatch, tmp_path, built):
-    built()
+@pytest.mark.parametrize("study,argv", [*sorted(COMMANDS.items()),
+                                        *((f"{k} simulated", v) for k, v in SIMULATED.items())])
+def test_every_study_command_ends_in_the_one_tail(study, argv, capsys, monkeypatch, tmp_path,
+                                                  built):
+    built("simgrid" if "simulated" in study else "openmpi")
     handed = []
 
-    def tail(args, runs, after=None, config=None, notes=()):
+    def tail(args, runs, after=None, config=None, notes=(), jobs=1):
         handed.append(runs)
         return 0
     monkeypatch.setattr(_common, "run_campaign", tail)
-    rc, _, err = run_cli(capsys, *COMMANDS[study], "--dry-run", "--output-dir", tmp_path)
+    rc, _, err = run_cli(capsys, *argv, "--dry-run", "--output-dir", tmp_path)
     assert rc == 0, err
     assert len(handed) == 1 and handed[0], f"jostle {study} did not hand its runs to the tail"
     assert all(r.benchmark and r.args for r in handed[0])
@@ -52,3 +56,5 @@ def test_the_study_commands_plan_nothing_themselves():
         owners = {f.name for f in ast.walk(tree) if isinstance(f, ast.FunctionDef)
                   for n in runs if f.lineno <= n.lineno <= (f.end_lineno or 0)}
         assert owners <= {"step_contention", "step_overlap", "kernel_rates"}, (name, owners)
+    sim = (PACKAGE / "run" / "simgrid.py").read_text()   # simulated sweeps: planned, not run
+    assert ".run(" not in sim and ".dry_run(" not in sim

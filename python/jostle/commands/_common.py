@@ -278,13 +278,13 @@ def launch_config(args) -> LaunchConfig:
                         srun_mpi=srun_mpi if kind == "srun" else None, restart=restart)
 
 
-def run_campaign(args, runs, after=None, config=None, notes=()) -> int:
+def run_campaign(args, runs, after=None, config=None, notes=(), jobs=1) -> int:
     """The one end of every study that launches a campaign: the campaign OUTPUT-DIR/CAMPAIGN
     of RUNS, its plan with --dry-run, else NOTES, its runs and where each one's records are,
     then AFTER(campaign, config, progress) for what the study adds (figures, a reference, an
     estimate; its exit status), then the campaign into the results store with --record.
     CONFIG: the LaunchConfig, or a function of the RunSpec (runs of several MPI libraries);
-    by default the one of --bench/--mpi/--launcher."""
+    by default the one of --bench/--mpi/--launcher. JOBS: runs side by side (simulated)."""
     camp = Campaign(f"{args.output_dir}/{args.campaign}", runs)
     config = config or launch_config(args)
     if args.dry_run:
@@ -292,7 +292,7 @@ def run_campaign(args, runs, after=None, config=None, notes=()) -> int:
     for note in notes:
         print(f"jostle: note: {note}", file=sys.stderr)
     progress, t0 = Progress(), time.monotonic()
-    camp.run(config, progress, quiet=args.quiet)
+    camp.run(config, progress, quiet=args.quiet, jobs=jobs)
     for run in runs:
         print(f"jostle: results in {camp.output(run)}", file=sys.stderr)
     print(f"jostle: {len(runs)} run(s) in {camp.dir}, {time.monotonic() - t0:.0f} s",

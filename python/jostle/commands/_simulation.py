@@ -22,9 +22,9 @@ def noise_type(text):
 
 def add_options(parser, speed_default: str, speed_help: str, poll_default: float = 1e-7,
                 noise=False):
-    """The options every simulated command shares (what run_sweep reads); returns the group,
+    """The options every simulated command shares (what plan_sweep reads); returns the group,
     for a command's own simulation options. NOISE: also --noise and --seed (nodes that
-    differ, drawn by run_sweep)."""
+    differ, drawn by plan_sweep)."""
     s = parser.add_argument_group("simulation (SimGrid)")
     s.add_argument("--simulate", action="store_true",
                    help="run under smpirun on generated platforms")

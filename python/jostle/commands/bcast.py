@@ -14,7 +14,6 @@ from ..run import simgrid
 from ..sizes import parse_sizes
 from ..studies import bcast as study
 from . import _common as c
-from . import _record
 from . import _simulation as simulation
 
 ORDER = 30
@@ -103,7 +102,8 @@ def register(sub):
 def main(args):
     simulation.check_simulation(args)
     if args.simulate:
-        return _record.campaign(args, simulate(args))
+        runs, config = simulate(args)
+        return c.run_campaign(args, runs, config=config, jobs=args.jobs)
     return c.run_campaign(args, study.plan(c.settings(study.Settings, args), c.bench_of(args)))
 
 
@@ -121,4 +121,4 @@ def simulate(args):
     variants = [("", study.bench_args(settings, spec, ours, True), ())] if ours else []
     variants += [(f"-smpi-{a}", study.bench_args(settings, spec, f"smpi:{a}", True),
                   (f"smpi/bcast:{a}",)) for a in algs]
-    return simgrid.run_sweep(simulation.sweep(args), "bcast", nodes, None, 4.0, variants)
+    return simgrid.plan_sweep(simulation.sweep(args), "bcast", nodes, None, 4.0, variants)

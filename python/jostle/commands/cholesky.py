@@ -19,7 +19,6 @@ from ..run.progress import Progress
 from ..records.results import load_run
 from ..studies import cholesky as study
 from . import _common as c
-from . import _record
 from . import _simulation as simulation
 
 ORDER = 31
@@ -111,7 +110,8 @@ def register(sub):
 def main(args):
     simulation.check_simulation(args)
     if args.simulate:
-        return _record.campaign(args, simulate(args))
+        runs, config = simulate(args)
+        return c.run_campaign(args, runs, config=config, jobs=args.jobs)
     settings = c.settings(study.Settings, args)
     # the reference is found before anything launches: a dry run refuses what the run would
     starpu_exe = starpu.find(args.starpu_bin) if args.starpu or args.starpu_bin else None
@@ -181,4 +181,5 @@ def simulate(args):
     if args.kernel_rates:
         extra = ["--kernel-rates", kernel_rates(args, args.tile or SIM_TILE)]
     vargs = study.bench_args(c.settings(study.Settings, args), True) + extra
-    return simgrid.run_sweep(simulation.sweep(args), "cholesky", nodes, vargs, 2.0, variants=[("", vargs, SIM_CFG)])
+    return simgrid.plan_sweep(simulation.sweep(args), "cholesky", nodes, vargs, 2.0,
+                              variants=[("", vargs, SIM_CFG)])

@@ -23,8 +23,6 @@ import math
 import re
 import shlex
 import shutil
-import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -251,15 +249,16 @@ def node_links(nodes: int, bandwidth: float, latency: float, sd: float, seed: in
     return {i: (bandwidth * f[i, 0], latency * f[i, 2]) for i in range(nodes)}
 
 
-def run_sweep(sweep: Sweep, benchmark: str, nodes: list, bench_args: list,
-              seconds_per_node: float, variants=None) -> int:
-    """The simulated campaign of one benchmark: for each node count a platform and hostfile and
-    one smpirun run named BENCHMARK-sim-N (resumable: a completed count is not run again).
-    variants: several launches per node count instead, each (suffix, bench_args, cfg): a run
-    BENCHMARK-sim-N<suffix> with its own arguments and extra --cfg settings of smpirun
-    (settings of a whole launch, such as smpi/bcast:ALG)."""
+def plan_sweep(sweep: Sweep, benchmark: str, nodes: list, bench_args: list,
+               seconds_per_node: float, variants=None) -> tuple:
+    """(runs, launcher of each run) of the simulated campaign of one benchmark: for each node
+    count a platform and hostfile (written unless a dry run) and one smpirun run named
+    BENCHMARK-sim-N (resumable: a completed count is not run again, and a resumed one must
+    have been simulated on the same platform). variants: several launches per node count
+    instead, each (suffix, bench_args, cfg): a run BENCHMARK-sim-N<suffix> with its own
+    arguments and extra --cfg settings of smpirun (settings of a whole launch, such as
+    smpi/bcast:ALG). The campaign itself ends in the commands' one tail."""
     from .campaign import Campaign, LaunchConfig, RunSpec
-    from .progress import Progress
     bw, lat = parse_bandwidth(sweep.bandwidth), parse_latency(sweep.latency)
     speed = parse_speed(sweep.speed)
     if not sweep.dry_run and not shutil.which("smpirun"):
@@ -267,7 +266,6 @@ def run_sweep(sweep: Sweep, benchmark: str, nodes: list, bench_args: list,
     bench = find_sim_bench(sweep.bench)
     camp_dir = Path(sweep.directory)
     flags = smpi_flags(sweep.poll_cost)
-    t0 = time.monotonic()
     runs, config_of = [], {}
     # nodes that differ: a platform and runs of their own, named by the spread and the seed
     tag = f"-noise{sweep.noise:g}-seed{sweep.seed}" if sweep.noise > 0 else ""
@@ -287,9 +285,4 @@ def run_sweep(sweep: Sweep, benchmark: str, nodes: list, bench_args: list,
     cores = sweep.cores_per_node
     for run in runs if not tag else ():   # the platform is not in the arguments: a resumed
         _check_platform(camp.output(run), speed, cores, bw, lat)   # run must match it too
-    if sweep.dry_run:
-        return camp.dry_run(lambda run: config_of[run.name], sweep.quiet)
-    camp.run(lambda run: config_of[run.name], Progress(), quiet=sweep.quiet, jobs=sweep.jobs)
-    print(f"jostle: {len(runs)} simulated run(s) in {camp_dir} "
-          f"({time.monotonic() - t0:.1f} s)", file=sys.stderr)
-    return 0
+    return runs, lambda run: config_of[run.name]
