@@ -37,21 +37,25 @@ SIZES = (16, 64, 128, 199, 200, 256)
 def clean_links(n, rng, shifts=32, sd=0.05, fault=None, factor=1.0, hw=None) -> tuple:
     """(hosts, links) of one simulated scan of N nodes: a link the least of its sender's
     uplink, its receiver's downlink and the pair's t3 interference; node FAULT's uplink at
-    FACTOR. HW: the (up, down) of the nodes (a second pass: the same hardware, new draws)."""
+    FACTOR. HW: the (up, down, shifts) of a first pass (the second: the same hardware and
+    links, new draws), returned as the third."""
     hosts = [f"n{i:03d}" for i in range(n)]
-    up, down = hw if hw is not None else (sd * rng.standard_normal(n), sd * rng.standard_normal(n))
-    if fault is not None and hw is None:
-        up[fault] += math.log(factor)
-    ks = np.arange(1, n)
-    if ks.size > shifts:
-        ks = np.sort(rng.choice(ks, shifts, replace=False))
+    if hw is not None:
+        up, down, ks = hw
+    else:
+        up, down = sd * rng.standard_normal(n), sd * rng.standard_normal(n)
+        if fault is not None:
+            up[fault] += math.log(factor)
+        ks = np.arange(1, n)
+        if ks.size > shifts:
+            ks = np.sort(rng.choice(ks, shifts, replace=False))
     src = np.repeat(np.arange(n)[None, :], ks.size, axis=0).ravel()
     dst = ((np.arange(n)[None, :] + ks[:, None]) % n).ravel()
     pair = sd * rng.standard_t(3, src.size) / math.sqrt(3)
     bw = np.minimum(np.minimum(up[src], down[dst]), pair)
     h = np.array(hosts)
     return hosts, pd.DataFrame({"src": h[src], "dst": h[dst], "latency": 5.0,
-                                "bandwidth": 1000.0 * np.exp(bw)}), (up, down)
+                                "bandwidth": 1000.0 * np.exp(bw)}), (up, down, ks)
 
 
 def fingerprints(hosts, rng, sd=0.05, slow=(), factor=1.0, fast=(), faster=1.0):
@@ -89,7 +93,7 @@ def suspects(hosts, links, values=None, again=None, classes=None, fdr=0.01, min_
     v = scan.judge(values, {}, fdr, min_effect, links=links, hosts=hosts, link_run="links",
                    classes=classes)
     found = v.findings
-    if again is not None and found:
+    if again is not None and (found or v.screened):
         found = scan.second_pass(v, fdr, min_effect, values=values, links=again)
     return scan.hold_back(scan.rank({}, found), v), v
 

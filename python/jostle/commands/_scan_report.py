@@ -78,11 +78,10 @@ def again_rounds(verdict, link_hosts) -> list:
     as many links at once as the first pass had (every rank sent and received once a round)."""
     rank = {h: i for i, h in enumerate(link_hosts)}
     links = []
-    for f in verdict.findings:
-        for t in f.tests:
-            for s, d in t.links[:AGAIN_PER_TEST]:
-                if s in rank and d in rank and (rank[s], rank[d]) not in links:
-                    links.append((rank[s], rank[d]))
+    for t in [t for f in verdict.findings for t in f.tests] + verdict.screened:
+        for s, d in t.links[:AGAIN_PER_TEST]:
+            if s in rank and d in rank and (rank[s], rank[d]) not in links:
+                links.append((rank[s], rank[d]))
     return arrange_rounds(links, max(1, len(link_hosts) // 2)) if links else []
 
 

@@ -150,7 +150,7 @@ def simulated(args, fabric=None) -> int:
     values = fingerprints(hosts, noise, faults)
     verdict, extra = analyse(args, hosts, {}, camp.output(spec), {}, fabric, values)
     findings = verdict.findings
-    if not args.no_confirm and findings:
+    if not args.no_confirm and (findings or verdict.screened):
         def measure(path, rounds):
             spec2 = link_run(args, hosts, exact=True, pairs=path, nrounds=rounds)
             spec2.name += tag + "-again"

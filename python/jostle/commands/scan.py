@@ -290,7 +290,7 @@ def main(args):
     fp_files = fp_outputs(args, camp_dir, [h for h in hosts if h not in dead])
     verdict, extra = analyse(args, hosts, fp_files, link_file, dead, fabric)
     findings = verdict.findings
-    if not args.no_confirm and findings:
+    if not args.no_confirm and (findings or verdict.screened):
         def measure(pairs, rounds):
             return run_links(args, camp_dir, extra["link_hosts"], config_of, progress, dead,
                              "-again", pairs=(pairs, rounds))
