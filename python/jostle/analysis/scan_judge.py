@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass, field
 
 from .. import lazy
-from . import scan_null as sn
+from . import scan_null
 
 np = lazy.module("numpy")
 
@@ -68,7 +68,7 @@ def decide(tests, fdr, min_effect, threshold=None) -> float:
     the others by the effect alone, at least EFFECT_ALONE); returns the family's p-value
     cut-off (0: nothing selected)."""
     ps = np.array([t.p for t in tests], dtype=float)
-    rejected, adjusted = sn.bh_rejected(ps, fdr)
+    rejected, adjusted = scan_null.bh_rejected(ps, fdr)
     cut = float(ps[rejected].max()) if rejected.any() else 0.0
     for t, r, a in zip(tests, rejected, adjusted):
         t.q = float(a)
@@ -114,7 +114,7 @@ def passes(t, cut, min_effect, threshold=None) -> bool:
 def judge_values(logs, null, worse, ref_log, u=None):
     """(z, p, effect) of LOGS under NULL (None: the effect alone, against REF_LOG)."""
     x = np.asarray(logs, dtype=float)
-    eff = sn.effect(x, ref_log, worse)
+    eff = scan_null.effect(x, ref_log, worse)
     if null is None:
         return np.full(x.shape, math.nan), np.full(x.shape, math.nan), eff
     return null.z(x, worse, u), null.p(x, worse, u), eff
@@ -131,8 +131,8 @@ def node_tests(values, metrics, runs_of, reference="allocation", base=None) -> l
         ref = col if base is None else base[m.name].to_numpy(dtype=float)
         if not np.isfinite(ref).any():
             continue
-        x, r = sn.logs_of(col), sn.logs_of(ref)
-        null = sn.fit(r, m.worse, symmetric=True)
+        x, r = scan_null.logs_of(col), scan_null.logs_of(ref)
+        null = scan_null.fit(r, m.worse, symmetric=True)
         # every node at once against the null (a scan of 1 000 nodes: 7 000 tests)
         zs, ps, effs = judge_values(x, null, m.worse, null.center, u) \
             if null is not None else (None,) * 3
@@ -145,7 +145,7 @@ def node_tests(values, metrics, runs_of, reference="allocation", base=None) -> l
                 if not others.size:
                     continue
                 ref_log = float(np.median(others))
-                z, p, eff = math.nan, math.nan, float(sn.effect(x[i], ref_log, m.worse))
+                z, p, eff = math.nan, math.nan, float(scan_null.effect(x[i], ref_log, m.worse))
             else:
                 ref_log = null.center
                 z, p, eff = float(zs[i]), float(ps[i]), float(effs[i])
@@ -158,7 +158,7 @@ def node_tests(values, metrics, runs_of, reference="allocation", base=None) -> l
 
 def rejudge_node(t, value, u=None) -> Test:
     """A fingerprint test T judged again on a new VALUE, against the same null."""
-    x = sn.logs_of([value])
+    x = scan_null.logs_of([value])
     z, p, eff = judge_values(x, t.null, t.worse, t.ref_log, None if u is None else [u])
     return Test(t.kind, t.where, t.metric, float(value), t.unit, t.median, float(z[0]),
                 float(p[0]), float(eff[0]), t.run, t.label, t.reference, passno=2,

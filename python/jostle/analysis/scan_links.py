@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass, field
 
 from .. import lazy
-from . import scan_null as sn
+from . import scan_null
 from .scan_judge import Test, judge_values, passes
 
 np = lazy.module("numpy")
@@ -51,7 +51,7 @@ def link_tests(links, hosts, run, min_effect, metrics=None, fabric=None) -> tupl
     file RUN. METRICS: the LINK_METRICS names judged (default all); FABRIC: a
     records.fabric.Fabric, whose cables are judged too."""
     ctx, tests = LinkContext(), []
-    few = len(hosts) < sn.MIN_TEST
+    few = len(hosts) < scan_null.MIN_TEST
     src, dst = links.src.to_numpy(), links.dst.to_numpy()
     if fabric is not None:
         index = fabric.index()
@@ -60,7 +60,7 @@ def link_tests(links, hosts, run, min_effect, metrics=None, fabric=None) -> tupl
     for metric, unit, worse in LINK_METRICS:
         if metrics is not None and metric not in metrics or metric not in links:
             continue
-        x = sn.logs_of(links[metric])
+        x = scan_null.logs_of(links[metric])
         ok = np.isfinite(x)
         if not ok.any():
             continue
@@ -68,7 +68,7 @@ def link_tests(links, hosts, run, min_effect, metrics=None, fabric=None) -> tupl
         g = float(np.median(x[ok]))
         expect = _expected(x, src, dst, g)
         resid = x - expect
-        pnull = None if few else sn.fit(resid[ok], worse)
+        pnull = None if few else scan_null.fit(resid[ok], worse)
         ctx.pair_null[metric], ctx.centre[metric] = pnull, g
         # the links floor the nodes' spread where enough nodes make them (FLOOR_MIN_NODES):
         # among fewer, one slow node's links are much of them and would hide it
@@ -113,7 +113,7 @@ def worse_spread(logs, worse) -> float:
     their median, as a normal's sigma (0 without any)."""
     side = worse * (logs - np.median(logs))
     side = side[side > 0]
-    return float(np.median(side)) / sn.Q75_NORMAL if side.size else 0.0
+    return float(np.median(side)) / scan_null.Q75_NORMAL if side.size else 0.0
 
 
 def node_spread(logs, resid, worse) -> float:
@@ -137,7 +137,7 @@ def _node_tests(ctx, metric, unit, worse, hosts, src, dst, x, run, few, least=0.
                 idx[col[i]].append(i)
         have = [h for h in hosts if idx[h]]
         med = {h: float(np.median(x[idx[h]])) for h in have}
-        null = None if few else sn.fit(np.array([med[h] for h in have]), worse, medians=True,
+        null = None if few else scan_null.fit(np.array([med[h] for h in have]), worse, medians=True,
                                        least=least)
         for h in have:
             if null is None:   # too few nodes: against the links that do not touch it
@@ -173,7 +173,7 @@ def _cable_tests(ctx, metric, unit, worse, run, min_effect, few):
         t = _cable_test(ctx, metric, unit, worse, c, mine, str(run), few)
         g, pnull = ctx.centre[metric], ctx.pair_null[metric]
         d = np.array([ctx.logs[metric][k] for k in mine]) - g
-        effs = sn.effect(d, 0.0, worse)
+        effs = scan_null.effect(d, 0.0, worse)
         zs = worse * d / pnull.sigma if pnull is not None else np.full(d.shape, np.inf)
         t.detail = {"pairs": len(mine), "slow": int(np.sum((effs >= min_effect) & (zs >= SLOW_Z)))}
         out.append(t)
@@ -185,11 +185,11 @@ def _between_cables(ctx, metric, worse, by_cable) -> float:
     links of one cable share its hardware and the nodes under it): the cables' robust
     spread, less the median standard error of a cable's median, in quadrature."""
     pnull = ctx.pair_null[metric]
-    if pnull is None or len(by_cable) < sn.MIN_TEST:
+    if pnull is None or len(by_cable) < scan_null.MIN_TEST:
         return 0.0
     g, logs = ctx.centre[metric], ctx.logs[metric]
     meds = np.array([np.median([logs[k] for k in mine]) for mine in by_cable.values()])
-    spread = sn.fit(meds - g, worse, medians=True).sigma
+    spread = scan_null.fit(meds - g, worse, medians=True).sigma
     se = float(np.median([pnull.median_se(len(m)) for m in by_cable.values()]))
     return math.sqrt(max(0.0, spread * spread - se * se))
 
@@ -206,9 +206,9 @@ def _cable_test(ctx, metric, unit, worse, cable, mine, run, few, logs=None, pass
     else:
         ref = g
         z = worse * (med - g) / math.hypot(pnull.median_se(vals.size), ctx.tau.get(metric, 0.0))
-        p = float(sn.survival(np.array([z]), math.inf)[0])
+        p = float(scan_null.survival(np.array([z]), math.inf)[0])
     return Test("cable", cable, f"cable_{metric}", math.exp(med), unit, math.exp(ref), z, p,
-                float(sn.effect(med, ref, worse)), run,
+                float(scan_null.effect(med, ref, worse)), run,
                 f"the median {metric} of the {vals.size} measured link(s) whose route crosses "
                 "the cable, against the links'", passno=passno, null=pnull, worse=worse,
                 ref_log=ref, links=tuple(mine), link_metric=metric)
@@ -245,7 +245,7 @@ def explain(tests, ctx, cut, min_effect, threshold=None) -> tuple:
         if not d.size:
             return 0
         z = t.worse * d / pnull.sigma if pnull is not None else np.full(d.shape, np.inf)
-        return int(np.sum((sn.effect(d, 0.0, t.worse) >= min_effect) & (z >= SLOW_Z)))
+        return int(np.sum((scan_null.effect(d, 0.0, t.worse) >= min_effect) & (z >= SLOW_Z)))
     # greedy, the one that explains the most slow links first (a cable before the nodes whose
     # links cross it), then by p-value and z
     cands = sorted((t for t in tests if t.flagged and t.kind in ("node", "cable") and t.links),

@@ -11,7 +11,7 @@ from ..run import process
 from ..run.campaign import Campaign, Failure, RunSpec
 from ..errors import JostleError, UsageError
 from ..units import duration
-from . import _common as c
+from . import _common
 
 # The fingerprint's runs, in this order, and each one's share of --budget.
 FP_SHARES = {"pingpong": 0.15, "memlat": 0.1, "contention": 0.75}
@@ -159,7 +159,7 @@ def link_run(args, hosts, exact=False, shifts=None, pairs=None, nrounds=None) ->
         a += ["--comm-core", args.comm_core]
     bound = rounds * args.round_time + 10
     kind = "pairwise" if args.pairwise else "shift"
-    name = c.default_name(f"links-{kind}-n{n}", [x if x != str(pairs) else Path(pairs).name
+    name = _common.default_name(f"links-{kind}-n{n}", [x if x != str(pairs) else Path(pairs).name
                                                  for x in a], n, hosts)
     return RunSpec(name, "shift", a, n, list(hosts), 2 * bound + (args.timeout or DEFAULT_MARGIN),
                    estimate=bound)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..run.simgrid import Sweep
-from . import _common as c
+from . import _common
 
 
 def noise_type(text):
@@ -38,9 +38,9 @@ def add_options(parser, speed_default: str, speed_help: str, poll_default: float
     s.add_argument("--latency", default=none, metavar="T", help="per-link latency (default 1us)")
     s.add_argument("--speed", default=none, metavar="F",
                    help=f"{speed_help} (default {speed_default})")
-    s.add_argument("--poll-cost", type=c.positive_float, default=none, metavar="S",
+    s.add_argument("--poll-cost", type=_common.positive_float, default=none, metavar="S",
                    help=f"simulated seconds per MPI_Iprobe/MPI_Test (default {poll_default:g})")
-    s.add_argument("--jobs", type=c.positive_int, default=none, metavar="N",
+    s.add_argument("--jobs", type=_common.positive_int, default=none, metavar="N",
                    help="simulated runs side by side (default 1): SimGrid runs on one core, and "
                         "a simulated time does not depend on the machine's load")
     if noise:
@@ -48,7 +48,7 @@ def add_options(parser, speed_default: str, speed_help: str, poll_default: float
                        help="nodes that differ: each node's link bandwidth and latency times "
                             "e^(SD·e), e a standard normal drawn once per node from --seed "
                             "(0.05: about 5%%; default 0, identical nodes)")
-        s.add_argument("--seed", type=c.nonneg_int, default=none, metavar="S",
+        s.add_argument("--seed", type=_common.nonneg_int, default=none, metavar="S",
                        help="seed of --noise's draws (default 1)")
     parser.set_defaults(sim_defaults={**SIM_DEFAULTS, "speed": speed_default,
                                       "poll_cost": poll_default,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..analysis import baselines, comparison, machines
 from ..errors import UsageError
-from . import _common as c
+from . import _common
 from . import _options
 from . import _learn, compare
 
@@ -36,12 +36,12 @@ def register(sub):
     acts = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     s = acts.add_parser("save", help="keep DIR's points as baseline NAME for its machine")
     s.add_argument("dir", metavar="DIR", help="a complete campaign folder (or a .jsonl run file)")
-    s.add_argument("--name", type=c.name_type, default="default",
+    s.add_argument("--name", type=_common.name_type, default="default",
                    help="the baseline's name (default: default)")
     k = acts.add_parser("check", help="compare DIR against baseline NAME of its machine",
                         epilog=compare.EXIT)
     k.add_argument("dir", metavar="DIR", help="a campaign folder (or a .jsonl run file)")
-    k.add_argument("--name", type=c.name_type, default="default",
+    k.add_argument("--name", type=_common.name_type, default="default",
                    help="the baseline's name (default: default)")
     compare.add_comparison_options(k)
     li = acts.add_parser("list", help="the baselines and the machines each covers")

@@ -13,7 +13,7 @@ from ..records import benchmarks
 from ..run import simgrid
 from ..sizes import parse_sizes
 from ..studies import bcast as study
-from . import _common as c
+from . import _common
 from . import _simulation as simulation
 
 ORDER = 30
@@ -69,32 +69,32 @@ def register(sub):
                                    "broadcast: each routing of jt_dbcast and MPI_Bcast.",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     g = p.add_argument_group("sweep")
-    g.add_argument("--sizes", type=c.spec_type, metavar="SPEC",
+    g.add_argument("--sizes", type=_common.spec_type, metavar="SPEC",
                    help=f"payload sizes (default {benchmarks.default('bcast', 'sizes')}; "
                         f"simulated {SIM_SIZES})")
-    c.bench_option(g, "bcast", "recipients", type=recipients_list, metavar="K[,K…]|all",
+    _common.bench_option(g, "bcast", "recipients", type=recipients_list, metavar="K[,K…]|all",
                    default=benchmarks.default("bcast", "recipients"))
     g.add_argument("--routing", type=routing_list, metavar="R[,R…]",
                    help=f"{', '.join(ROUTINGS)} or all (default "
                         f"{benchmarks.default('bcast', 'routing')}; simulated {SIM_ROUTINGS}); "
                         "simulated also smpi:ALG (SimGrid's MPI_Bcast algorithm ALG) or smpi:all")
-    g.add_argument("--ranks", type=c.ranks_type, default=4, metavar="N",
+    g.add_argument("--ranks", type=_common.ranks_type, default=4, metavar="N",
                    help="ranks of a real run (default 4; ≥ 2)")
-    g.add_argument("--hosts", type=c.hosts_type, metavar="A,B", help="hosts of a real run")
-    c.bench_option(g, "bcast", "segment", type=c.bytes_type)
-    c.bench_option(g, "bcast", "progress-mode")
-    c.bench_option(g, "bcast", "check", help="verify every payload (real runs)")
+    g.add_argument("--hosts", type=_common.hosts_type, metavar="A,B", help="hosts of a real run")
+    _common.bench_option(g, "bcast", "segment", type=_common.bytes_type)
+    _common.bench_option(g, "bcast", "progress-mode")
+    _common.bench_option(g, "bcast", "check", help="verify every payload (real runs)")
     simulation.add_options(p, "1Gf", "node speed, flop/s", noise=True)
     h = p.add_argument_group("repetitions")
-    c.bench_option(h, "bcast", "min-reps", type=c.positive_int,
+    _common.bench_option(h, "bcast", "min-reps", type=_common.positive_int,
                    help=f"samples per point at least ({benchmarks.default('bcast', 'min-reps')}; "
                         "simulated 2: it is deterministic)")
-    c.bench_option(h, "bcast", "max-time", type=c.positive_float)
-    c.bench_option(h, "bcast", "warmup", type=c.nonneg_int)
-    c.add_runs_option(h)
-    c.add_launch_options(p)
-    c.add_output_options(p, campaign_default="bcast")
-    p.add_argument("--name", type=c.name_type, help="run name (default bcast-<ranks>r-<hash of the options>: the same command resumes)")
+    _common.bench_option(h, "bcast", "max-time", type=_common.positive_float)
+    _common.bench_option(h, "bcast", "warmup", type=_common.nonneg_int)
+    _common.add_runs_option(h)
+    _common.add_launch_options(p)
+    _common.add_output_options(p, campaign_default="bcast")
+    p.add_argument("--name", type=_common.name_type, help="run name (default bcast-<ranks>r-<hash of the options>: the same command resumes)")
     p.add_argument("--dry-run", action="store_true", help="print the command lines and exit")
     p.set_defaults(func=main)
 
@@ -103,8 +103,8 @@ def main(args):
     simulation.check_simulation(args)
     if args.simulate:
         runs, config = simulate(args)
-        return c.run_campaign(args, runs, config=config, jobs=args.jobs)
-    return c.run_campaign(args, study.plan(c.settings(study.Settings, args), c.bench_of(args)))
+        return _common.run_campaign(args, runs, config=config, jobs=args.jobs)
+    return _common.run_campaign(args, study.plan(_common.settings(study.Settings, args), _common.bench_of(args)))
 
 
 def simulate(args):
@@ -113,7 +113,7 @@ def simulate(args):
     MPI_Bcast is a setting of the whole launch."""
     nodes = simgrid.parse_nodes(args.nodes)
     spec = args.sizes or SIM_SIZES
-    settings = c.settings(study.Settings, args)
+    settings = _common.settings(study.Settings, args)
     # parsed by a native build: the SimGrid build answers nothing outside smpirun (SIGSEGV)
     study.check_segment(settings, parse_sizes(spec), spec)
     study.check_recipients(args.recipients, min(nodes), "simulated nodes (the smallest of --nodes)")

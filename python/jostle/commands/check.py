@@ -19,7 +19,7 @@ from ..analysis import check, check_budget, check_reference, check_site, machine
 from ..errors import JostleError, UsageError
 from ..run import check_node
 from ..run.watchdog import Expired, Watchdog
-from . import _common as c
+from . import _common
 from . import _record
 from ._check_save import save_reference
 from ._check_run import (BUDGET, BUSY_SHARE, SPOOL, STATE_DIR, TIMEOUT, Check, Killed,
@@ -59,7 +59,7 @@ def tolerance_type(text):
 
 
 def fraction_type(text):
-    v = c.positive_float(text)
+    v = _common.positive_float(text)
     if v > 1:
         raise argparse.ArgumentTypeError(f"'{text}' is not allowed; expected a fraction in (0, 1]")
     return v
@@ -80,9 +80,9 @@ def register(sub):
                    help="judge only these: " + ", ".join(check.CHECKS)
                         + " (default: the class's, else every one it has a reference for)")
     t = p.add_argument_group("time")
-    t.add_argument("--budget", type=c.positive_float, metavar="S",
+    t.add_argument("--budget", type=_common.positive_float, metavar="S",
                    help=f"seconds the check should take (default: the site's, else {BUDGET:g})")
-    t.add_argument("--timeout", type=c.positive_float, metavar="S",
+    t.add_argument("--timeout", type=_common.positive_float, metavar="S",
                    help="hard limit: whatever the check started is killed, exit 124 (default: "
                         f"the site's, else {TIMEOUT:g}; not under the budget)")
     r = p.add_argument_group("references")
@@ -90,13 +90,13 @@ def register(sub):
                    help="measure this (known-good) node and keep its values in --class of the "
                         "site file; the class's reference and tolerances are derived again "
                         "from every node it holds")
-    r.add_argument("--repeat", type=c.positive_int, default=5, metavar="K",
+    r.add_argument("--repeat", type=_common.positive_int, default=5, metavar="K",
                    help="with --save-reference: checks of this node kept (their spread is the "
                         "check's repeatability; the fewer, the wider the tolerance; default 5)")
     r.add_argument("--match", action="append", default=[], metavar="PATTERN",
                    help="with --save-reference: a host pattern of the class (a glob, or /regex/); "
                         "repeatable")
-    r.add_argument("--compute-cores", type=c.nonneg_int, metavar="N",
+    r.add_argument("--compute-cores", type=_common.nonneg_int, metavar="N",
                    help="with --save-reference: compute threads per rank under load (default: "
                         "jostle-bench's, the free cores of each rank's share)")
     r.add_argument("--oversubscribe", action="store_true",
@@ -107,12 +107,12 @@ def register(sub):
                         "chosen by the site (recorded as chosen), instead of the derived ones; "
                         f"without it a tolerance over {check_reference.MAX_TOLERANCE:.0%} "
                         "refuses the reference")
-    r.add_argument("--interval", type=c.positive_float, metavar="S",
+    r.add_argument("--interval", type=_common.positive_float, metavar="S",
                    help="with --save-reference: seconds between two checks of a node, SLURM's "
                         "HealthCheckInterval (default: the site's interval, else "
                         f"{check_budget.INTERVAL_S:g}): the tolerances spend the false-drain "
                         "budget over a year of them")
-    r.add_argument("--node-years", type=c.positive_float, metavar="K",
+    r.add_argument("--node-years", type=_common.positive_float, metavar="K",
                    help="with --save-reference: at most one healthy node drained per K "
                         "node-years, shared by the class's checks (default: the site's "
                         f"node_years, else {check_budget.NODE_YEARS:g})")

@@ -18,7 +18,7 @@ from ..errors import UsageError
 from ..run.progress import Progress
 from ..records.results import load_run
 from ..studies import cholesky as study
-from . import _common as c
+from . import _common
 from . import _simulation as simulation
 
 ORDER = 31
@@ -60,21 +60,21 @@ def register(sub):
                                    "flat sends and with dynamic broadcasts (jt_dbcast).",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     g = p.add_argument_group("problem")
-    c.bench_option(g, "cholesky", "n", type=c.positive_int,
+    _common.bench_option(g, "cholesky", "n", type=_common.positive_int,
                    help=f"matrix order (default {DEFAULT('n')}; simulated {SIM_N})")
-    c.bench_option(g, "cholesky", "tile", type=c.positive_int,
+    _common.bench_option(g, "cholesky", "tile", type=_common.positive_int,
                    help=f"tile order, must divide N (default {DEFAULT('tile')}; simulated {SIM_TILE})")
-    c.bench_option(g, "cholesky", "grid", type=grid_type, default=DEFAULT("grid"))
-    c.bench_option(g, "cholesky", "modes", type=modes_type, default=DEFAULT("modes"))
-    c.bench_option(g, "cholesky", "datatype", default=DEFAULT("datatype"))
-    c.bench_option(g, "cholesky", "routing",
+    _common.bench_option(g, "cholesky", "grid", type=grid_type, default=DEFAULT("grid"))
+    _common.bench_option(g, "cholesky", "modes", type=modes_type, default=DEFAULT("modes"))
+    _common.bench_option(g, "cholesky", "datatype", default=DEFAULT("datatype"))
+    _common.bench_option(g, "cholesky", "routing",
                    help=f"routing of the dbcast mode (default {DEFAULT('routing')}; simulated "
                         "binomial: the pipelines' many segment flows make SMPI's network model "
                         "slow)")
-    c.bench_option(g, "cholesky", "workers", type=c.nonneg_int)
-    c.bench_option(g, "cholesky", "matrix", default=DEFAULT("matrix"))
-    g.add_argument("--ranks", type=c.ranks_type, default=2, metavar="N", help="real ranks (default 2)")
-    g.add_argument("--hosts", type=c.hosts_type, metavar="A,B", help="hosts of a real run")
+    _common.bench_option(g, "cholesky", "workers", type=_common.nonneg_int)
+    _common.bench_option(g, "cholesky", "matrix", default=DEFAULT("matrix"))
+    g.add_argument("--ranks", type=_common.ranks_type, default=2, metavar="N", help="real ranks (default 2)")
+    g.add_argument("--hosts", type=_common.hosts_type, metavar="A,B", help="hosts of a real run")
     # A runtime's polling turn (a window of MPI_Test, its queues) costs about a microsecond:
     # with SIM_CFG's fixed test cost, 1 µs instead of 0.1 gives the same GFlop/s within 1%
     # (16 nodes: 1231/1241 against 1231/1241 flat-ordered/dbcast) in a third of the real time.
@@ -84,25 +84,25 @@ def register(sub):
                    help="each kernel's GFlop/s per simulated core instead of --speed: "
                         "'measure' times them here on the tile size (jostle-bench "
                         "tile-kernels, native build), or potrf=R,trsm=R,syrk=R,gemm=R")
-    s.add_argument("--cores-per-node", type=c.positive_int, default=1, metavar="C",
+    s.add_argument("--cores-per-node", type=_common.positive_int, default=1, metavar="C",
                    help="cores per simulated node, each running one worker (default 1; the "
                         "seed's nodes: --cores-per-node 16)")
     r = p.add_argument_group("outside reference")
     r.add_argument("--starpu", action="store_true",
                    help="also run StarPU-MPI's mpi_cholesky (starpu-examples) on the same N, "
                         "tile and ranks, recorded as run <name>-starpu")
-    r.add_argument("--starpu-reps", type=c.positive_int, default=3, metavar="N",
+    r.add_argument("--starpu-reps", type=_common.positive_int, default=3, metavar="N",
                    help="mpi_cholesky launches, one factorization each (default 3)")
     r.add_argument("--starpu-bin", metavar="PATH", help=f"mpi_cholesky (default {starpu.MPI_CHOLESKY})")
     h = p.add_argument_group("repetitions")
-    h.add_argument("--min-reps", type=c.positive_int, metavar="N",
+    h.add_argument("--min-reps", type=_common.positive_int, metavar="N",
                    help="factorizations per mode at least (default 5; simulated 1: deterministic)")
-    h.add_argument("--max-time", type=c.positive_float, metavar="S", help="time cap per mode")
-    h.add_argument("--warmup", type=c.nonneg_int, metavar="N", help="untimed factorizations first")
-    c.add_runs_option(h)
-    c.add_launch_options(p)
-    c.add_output_options(p, campaign_default="cholesky")
-    p.add_argument("--name", type=c.name_type, help="run name (default cholesky-<ranks>r-<hash of the options>: the same command resumes)")
+    h.add_argument("--max-time", type=_common.positive_float, metavar="S", help="time cap per mode")
+    h.add_argument("--warmup", type=_common.nonneg_int, metavar="N", help="untimed factorizations first")
+    _common.add_runs_option(h)
+    _common.add_launch_options(p)
+    _common.add_output_options(p, campaign_default="cholesky")
+    p.add_argument("--name", type=_common.name_type, help="run name (default cholesky-<ranks>r-<hash of the options>: the same command resumes)")
     p.add_argument("--dry-run", action="store_true", help="print the command lines and exit")
     p.set_defaults(func=main)
 
@@ -111,15 +111,15 @@ def main(args):
     simulation.check_simulation(args)
     if args.simulate:
         runs, config = simulate(args)
-        return c.run_campaign(args, runs, config=config, jobs=args.jobs)
-    settings = c.settings(study.Settings, args)
+        return _common.run_campaign(args, runs, config=config, jobs=args.jobs)
+    settings = _common.settings(study.Settings, args)
     # the reference is found before anything launches: a dry run refuses what the run would
     starpu_exe = starpu.find(args.starpu_bin) if args.starpu or args.starpu_bin else None
     runs = study.plan(settings)
     base = dataclasses.replace(settings, runs=1)   # the reference is named for the run itself
     after = (_starpu_reference(args, study.plan(base)[0].name, runs[0].args, starpu_exe)
              if args.starpu else None)
-    return c.run_campaign(args, runs, after)
+    return _common.run_campaign(args, runs, after)
 
 
 def _starpu_reference(args, name, run_args, starpu_exe):
@@ -155,7 +155,7 @@ def kernel_rates(args, tile) -> str:
                                    "platform": None})
     run = RunSpec(f"tile-kernels-{tile}", "tile-kernels", ["--tile", str(tile)], 1, [], 600)
     camp = Campaign(f"{args.output_dir}/{args.campaign}", [run])
-    camp.run(c.launch_config(native), Progress(), quiet=True)
+    camp.run(_common.launch_config(native), Progress(), quiet=True)
     pts = load_run(camp.output(run)).points
     g = pts[pts["metric"] == "gflops"].set_index("kernel")["median"]
     print(f"jostle: kernel rates measured here ({camp.output(run)}): "
@@ -180,6 +180,6 @@ def simulate(args):
     extra = []
     if args.kernel_rates:
         extra = ["--kernel-rates", kernel_rates(args, args.tile or SIM_TILE)]
-    vargs = study.bench_args(c.settings(study.Settings, args), True) + extra
+    vargs = study.bench_args(_common.settings(study.Settings, args), True) + extra
     return simgrid.plan_sweep(simulation.sweep(args), "cholesky", nodes, vargs, 2.0,
                               variants=[("", vargs, SIM_CFG)])

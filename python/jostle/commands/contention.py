@@ -13,7 +13,7 @@ from ..figures import contention as contention_figures
 from ..records.results import load_run
 from ..studies import contention as study
 from ..studies.contention import FIG4_AI, KERNELS, MIN_AI, USECASE_KERNELS
-from . import _common as c
+from . import _common
 from .run import Step
 
 ORDER = 20
@@ -96,19 +96,19 @@ def add_options(p, figure):
                         "cache where memory allows, else 8 MiB): a first look, "
                         "and an estimate of the default mode's cost")
     if figure in ("fig1", "fig2"):
-        g.add_argument("--max-cores", type=c.nonneg_int, metavar="N",
+        g.add_argument("--max-cores", type=_common.nonneg_int, metavar="N",
                        help="sweep 0..N compute cores per rank (default: every free core of "
                             "the rank's share of the host; every core where none is free)")
     else:
-        g.add_argument("--cores", type=c.positive_int, metavar="N",
+        g.add_argument("--cores", type=_common.positive_int, metavar="N",
                        help="compute cores per rank (default: every free core of its share)")
     if figure in ("fig1", "fig2", "fig3"):
-        c.bench_option(g, "contention", "kernel", default=benchmarks.default("contention", "kernel"))
-        c.bench_option(g, "contention", "stores")
+        _common.bench_option(g, "contention", "kernel", default=benchmarks.default("contention", "kernel"))
+        _common.bench_option(g, "contention", "stores")
         g.add_argument("--ai", type=ai_type, metavar="F",
                        help="triad's arithmetic intensity, flop/byte (≥ 1/12)")
     if figure == "fig3":
-        g.add_argument("--sizes", type=c.spec_type, metavar="SPEC",
+        g.add_argument("--sizes", type=_common.spec_type, metavar="SPEC",
                        help="message sizes (default: powers of 4, 4 B..64 MiB)")
     if figure == "fig4":
         g.add_argument("--ai", dest="ai_list", type=ai_list_type, metavar="F,F…",
@@ -116,8 +116,8 @@ def add_options(p, figure):
     if figure == "usecases":
         g.add_argument("--kernels", type=kernel_list_type, metavar="K,K…",
                        help=f"kernels compared (default {USECASE_KERNELS})")
-    g.add_argument("--ranks", type=c.ranks_type, default=2, metavar="N", help="ranks (default 2)")
-    g.add_argument("--hosts", type=c.hosts_type, metavar="A,B",
+    g.add_argument("--ranks", type=_common.ranks_type, default=2, metavar="N", help="ranks (default 2)")
+    g.add_argument("--hosts", type=_common.hosts_type, metavar="A,B",
                    help="hosts, one rank each in turn (default: this host only)")
     if figure != "fig2":   # fig2 is the four placements
         for flag, words, what in (
@@ -126,19 +126,19 @@ def add_options(p, figure):
                 ("--compute-mem", ("local", "near", "far", "interleave"),
                  "NUMA node of the kernel's arrays (local)")):
             g.add_argument(flag, type=_placement(words), metavar="|".join(words) + "|N", help=what)
-    c.bench_option(g, "contention", "compute-on")
-    c.add_flow_options(g, "each rank of the pairs with its compute threads",
+    _common.bench_option(g, "contention", "compute-on")
+    _common.add_flow_options(g, "each rank of the pairs with its compute threads",
                        "the study once per count, and the heat map communicating ranks × "
                        "computing cores")
-    c.bench_option(g, "contention", "nic")
+    _common.bench_option(g, "contention", "nic")
     h = p.add_argument_group("phases and repetitions")
-    for name, kind in (("phase-time", c.positive_float), ("repeat", c.positive_int),
-                       ("array-bytes", c.bytes_type), ("min-reps", c.positive_int),
-                       ("max-time", c.positive_float), ("precision", c.precision_type)):
-        c.bench_option(h, "contention", name, type=kind)
-    c.add_launch_options(p)
-    c.add_output_options(p, campaign_default="contention")
-    c.add_runs_option(h)
+    for name, kind in (("phase-time", _common.positive_float), ("repeat", _common.positive_int),
+                       ("array-bytes", _common.bytes_type), ("min-reps", _common.positive_int),
+                       ("max-time", _common.positive_float), ("precision", _common.precision_type)):
+        _common.bench_option(h, "contention", name, type=kind)
+    _common.add_launch_options(p)
+    _common.add_output_options(p, campaign_default="contention")
+    _common.add_runs_option(h)
     p.add_argument("--dry-run", action="store_true", help="print the command lines and exit")
 
 
@@ -148,10 +148,10 @@ def draw(camp, outdir) -> list:
 
 
 def main(args):
-    c.check_hosts(args)
-    config = c.launch_config(args)
+    _common.check_hosts(args)
+    config = _common.launch_config(args)
     machine = bench_query.bench_machine(config.bench)
-    settings = c.settings(study.Settings, args)
+    settings = _common.settings(study.Settings, args)
 
     def after(camp, config, progress):
         for p in draw(camp, camp.dir / "figures"):
@@ -161,7 +161,7 @@ def main(args):
             note = study.estimate_note(args.study, settings, runs, machine, config.bench)
             print(f"jostle: {note}", file=sys.stderr)
         return 0
-    return c.run_campaign(args, study.plan(args.study, settings, machine, config.bench), after,
+    return _common.run_campaign(args, study.plan(args.study, settings, machine, config.bench), after,
                           config)
 
 
@@ -172,7 +172,7 @@ def _step_study(ctx):
     p = argparse.ArgumentParser()
     add_options(p, "fig1")
     args = argparse.Namespace(**{**vars(p.parse_args(["--quick"])), **vars(ctx.args)})
-    return c.settings(study.Settings, args), bench_query.bench_machine(ctx.config.bench)
+    return _common.settings(study.Settings, args), bench_query.bench_machine(ctx.config.bench)
 
 
 def step_contention(ctx):

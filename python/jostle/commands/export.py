@@ -11,7 +11,7 @@ from ..errors import UsageError
 from ..export import httpjson, latest
 from ..export.exporters import EXPORTERS, Selection
 from ..records import store, store_checks, store_docs
-from . import _common as c
+from . import _common
 from . import history as history_cmd
 
 ORDER = 48
@@ -47,7 +47,7 @@ def register(sub):
     p.add_argument("--no-drift", dest="drift", action="store_false",
                    help="leave out the drifts found in the store (openmetrics)")
     o = p.add_argument_group("openmetrics")
-    o.add_argument("-o", "--output", type=c.out_file_type, metavar="FILE.prom",
+    o.add_argument("-o", "--output", type=_common.out_file_type, metavar="FILE.prom",
                    help="write there (renamed into place whole, as the textfile collector "
                         "needs) instead of stdout")
     h = p.add_argument_group("httpjson")
@@ -56,9 +56,9 @@ def register(sub):
     h.add_argument("--system", metavar="NAME", help="the records' check_system (the cluster)")
     h.add_argument("--spool", metavar="DIR", help="where unsent records wait (default: "
                    f"$JOSTLE_EXPORT_SPOOL, else {httpjson.DEFAULT_SPOOL})")
-    h.add_argument("--attempts", type=c.positive_int,
+    h.add_argument("--attempts", type=_common.positive_int,
                    help=f"tries per record before it is spooled (default {httpjson.ATTEMPTS})")
-    h.add_argument("--timeout", type=c.positive_float,
+    h.add_argument("--timeout", type=_common.positive_float,
                    help=f"seconds per try (default {httpjson.TIMEOUT_S:g})")
     p.set_defaults(func=main)
 

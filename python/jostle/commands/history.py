@@ -14,7 +14,7 @@ from .. import units
 from ..analysis import drift, history
 from ..records import store, store_checks, store_spool
 from ..records.store_keys import utc
-from . import _common as c
+from . import _common
 from . import _options
 from ._record import database, record, site_defaults
 
@@ -54,7 +54,7 @@ def until_type(text):
 
 
 def fraction_type(text):
-    v = c.positive_float(text)
+    v = _common.positive_float(text)
     if not v < 1:
         raise argparse.ArgumentTypeError(f"'{text}' is not allowed; expected a number in (0, 1)")
     return v
@@ -87,12 +87,12 @@ def add_filters(p):
                    help="these metrics (latency, bandwidth, a check's triad, memory_latency…)")
     g.add_argument("--benchmark", action="append", metavar="NAME",
                    help="these benchmarks (check: the values of `jostle check`)")
-    g.add_argument("--size", action="append", type=c.bytes_type, metavar="BYTES",
+    g.add_argument("--size", action="append", type=_common.bytes_type, metavar="BYTES",
                    help="the points at this message size")
     g.add_argument("--since", type=date_type, metavar="DATE", help="from this date (UTC)")
     g.add_argument("--until", type=until_type, metavar="DATE",
                    help="up to this date (UTC), that day included")
-    g.add_argument("--days", type=c.positive_int, metavar="N", help="the last N days")
+    g.add_argument("--days", type=_common.positive_int, metavar="N", help="the last N days")
 
 
 def register(sub):
@@ -106,9 +106,9 @@ def register(sub):
     p.add_argument("--format", choices=("table", "json", "csv"), default="table",
                    help="table: one row per series; json: the campaigns, runs and series with "
                         "their values; csv: one row per value")
-    p.add_argument("--figures", type=c.out_dir_type, metavar="DIR",
+    p.add_argument("--figures", type=_common.out_dir_type, metavar="DIR",
                    help="draw each series' figure there (PNG and SVG)")
-    p.add_argument("--report", type=c.out_file_type, metavar="FILE.html",
+    p.add_argument("--report", type=_common.out_file_type, metavar="FILE.html",
                    help="write the history as one HTML page")
     p.add_argument("--alpha", type=fraction_type, default=drift.ALPHA,
                    help=f"the chance of one false drift over all the series (default {drift.ALPHA})")

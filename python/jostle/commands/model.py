@@ -14,7 +14,7 @@ from ..errors import UsageError
 from ..figures import model as model_figures
 from ..records.results import find_run_files, load, load_run
 from ..sizes import human, parse_bytes
-from . import _common as c
+from . import _common
 from ..studies import contention
 from ..studies import model as study
 from . import contention as contention_cmd
@@ -123,7 +123,7 @@ def register(sub):
         q.add_argument("--json", action="store_true", help="print JSON instead of text")
         q.set_defaults(func=func)
         if name == "predict":
-            q.add_argument("--cores", type=c.nonneg_int, required=True, metavar="K",
+            q.add_argument("--cores", type=_common.nonneg_int, required=True, metavar="K",
                            help="compute cores per rank")
             q.add_argument("--comm-mem", choices=("near", "far"), default="near",
                            help="NUMA node of the comm buffers, against the NIC (near)")
@@ -134,10 +134,10 @@ def register(sub):
 
 
 def calibrate(args):
-    c.check_hosts(args)
-    config = c.launch_config(args)
+    _common.check_hosts(args)
+    config = _common.launch_config(args)
     machine = bench_query.bench_machine(config.bench)
-    settings = c.settings(contention.Settings, args)
+    settings = _common.settings(contention.Settings, args)
 
     def after(camp, config, progress):
         done = [load_run(camp.output(s)) for s in camp.runs]
@@ -147,7 +147,7 @@ def calibrate(args):
         for lim in doc["not_identifiable"]:
             print(f"jostle: {lim['what']}: {lim['reason']}", file=sys.stderr)
         return 0
-    return c.run_campaign(args, study.plan(settings, machine), after, config)
+    return _common.run_campaign(args, study.plan(settings, machine), after, config)
 
 
 def fit_main(args):

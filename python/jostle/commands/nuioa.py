@@ -19,7 +19,7 @@ from .. import figures
 from ..figures import nuioa as nuioa_figures
 from ..records.results import load_run
 from ..studies import nuioa as study
-from . import _common as c
+from . import _common
 from .topo import describe
 
 ORDER = 22
@@ -43,24 +43,24 @@ def register(sub):
     g = p.add_argument_group("study")
     g.add_argument("--parts", default=",".join(PARTS), metavar="A,B",
                    help=f"which parts, of {', '.join(PARTS)} (default: all)")
-    g.add_argument("--sizes", type=c.spec_type, default=DEFAULT_SIZES, metavar="SPEC",
+    g.add_argument("--sizes", type=_common.spec_type, default=DEFAULT_SIZES, metavar="SPEC",
                    help=f"message sizes (default {DEFAULT_SIZES}); load uses the largest")
-    c.bench_option(g, "pingpong", "nic")
-    g.add_argument("--writers", type=c.positive_int, metavar="N",
+    _common.bench_option(g, "pingpong", "nic")
+    g.add_argument("--writers", type=_common.positive_int, metavar="N",
                    help="compute threads writing in the load part (default: the free cores of "
                         "a rank's share, at least 1)")
-    c.bench_option(g, "pingpong", "buffers",
+    _common.bench_option(g, "pingpong", "buffers",
                    choices=[b for b in benchmarks.choices("pingpong", "buffers") if b != "echo"],
                    help="state of the communicating thread's buffers in every run (default "
                         f"{benchmarks.default('pingpong', 'buffers')}; echo has no meaning for "
                         "the flows)")
     g.add_argument("--quick", action="store_true", help="20 repetitions, 0.2 s per point/phase")
-    g.add_argument("--ranks", type=c.ranks_type, default=2, metavar="N", help="ranks (default 2)")
-    g.add_argument("--hosts", type=c.hosts_type, metavar="A,B",
+    g.add_argument("--ranks", type=_common.ranks_type, default=2, metavar="N", help="ranks (default 2)")
+    g.add_argument("--hosts", type=_common.hosts_type, metavar="A,B",
                    help="hosts, one rank each (default: this host only)")
-    c.add_runs_option(g)
-    c.add_launch_options(p)
-    c.add_output_options(p, campaign_default="nuioa")
+    _common.add_runs_option(g)
+    _common.add_launch_options(p)
+    _common.add_output_options(p, campaign_default="nuioa")
     p.add_argument("--dry-run", action="store_true", help="print the command lines and exit")
     p.set_defaults(func=main)
 
@@ -70,13 +70,13 @@ def draw(camp, outdir) -> list:
 
 
 def main(args):
-    c.check_hosts(args)
-    config = c.launch_config(args)
-    runs, notes = study.plan(c.settings(study.Settings, args), describe(config.bench),
+    _common.check_hosts(args)
+    config = _common.launch_config(args)
+    runs, notes = study.plan(_common.settings(study.Settings, args), describe(config.bench),
                              config.bench)
 
     def after(camp, config, progress):
         for p in draw(camp, camp.dir / "figures"):
             print(p)
         return 0
-    return c.run_campaign(args, runs, after, config, notes)
+    return _common.run_campaign(args, runs, after, config, notes)

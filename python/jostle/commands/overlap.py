@@ -15,7 +15,7 @@ from ..errors import UsageError
 from ..figures import overlap as overlap_figures
 from ..records.results import load_run
 from ..studies import overlap as study
-from . import _common as c
+from . import _common
 from .run import Step
 
 ORDER = 25
@@ -77,7 +77,7 @@ def _options(p):
     g.add_argument("--collectives", type=_choices(COLLECTIVES, "a collective"),
                    default=SEED_COLLECTIVES.split(","), metavar="A,B",
                    help=f"collectives (default {SEED_COLLECTIVES}; any of {', '.join(COLLECTIVES)})")
-    c.bench_option(g, "overlap", "sizes", type=c.spec_type)
+    _common.bench_option(g, "overlap", "sizes", type=_common.spec_type)
     g.add_argument("--ranks", type=ranks_list, metavar="LIST",
                    help="rank counts (default: 2 to the cores of this host, powers of two)")
     g.add_argument("--policy", type=_choices(POLICIES, "a rank policy"), default=["scatter", "numa"],
@@ -89,28 +89,28 @@ def _options(p):
     g.add_argument("--thread-core", type=_thread_cores, default=["numa"], metavar="A,B",
                    help="where a progress thread goes: any of bind, next, numa (algorithm 2), "
                         "or a core number (default numa); each is a configuration")
-    c.bench_option(g, "overlap", "fallback",
+    _common.bench_option(g, "overlap", "fallback",
                    help="where the library does not grant MPI_THREAD_MULTIPLE, poll instead of "
                         "a progress thread (default: such a run stops with exit 2)")
-    c.bench_option(g, "overlap", "poll-us", type=c.positive_float)
-    c.bench_option(g, "overlap", "thread-idle")
-    c.bench_option(g, "overlap", "batch", type=c.positive_int)
-    c.bench_option(g, "overlap", "kernel", default=benchmarks.default("overlap", "kernel"))
+    _common.bench_option(g, "overlap", "poll-us", type=_common.positive_float)
+    _common.bench_option(g, "overlap", "thread-idle")
+    _common.bench_option(g, "overlap", "batch", type=_common.positive_int)
+    _common.bench_option(g, "overlap", "kernel", default=benchmarks.default("overlap", "kernel"))
     g.add_argument("--both-mpi", action="store_true",
                    help="run every configuration with each of build/openmpi and build/mpich "
                         "(the default unless --mpi, --bench or --launcher chooses one)")
-    g.add_argument("--hosts", type=c.hosts_type, metavar="A,B", help="hosts (default: this one)")
+    g.add_argument("--hosts", type=_common.hosts_type, metavar="A,B", help="hosts (default: this one)")
     g.add_argument("--quick", action="store_true",
                    help="20 repetitions, 0.1 s per point, 3 warm-up samples")
-    for name, kind in (("min-reps", c.positive_int), ("max-time", c.positive_float),
-                       ("warmup", c.nonneg_int)):
+    for name, kind in (("min-reps", _common.positive_int), ("max-time", _common.positive_float),
+                       ("warmup", _common.nonneg_int)):
         o = benchmarks.option("overlap", name)
-        c.bench_option(g, "overlap", name, type=kind, help=f"{o['help']} (default {o['default']};"
+        _common.bench_option(g, "overlap", name, type=kind, help=f"{o['help']} (default {o['default']};"
                        f" --quick {QUICK[QUICK.index('--' + name) + 1]})")
-    c.add_runs_option(g)
+    _common.add_runs_option(g)
     g.add_argument("--dry-run", action="store_true", help="print the command lines and exit")
-    c.add_launch_options(p)
-    c.add_output_options(p, campaign_default="overlap")
+    _common.add_launch_options(p)
+    _common.add_output_options(p, campaign_default="overlap")
 
 
 def _thread_cores(text):
@@ -134,7 +134,7 @@ def configs(args) -> list:
     for flavor in ("openmpi", "mpich"):
         try:
             ns = argparse.Namespace(**{**vars(args), "mpi": flavor, "bench": None})
-            out.append((flavor, c.launch_config(ns)))
+            out.append((flavor, _common.launch_config(ns)))
         except Exception:  # that build is absent: only the ones present are compared
             continue
     if not out and args.both_mpi:
@@ -143,14 +143,14 @@ def configs(args) -> list:
 
 
 def _single(args):
-    config = c.launch_config(args)
+    config = _common.launch_config(args)
     return (bench_query.bench_version(config.bench).get("mpi_flavor", "mpi"), config)
 
 
 def runs_and_launchers(args) -> list:
     """[(LaunchConfig, RunSpec)] of ARGS on this machine."""
     cfgs = configs(args)
-    return study.plan(c.settings(study.Settings, args), cfgs,
+    return study.plan(_common.settings(study.Settings, args), cfgs,
                       int(bench_query.bench_machine(cfgs[0][1].bench).get("cores")
                           or launch.host_cores()))
 
@@ -174,7 +174,7 @@ def main(args):
         for p in draw([camp.output(spec) for spec in camp.runs], camp.dir / "figures"):
             print(p)
         return 0
-    return c.run_campaign(args, [spec for _, spec in runs], after,
+    return _common.run_campaign(args, [spec for _, spec in runs], after,
                           lambda spec: config_of[spec.name])
 
 

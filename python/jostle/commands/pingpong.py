@@ -11,7 +11,7 @@ from ..analysis import launches
 from ..records import repeats
 from ..records.results import load_run
 from ..studies import pingpong as study
-from . import _common as c
+from . import _common
 
 ORDER = 10
 STUDY = True
@@ -75,8 +75,8 @@ pages_type = choices_type("pages", "a kind of pages")
 
 # jostle-bench's stopping rule (its defaults and help from its descriptor), with our checks.
 REPETITIONS = dict(zip(study.REPETITIONS, (
-    c.positive_int, c.positive_int, c.precision_type, str, c.positive_float, c.nonneg_int, str,
-    c.positive_int)))
+    _common.positive_int, _common.positive_int, _common.precision_type, str, _common.positive_float, _common.nonneg_int, str,
+    _common.positive_int)))
 
 
 def register(sub):
@@ -84,7 +84,7 @@ def register(sub):
                        description="Run jostle-bench pingpong under an MPI launcher and record it.",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     g = p.add_argument_group("sweep")
-    g.add_argument("--sizes", type=c.spec_type, metavar="SPEC",
+    g.add_argument("--sizes", type=_common.spec_type, metavar="SPEC",
                    help="message sizes: N | LO:HI (powers of two) | LO:HI:STEP, comma-separated, "
                         f"K/M/G binary suffixes (default {benchmarks.default('pingpong', 'sizes')})"
                         "; with --preset, the largest "
@@ -92,42 +92,42 @@ def register(sub):
     g.add_argument("--preset", choices=sorted(PRESETS),
                     help="a sweep of the ping-pong study: " + ", ".join(
                         f"{k}={v}" for k, v in PRESETS.items()))
-    c.bench_option(g, "pingpong", "mode")
-    c.bench_option(g, "pingpong", "window", type=c.positive_int)
-    c.bench_option(g, "pingpong", "check")
-    c.bench_option(g, "pingpong", "statistic")
-    c.bench_option(g, "pingpong", "order",
+    _common.bench_option(g, "pingpong", "mode")
+    _common.bench_option(g, "pingpong", "window", type=_common.positive_int)
+    _common.bench_option(g, "pingpong", "check")
+    _common.bench_option(g, "pingpong", "statistic")
+    _common.bench_option(g, "pingpong", "order",
                    help=benchmarks.option("pingpong", "order")["help"] + "; a drift of the "
                         "machine then spreads over every size instead of looking like a trend "
                         "with size")
-    c.bench_option(g, "pingpong", "percentiles")
-    c.bench_option(g, "pingpong", "keep-samples")
-    c.bench_option(g, "pingpong", "buffers", type=buffers_type, metavar="STATE[,STATE…]",
+    _common.bench_option(g, "pingpong", "percentiles")
+    _common.bench_option(g, "pingpong", "keep-samples")
+    _common.bench_option(g, "pingpong", "buffers", type=buffers_type, metavar="STATE[,STATE…]",
                    help=benchmarks.option("pingpong", "buffers")["help"] + "; several: one run "
                         "each and a figure of what the state costs")
-    c.bench_option(g, "pingpong", "pages", type=pages_type, metavar="KIND[,KIND…]",
+    _common.bench_option(g, "pingpong", "pages", type=pages_type, metavar="KIND[,KIND…]",
                    help=benchmarks.option("pingpong", "pages")["help"] + "; several: one run "
                         "each and the figure of what they cost (with --buffers, one run per "
                         "state and kind)")
-    c.add_flow_options(g, "the aggregate bandwidth, message rate and each pair", "one run each")
-    g.add_argument("--ranks", type=c.ranks_type, default=2, metavar="N", help="ranks (default 2; ≥ 2)")
-    g.add_argument("--hosts", type=c.hosts_type, metavar="A,B",
+    _common.add_flow_options(g, "the aggregate bandwidth, message rate and each pair", "one run each")
+    g.add_argument("--ranks", type=_common.ranks_type, default=2, metavar="N", help="ranks (default 2; ≥ 2)")
+    g.add_argument("--hosts", type=_common.hosts_type, metavar="A,B",
                    help="hosts, one rank each in turn (default: this host only, intra-node)")
-    c.bench_option(g, "pingpong", "comm-core", type=comm_core_type)
-    c.bench_option(g, "pingpong", "comm-mem", type=comm_mem_type)
-    c.bench_option(g, "pingpong", "topology")
+    _common.bench_option(g, "pingpong", "comm-core", type=comm_core_type)
+    _common.bench_option(g, "pingpong", "comm-mem", type=comm_mem_type)
+    _common.bench_option(g, "pingpong", "topology")
     h = p.add_argument_group("repetitions")
     for name, kind in REPETITIONS.items():
-        c.bench_option(h, "pingpong", name, type=kind)
-    c.add_launch_options(p)
-    c.add_output_options(p, campaign_default="adhoc")
-    c.add_runs_option(h, default=LAUNCHES, help=(
+        _common.bench_option(h, "pingpong", name, type=kind)
+    _common.add_launch_options(p)
+    _common.add_output_options(p, campaign_default="adhoc")
+    _common.add_runs_option(h, default=LAUNCHES, help=(
         f"launch each run K times (NAME-r1 … NAME-rK, default {LAUNCHES}; 1: one launch, said "
         "so), each point's --max-time divided among them and its --precision widened by √K "
         "(the same samples in all), and report per point the median over the launches, its 95%% "
         "interval over them (the launch as the unit) and a launch's own interval beside it; "
-        f"at most {c.MAX_RUNS}"))
-    p.add_argument("--name", type=c.name_type,
+        f"at most {_common.MAX_RUNS}"))
+    p.add_argument("--name", type=_common.name_type,
                    help="run name (default: pingpong-<intra|inter>-<mode>-<hash of the options>, "
                         "so the same command resumes)")
     p.add_argument("--dry-run", action="store_true",
@@ -136,10 +136,10 @@ def register(sub):
 
 
 def main(args):
-    c.check_per_rank(args, args.ranks)
-    c.check_hosts(args)
-    settings = c.settings(study.Settings, args)
-    runs = study.plan(settings, c.bench_of(args))
+    _common.check_per_rank(args, args.ranks)
+    _common.check_hosts(args)
+    settings = _common.settings(study.Settings, args)
+    runs = study.plan(settings, _common.bench_of(args))
     several = len(args.buffers or []) > 1 or len(args.pages or []) > 1
 
     def after(camp, config, progress):
@@ -149,7 +149,7 @@ def main(args):
                                                            for r in runs]), camp.dir / "figures"):
                 print(p)
         return 0
-    return c.run_campaign(args, runs, after)
+    return _common.run_campaign(args, runs, after)
 
 
 def report_launches(camp, runs, k, rows=True) -> list:

@@ -13,7 +13,7 @@ import sys
 from .. import binary
 from ..run import placement
 from ..errors import UsageError
-from . import _common as c
+from . import _common
 from .topo import advice, describe
 
 ORDER = 7
@@ -40,7 +40,7 @@ def register(sub):
                                    "nearest it (hierarchical placement).",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--comm", action="store_true", help="place communication threads (required)")
-    p.add_argument("--threads", type=c.positive_int, default=1, metavar="K",
+    p.add_argument("--threads", type=_common.positive_int, default=1, metavar="K",
                    help="communication threads (e.g. ranks per host); default 1")
     p.add_argument("--nic", metavar="NAME", help="the NIC used (default: every NIC of known "
                                                  "locality)")
@@ -61,7 +61,7 @@ def register(sub):
     g.add_argument("--host", metavar="NAME", help="host name in the rankfile (default: this one)")
     g.add_argument("--oversubscribe", action="store_true",
                    help="allow more ranks than the topology's cores (they share cores; warned)")
-    g.add_argument("--write-dir", type=c.out_dir_type, metavar="DIR",
+    g.add_argument("--write-dir", type=_common.out_dir_type, metavar="DIR",
                    help="write rankfile, slurm-cpu-bind.txt and mpich-bind.txt there")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--bench", metavar="PATH", help="the jostle-bench binary")

@@ -7,7 +7,7 @@ import warnings
 from pathlib import Path
 
 from .. import figures
-from . import _common as c
+from . import _common
 from ..errors import JostleError, UsageError
 from ..records.results import IncompleteRunError, IncompleteRunWarning, load
 
@@ -24,7 +24,7 @@ def register(sub):
                "  jostle plot results/a/intra.jsonl results/b/inter.jsonl -o figs\n"
                "  jostle plot --allow-incomplete results/adhoc/run.jsonl.partial")
     p.add_argument("paths", nargs="+", metavar="FILE_OR_DIR")
-    p.add_argument("-o", "--output", type=c.out_dir_type, metavar="OUTDIR",
+    p.add_argument("-o", "--output", type=_common.out_dir_type, metavar="OUTDIR",
                    help="where to write the figures (default: DIR/figures for a directory, "
                         "else figures/ beside the first file)")
     p.add_argument("--format", default="png,svg", metavar="png,svg",

@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 from .. import report
-from . import _common as c
+from . import _common
 from ..errors import UsageError
 
 ORDER = 40
@@ -20,7 +20,7 @@ def register(sub):
                     "of every run under DIR. Incomplete runs are included and flagged.",
         epilog="examples:\n  jostle report results/adhoc\n  jostle report results/run-2026-11-22 -o /tmp/r.html")
     p.add_argument("paths", nargs="+", metavar="DIR")
-    p.add_argument("-o", "--output", type=c.out_file_type, metavar="FILE.html", help="default: DIR/report.html")
+    p.add_argument("-o", "--output", type=_common.out_file_type, metavar="FILE.html", help="default: DIR/report.html")
     p.add_argument("--title", help="page title")
     p.add_argument("--compare", metavar="A",
                    help="add a section comparing these runs with the reference A (a campaign "

@@ -21,7 +21,7 @@ from ..errors import UsageError
 from ..run.progress import Progress
 from ..records.results import find_run_files
 from ..sizes import parse_sizes
-from . import _common as c
+from . import _common
 from . import _record
 from ..studies import pingpong as pingpong_study
 from . import pingpong
@@ -50,7 +50,7 @@ class Context:
     @property
     def config(self) -> LaunchConfig:  # resolved once, on first use
         if self._config is None:
-            self._config = c.launch_config(self.args)
+            self._config = _common.launch_config(self.args)
         return self._config
 
 
@@ -135,8 +135,8 @@ def register(sub):
     p.add_argument("--dry-run", action="store_true",
                    help="print each step's runs (their command lines, how many, how long); "
                         "launch nothing")
-    c.add_launch_options(p)
-    c.add_output_options(p, campaign_default="run-<date>")
+    _common.add_launch_options(p)
+    _common.add_output_options(p, campaign_default="run-<date>")
     p.set_defaults(func=main)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..run import batch
 from ..errors import UsageError
-from . import _common as c
+from . import _common
 from . import studies
 
 ORDER = 90
@@ -60,7 +60,7 @@ def name_type(what, allow_list=False):
 
 
 def _own_options(p):
-    p.add_argument("--nodes", type=c.positive_int, metavar="N", help="nodes (default 1)")
+    p.add_argument("--nodes", type=_common.positive_int, metavar="N", help="nodes (default 1)")
     p.add_argument("--time", type=time_type, metavar="T",
                    help="time limit, as sbatch takes it: minutes, H:M:S, D-H… (required)")
     p.add_argument("--partition", metavar="P", type=name_type("partition", True),
