@@ -9,6 +9,9 @@
   * tree: --tree-seeds K scans (default 10) of a fat tree of --tree-nodes N (default 256; 16
     leaves, 16 spines, bench's topology.conf) with the cable leaf3-spine5 at 0.5 of its
     bandwidth: that cable named in all but one, no node drained;
+  * sizes: --size-seeds K clean scans (default 5) at each of --sizes (default 5,8,16,32,64,
+    128,199,200,256), fingerprints drawn 5% apart: the scans that name anything (issue 45's
+    target: at most 5%, so with 5 seeds none);
   * netns: a real scan of four "hosts" on this machine (network namespaces,
     tests/py/netns4.py; needs root) with one host slowed: named; and --clean K clean ones
     (default 10): no false flag.
@@ -101,6 +104,27 @@ def simulated(keep, nodes, seeds, shifts, jobs=1) -> bool:
     return ok_clean and ok_faults
 
 
+def sizes(keep, counts, seeds, shifts, jobs=1) -> bool:
+    ok = True
+    for n in counts:
+        todo = [(f"clean-n{n}-s{seed}", [*NOISE, "--seed", str(seed), "--shifts", str(shifts)])
+                for seed in range(1, seeds + 1)]
+        bad, times = [], []
+        for seed, (rc, doc, err, dt) in enumerate(scans(keep, n, todo, jobs), 1):
+            times.append(dt)
+            if doc is None:
+                print(f"  sizes N = {n} seed {seed}: the scan failed (exit {rc}):\n{err[-1500:]}")
+                return False
+            if doc["suspects"]:
+                bad.append((seed, named(doc)))
+        good = not bad
+        ok &= good
+        print(f"{'PASS' if good else 'FAIL'} sizes: {len(bad)} of {seeds} clean scans of {n} "
+              f"nodes name anything {bad or ''}(target: none); {sum(times) / len(times):.0f} s "
+              "a scan", flush=True)
+    return ok
+
+
 def tree(keep, nodes, seeds, shifts, jobs=1) -> bool:
     conf = keep / f"fat-tree-{nodes}.conf"
     keep.mkdir(parents=True, exist_ok=True)
@@ -180,11 +204,21 @@ def main():
     ap.add_argument("--tree-nodes", type=int, default=256)
     ap.add_argument("--tree-seeds", type=int, default=10)
     ap.add_argument("--clean", type=int, default=10, help="clean netns scans (default 10; 0: none)")
-    ap.add_argument("--skip", action="append", default=[], choices=("sim", "tree", "netns"))
+    ap.add_argument("--sizes", default="5,8,16,32,64,128,199,200,256")
+    ap.add_argument("--size-seeds", type=int, default=5)
+    ap.add_argument("--skip", action="append", default=[],
+                    choices=("sim", "tree", "sizes", "netns"))
     ap.add_argument("--quick-check", action="store_true")
     ap.add_argument("--keep", metavar="DIR", help="keep the campaigns here (resumed)")
     ap.add_argument("--jobs", type=int, default=1, help="simulated scans at once (default 1)")
     a = ap.parse_args()
+    text = a.sizes
+    try:
+        a.sizes = [int(x) for x in text.split(",")]
+    except ValueError:
+        a.sizes = []
+    if not a.sizes or min(a.sizes) < 2:
+        ap.error(f"--sizes '{text}': expected node counts >= 2, comma-separated")
     if a.quick_check:
         a.nodes, a.seeds, a.tree_seeds, a.clean = 256, 5, 3, 2
     print(f"jostle scan targets, {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} "
@@ -194,6 +228,8 @@ def main():
         ok = True
         if "sim" not in a.skip:
             ok &= simulated(keep, a.nodes, a.seeds, a.shifts, a.jobs)
+        if "sizes" not in a.skip:
+            ok &= sizes(keep, a.sizes, a.size_seeds, a.shifts, a.jobs)
         if "tree" not in a.skip:
             ok &= tree(keep, a.tree_nodes, a.tree_seeds, a.shifts, a.jobs)
         if "netns" not in a.skip:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from .. import figures
 from ..analysis import baselines, check_site, machines, scan, scan_classes, scan_output
+from ..analysis.scan_judge import EFFECT_ALONE
 from ..errors import UsageError
 from ..figures import shift as shift_figures
 from ..records.results import load_run
@@ -14,7 +15,7 @@ from ._scan_runs import (_write_atomic, arrange_rounds, fp_outputs, pairs_file,
                          run_fingerprints)
 
 MIN_EFFECT = 0.1        # a node, link or cable this much worse than its reference, at least
-MIN_EFFECT_FEW = 0.25   # below 5 nodes, where the effect alone decides
+MIN_EFFECT_FEW = EFFECT_ALONE   # below 5 nodes, where the effect alone decides
 
 
 def min_effect(args, n) -> float:
