@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from jostle import cli
-from jostle.analysis import scan, scan_null, scan_output
+from jostle.analysis import multiplicity, scan, scan_null, scan_output
 from jostle.commands._scan_runs import arrange_rounds, choose_shifts
 from jostle.errors import UsageError
 from jostle.records import fabric as fb
@@ -339,11 +339,11 @@ def test_a_node_the_fdr_selects_but_holm_does_not_is_named_not_drained():
     # 50-fold: a node at p 5e-6 among 10 000 tests is selected (51 x 0.01/10 000 = 5.1e-5) but
     # Holm's family-wise level keeps it out of the drain script (0.01/9 950 = 1.0e-6)
     ps = [1e-12] * 50 + [5e-6] + [0.5] * 9949
-    rejected, _ = scan_null.bh_rejected(ps, 0.01)
+    rejected, _ = multiplicity.bh_rejected(ps, 0.01)
     assert rejected[:51].all() and not rejected[51:].any()
-    cut = scan_null.holm_cut(ps, 0.01)
-    assert cut == 1e-12 and scan_null.holm_cut([0.5, 0.9], 0.01) == 0.0
-    assert scan_null.holm_cut([1e-9, 1e-9, math.nan], 0.01) == 1e-9
+    cut = multiplicity.holm_cut(ps, 0.01)
+    assert cut == 1e-12 and multiplicity.holm_cut([0.5, 0.9], 0.01) == 0.0
+    assert multiplicity.holm_cut([1e-9, 1e-9, math.nan], 0.01) == 1e-9
     def ev(metric, z):
         return [{"metric": metric, "value": 1.0, "unit": "MB/s", "median": 2.0, "z": z,
                  "run": "r.jsonl"}]

@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass, field
 
 from ..records import benchmarks
-from . import stats, verdicts
+from . import multiplicity, stats, verdicts
 from .machines import machine_differences, machine_facts
 from ..errors import UsageError
 from ..records.results import STATS
@@ -348,7 +348,7 @@ def compare(a: Points, b: Points, statistic="median", tolerance=0.05, q=0.05, le
     only_a = sorted(_name(k) for k in sa if k not in sb and k[0] in libs)
     only_b = sorted(_name(k) for k in sb if k not in sa and k[0] in libs)
     tests = rows[rows["test"]]
-    sel = stats.fcr_level(qp, int(tests["selected"].sum()), len(tests), level)
+    sel = multiplicity.fcr_level(qp, int(tests["selected"].sum()), len(tests), level)
     return Comparison(rows, only_a, only_b, sorted(not_compared), cond,
                       METHOD.format(q=q, qp=qp, qs=q * SWEEP_SHARE, m=len(tests), s=len(sweeps),
                                     sel=sel),

@@ -21,7 +21,7 @@ from types import SimpleNamespace
 
 from . import comparison, contention, scan_links
 from .. import lazy
-from . import scan_null
+from . import multiplicity, scan_null
 from .scan_classes import by_class
 from .scan_judge import EFFECT_ALONE, decide, node_tests, rejudge_node, unreachable
 from .scan_links import LINK_METRICS
@@ -249,7 +249,7 @@ def judge(values, runs_of, fdr, min_effect, threshold=None, links=None, hosts=()
                      f"out would not be selected); judged by the relative effect alone (at "
                      f"least {alone:g} worse)")
     return Verdict(_node_table(values, tests), _link_table(links, tests), tests, findings, ctx,
-                   cut, scan_null.holm_cut([t.p for t in tests], fdr), notes,
+                   cut, multiplicity.holm_cut([t.p for t in tests], fdr), notes,
                    screen(tests, fdr, min_effect))
 
 
@@ -412,7 +412,7 @@ def _repeats(verdict, logs, fdr, min_effect, threshold, link_run) -> list:
     if not both:
         return []
     ps = [both[id(t)][1] if id(t) in both else t.p for t in verdict.tests]
-    rejected = scan_null.bh_rejected(ps, fdr)[0]
+    rejected = multiplicity.bh_rejected(ps, fdr)[0]
     out = []
     for t, r in zip(verdict.tests, rejected):
         if id(t) not in both or not r:

@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass, field
 
 from .. import lazy
-from . import scan_null
+from . import multiplicity, scan_null
 
 np = lazy.module("numpy")
 
@@ -68,7 +68,7 @@ def decide(tests, fdr, min_effect, threshold=None) -> float:
     the others by the effect alone, at least EFFECT_ALONE); returns the family's p-value
     cut-off (0: nothing selected)."""
     ps = np.array([t.p for t in tests], dtype=float)
-    rejected, adjusted = scan_null.bh_rejected(ps, fdr)
+    rejected, adjusted = multiplicity.bh_rejected(ps, fdr)
     cut = float(ps[rejected].max()) if rejected.any() else 0.0
     for t, r, a in zip(tests, rejected, adjusted):
         t.q = float(a)

@@ -281,25 +281,3 @@ def logs_of(values):
     v = np.asarray(values, dtype=float)
     ok = np.isfinite(v) & (v > 0)
     return np.where(ok, np.log(np.where(ok, v, 1.0)), np.nan)
-
-
-def holm_cut(pvalues, q) -> float:
-    """The largest p-value Holm's step-down rejects at family-wise level Q over P-VALUES (NaN:
-    not a test), 0 when it rejects none: what passes it, a healthy allocation passes with
-    probability at most Q, whatever the dependence between the tests."""
-    p = np.sort(np.asarray(pvalues, dtype=float)[np.isfinite(pvalues)])
-    m = len(p)
-    passed = p <= q / (m - np.arange(m)) if m else np.zeros(0, bool)
-    k = int(np.argmin(passed)) if not passed.all() else m   # the first that fails
-    return float(p[k - 1]) if k else 0.0
-
-
-def bh_rejected(pvalues, q):
-    """Benjamini-Hochberg over P-VALUES (NaN: not a test): (rejected mask, adjusted p)."""
-    p = np.asarray(pvalues, dtype=float)
-    ok = np.isfinite(p)
-    rejected, adjusted = np.zeros(p.shape, bool), np.full(p.shape, np.nan)
-    if ok.any():
-        r, adj, _ = stats.bh(p[ok], q)
-        rejected[ok], adjusted[ok] = r, adj
-    return rejected, adjusted

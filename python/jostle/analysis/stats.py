@@ -34,6 +34,7 @@ import math
 from dataclasses import dataclass
 from typing import Optional, Sequence
 from .. import lazy
+from . import multiplicity
 np = lazy.module("numpy")
 
 
@@ -328,7 +329,7 @@ def sweep_prior(s2, df, x=None) -> Optional[SweepPrior]:
         p = np.ones(n)
         p[ok] = [f_sf(s2[i] / prior[i], df[i], d0) for i in np.flatnonzero(ok)]
         beyond = np.zeros(n, bool)
-        beyond[ok] = bh(p[ok], OUTLIER_Q)[0]
+        beyond[ok] = multiplicity.bh(p[ok], OUTLIER_Q)[0]
         new = ok & ~beyond
         if (new == keep).all() or new.sum() < 3:
             break
@@ -468,30 +469,3 @@ def chi2_quantile(p: float, df: float) -> float:
         if hi - lo < 1e-12 * max(1.0, hi):
             break
     return (lo + hi) / 2
-
-
-# -- False discoveries --------------------------------------------------------------------
-
-def bh(pvalues, q=0.05) -> tuple:
-    """Benjamini-Hochberg at level Q: (rejected mask, adjusted p-values, R the number
-    rejected). Controls the expected share of false discoveries among the rejected points at
-    Q for independent or positively dependent tests; with every null true, the chance of any
-    rejection is at most Q."""
-    p = np.asarray(pvalues, dtype=float)
-    m = p.size
-    if m == 0:
-        return np.zeros(0, bool), np.zeros(0), 0
-    order = np.argsort(p)
-    ranked = p[order] * m / np.arange(1, m + 1)
-    adj_sorted = np.minimum.accumulate(ranked[::-1])[::-1]
-    adj = np.empty(m)
-    adj[order] = np.minimum(adj_sorted, 1.0)
-    rejected = adj <= q
-    return rejected, adj, int(rejected.sum())
-
-
-def fcr_level(q, selected, m, level=0.95) -> float:
-    """The confidence level of the selected points' intervals that keeps their false
-    coverage rate at Q (Benjamini and Yekutieli 2005): 1 - R q / m, never above LEVEL's
-    own when nothing is selected."""
-    return 1 - max(selected, 1) * q / m if m else level

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import math
 
-from . import heterogeneity, power, stats
+from . import heterogeneity, multiplicity, power, stats
 from .. import lazy
 np = lazy.module("numpy")
 pd = lazy.module("pandas")
@@ -73,8 +73,8 @@ def point_verdicts(recs, band, q, level) -> pd.DataFrame:
     verdicts: BH over the tests; a row that is not a test takes its test's."""
     tests = [r for r in recs if r["_test"]]
     p = [r["_diff"].p_outside(band) for r in tests]
-    selected, padj, n_sel = stats.bh(p, q)
-    sel_level = stats.fcr_level(q, n_sel, len(tests), level)
+    selected, padj, n_sel = multiplicity.bh(p, q)
+    sel_level = multiplicity.fcr_level(q, n_sel, len(tests), level)
     threshold = q * (n_sel + 1) / max(len(tests), 1)   # what one more selection must reach
     decided = {}
     for r, pi, pa, s in zip(tests, p, padj, selected):
@@ -156,7 +156,7 @@ def sweep_rows(tests, logs_of, post_var, q, band, level, post_df=None) -> pd.Dat
     # it (a test against zero, then the estimate past the tolerance, called a uniform x1.04
     # slower in 19 of 100 sweeps at a tolerance of 5%: issue 50)
     p = [d.p_outside(band) for d, _ in diffs]
-    selected, padj, _ = stats.bh(p, q)
+    selected, padj, _ = multiplicity.bh(p, q)
     for r, (d, sign), pi, pa, s in zip(rows, diffs, p, padj, selected):
         lo, hi = _oriented(d, sign, level)
         dd = sign * d.d
