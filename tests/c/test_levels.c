@@ -5,27 +5,12 @@
  * covers as it should and is not replaced; one level is never split.  Seeded: every run prints
  * the same numbers (docs/statistics.md quotes them). */
 #include "check.h"
+#include "rng.h"
 #include "core/levels.h"
 #include "core/summary.h"
 
 #include <stdint.h>
 #include <stdlib.h>
-
-static uint64_t rng_state;
-
-static double uniform(void) /* splitmix64: (0, 1) */
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    z ^= z >> 31;
-    return ((double)(z >> 11) + 0.5) / 9007199254740992.0;
-}
-
-static double normal(void) /* Box-Muller */
-{
-    return sqrt(-2 * log(uniform())) * cos(2 * M_PI * uniform());
-}
 
 typedef struct tally {
     int covered_before, covered, split, levels_right;

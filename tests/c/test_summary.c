@@ -4,27 +4,12 @@
  * samples the correlation is called significant about 5% of the time and nothing changes.
  * Seeded: every run prints the same numbers (docs/statistics.md quotes them). */
 #include "check.h"
+#include "rng.h"
 #include "core/summary.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-static uint64_t rng_state;
-
-static double uniform(void) /* splitmix64: (0, 1) */
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    z ^= z >> 31;
-    return ((double)(z >> 11) + 0.5) / 9007199254740992.0;
-}
-
-static double normal(void) /* Box-Muller */
-{
-    return sqrt(-2 * log(uniform())) * cos(2 * M_PI * uniform());
-}
 
 /* x_t = 10 + e_t, e_t = rho e_{t-1} + sqrt(1 - rho^2) z_t: stationary, sd 1, median 10. */
 static void ar1(double *x, size_t n, double rho)
