@@ -128,7 +128,7 @@ def add_launch_options(p):
 
 def add_output_options(p, campaign_default):
     """--output-dir, --campaign, --verbose and --record (the command's end calls
-    _record.campaign or _record.then)."""
+    _record.then_campaign or _record.then)."""
     g = p.add_argument_group("output")
     g.add_argument("--output-dir", default="results", metavar="DIR",
                    help="where campaigns are written (default: results)")
@@ -297,7 +297,7 @@ def run_campaign(args, runs, after=None, config=None, notes=(), jobs=1) -> int:
         print(f"jostle: results in {camp.output(run)}", file=sys.stderr)
     print(f"jostle: {len(runs)} run(s) in {camp.dir}, {time.monotonic() - t0:.0f} s",
           file=sys.stderr)
-    return _record.campaign(args, after(camp, config, progress) if after else 0)
+    return _record.then_campaign(args, after(camp, config, progress) if after else 0)
 
 
 def settings(kind, args):

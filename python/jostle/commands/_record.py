@@ -182,7 +182,7 @@ def then(args, paths, status) -> int:
     return status
 
 
-def campaign(args, status) -> int:
+def then_campaign(args, status) -> int:
     """then() for a command that writes the campaign OUTPUT-DIR/CAMPAIGN: all of it is
     added, as `jostle history add OUTPUT-DIR/CAMPAIGN` adds it."""
     return then(args, [Path(args.output_dir) / args.campaign], status)

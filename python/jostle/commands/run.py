@@ -176,7 +176,7 @@ def main(args):
     for step in chosen:
         print(f"jostle: step {step.name}: {step.help}", file=sys.stderr)
         step.func(ctx)
-    _record.campaign(args, 0)   # before the notes: the report's path stays the last line
+    _record.then_campaign(args, 0)   # before the notes: the report's path stays the last line
     print(f"jostle: done in {time.monotonic() - t0:.0f} s; campaign {camp_dir.resolve()}",
           file=sys.stderr)
     for note in ctx.notes:

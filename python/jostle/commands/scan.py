@@ -256,7 +256,7 @@ def main(args):
     fabric = fabric_mod.read_topology(args.topology_conf) if args.topology_conf else None
     if args.simulate:
         from . import _scan_sim
-        return _record.campaign(args, _scan_sim.simulated(args, fabric))
+        return _record.then_campaign(args, _scan_sim.simulated(args, fabric))
     if args.dry_run and nodes is not None and not (args.hosts or args.hostfile):
         hosts = [f"node-{i}" for i in range(simgrid.parse_nodes(nodes)[-1])]
     else:
@@ -296,7 +296,7 @@ def main(args):
                              "-again", pairs=(pairs, rounds))
         findings = confirm(args, camp_dir, hosts, config_of, progress, verdict, extra, dead,
                            measure)
-    return _record.campaign(args, report(args, camp_dir, hosts, verdict, findings, extra, dead,
+    return _record.then_campaign(args, report(args, camp_dir, hosts, verdict, findings, extra, dead,
                                          time.monotonic() - t0))
 
 
