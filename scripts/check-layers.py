@@ -98,10 +98,10 @@ def check(root: Path) -> list[str]:
     return problems
 
 
-def _py_imports(tree: ast.AST, parts: list[str]) -> list[tuple[int, list[str]]]:
+def _py_imports(nodes: list, parts: list[str]) -> list[tuple[int, list[str]]]:
     """(line, the imported module as names below jostle) of every import of the package."""
     out = []
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.ImportFrom):
             if node.level:   # relative: from the module's package, LEVEL-1 packages up
                 base = parts[:-1][:len(parts) - node.level] if node.level > 1 else parts[:-1]
@@ -140,18 +140,18 @@ def _resolve(target: list[str], modules: set[str]) -> str | None:
     return "__init__" if "__init__" in modules else None
 
 
-def _namespaces_passed_down(tree: ast.AST, lower: set[str]) -> list[tuple[int, str]]:
+def _namespaces_passed_down(nodes: list, lower: set[str]) -> list[tuple[int, str]]:
     """(line, call) of every call in a command module that hands an argparse namespace (a
     parameter named args, or what parse_args returned) to a function of a lower layer: below
     commands/ a function takes typed values, never the namespace."""
     spaces = {"args"}
-    for node in ast.walk(tree):
+    for node in nodes:
         if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
                 and isinstance(node.value.func, ast.Attribute)
                 and node.value.func.attr in ("parse_args", "parse_known_args")):
             spaces |= {t.id for t in node.targets if isinstance(t, ast.Name)}
     out = []
-    for node in ast.walk(tree):
+    for node in nodes:
         if not isinstance(node, ast.Call):
             continue
         f = node.func
@@ -166,11 +166,11 @@ def _namespaces_passed_down(tree: ast.AST, lower: set[str]) -> list[tuple[int, s
     return out
 
 
-def _launches(tree: ast.AST, parts: list[str]) -> list[tuple[int, str]]:
+def _launches(nodes: list, parts: list[str]) -> list[tuple[int, str]]:
     """(line, what) of every way an analysis module could start a process: subprocess, os's
     process calls, jostle-bench's client, or a module of run/ (RunSpec, a plan's data, aside)."""
     out = []
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Import):
             out += [(node.lineno, a.name) for a in node.names if a.name in LAUNCHING]
         elif isinstance(node, ast.ImportFrom):
@@ -179,7 +179,7 @@ def _launches(tree: ast.AST, parts: list[str]) -> list[tuple[int, str]]:
         elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
             if f"{node.value.id}.{node.attr}" in LAUNCHING:
                 out.append((node.lineno, f"{node.value.id}.{node.attr}"))
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.ImportFrom) and node.level and node.module:
             mod = node.module.split(".")
             for a in node.names:
@@ -192,18 +192,18 @@ def _launches(tree: ast.AST, parts: list[str]) -> list[tuple[int, str]]:
     return out
 
 
-def _private_names(tree: ast.AST, siblings: set[str]) -> list[tuple[int, str]]:
+def _private_names(nodes: list, siblings: set[str]) -> list[tuple[int, str]]:
     """(line, name) of every private name (_x) a command module takes from another command
     (SIBLINGS): what two commands share goes in a module named _x, or lower, in studies/."""
     mods, out = set(), []
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.ImportFrom) and node.level == 1:
             if node.module in siblings:
                 out += [(node.lineno, f"{node.module}.{a.name}") for a in node.names
                         if a.name.startswith("_") and not a.name.startswith("__")]
             else:
                 mods |= {a.asname or a.name for a in node.names if a.name in siblings}
-    for node in ast.walk(tree):
+    for node in nodes:
         if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
                 and node.value.id in mods and node.attr.startswith("_")
                 and not node.attr.startswith("__")):
@@ -212,26 +212,33 @@ def _private_names(tree: ast.AST, siblings: set[str]) -> list[tuple[int, str]]:
 
 
 def _registrations(tree: ast.AST) -> list[tuple[int, str, str]]:
-    """(line, registry, name) of every entry registered under a literal name: REG.register("x")
-    as a decorator or REG.add("x", …), and @register on a class whose `name` is "x"."""
-    out = []
-    for node in ast.walk(tree):
+    """(line, registry, name) of every entry a module registers under a literal name, at its
+    top level (where registering happens): REG.register("x") as a decorator or REG.add("x", …),
+    and @register on a class whose `name` is "x"."""
+    def literal_call(node):
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                 and node.func.attr in ("register", "add") and node.args
                 and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
                 and isinstance(node.func.value, ast.Name) and node.func.value.id.isupper()):
-            out.append((node.lineno, node.func.value.id, node.args[0].value))
-        if isinstance(node, ast.ClassDef) and any(
-                isinstance(d, ast.Name) and d.id == "register" for d in node.decorator_list):
-            for st in node.body:
-                if isinstance(st, ast.Assign) and isinstance(st.value, (ast.Tuple, ast.Constant)):
-                    for t in st.targets:
+            return node.lineno, node.func.value.id, node.args[0].value
+        return None
+
+    out = []
+    for st in tree.body:
+        calls = [st.value] if isinstance(st, (ast.Expr, ast.Assign)) else []
+        if isinstance(st, (ast.ClassDef, ast.FunctionDef)):
+            calls += st.decorator_list
+        out += [r for r in map(literal_call, calls) if r]
+        if isinstance(st, ast.ClassDef) and any(
+                isinstance(d, ast.Name) and d.id == "register" for d in st.decorator_list):
+            for body in st.body:
+                if isinstance(body, ast.Assign):
+                    for t in body.targets:
                         names = t.elts if isinstance(t, ast.Tuple) else [t]
-                        vals = st.value.elts if isinstance(st.value, ast.Tuple) else [st.value]
-                        for n, v in zip(names, vals):
-                            if (isinstance(n, ast.Name) and n.id == "name"
-                                    and isinstance(v, ast.Constant)):
-                                out.append((node.lineno, "register", v.value))
+                        vals = body.value.elts if isinstance(body.value, ast.Tuple) else [body.value]
+                        out += [(st.lineno, "register", v.value) for n, v in zip(names, vals)
+                                if isinstance(n, ast.Name) and n.id == "name"
+                                and isinstance(v, ast.Constant)]
     return out
 
 
@@ -289,8 +296,9 @@ def check_python(root: Path) -> list[str]:
                             f"{', '.join(PY_RANK)}, or one of the shared {', '.join(sorted(SHARED))})")
             continue
         tree = ast.parse(text)
+        nodes = list(ast.walk(tree))
         lower = set()
-        for line, target in _py_imports(tree, parts):
+        for line, target in _py_imports(nodes, parts):
             target = target or ["__init__"]
             other = _resolve(target, modules)
             if other and other != me:
@@ -307,7 +315,7 @@ def check_python(root: Path) -> list[str]:
                                 f"{theirs}, which stands beside it")
             if mine == "commands" and PY_RANK[theirs] < PY_RANK[mine]:
                 lower.add(target[-1])
-        for node in ast.walk(tree):
+        for node in nodes:
             if isinstance(node, ast.ImportFrom):
                 lower |= {a.asname or a.name for a in node.names
                           if node.level == 2 or (node.module or "").startswith("jostle")}
@@ -315,14 +323,14 @@ def check_python(root: Path) -> list[str]:
                                                              text, re.M):
             problems.append(f"{rel}: {mine} imports argparse: only commands/ parses arguments")
         if mine == "commands":
-            for line, call in _namespaces_passed_down(tree, lower):
+            for line, call in _namespaces_passed_down(nodes, lower):
                 problems.append(f"{rel}:{line}: passes an argparse namespace to {call}, below "
                                 "commands/: give it typed values")
-            for line, name in _private_names(tree, commands - {parts[-1]}):
+            for line, name in _private_names(nodes, commands - {parts[-1]}):
                 problems.append(f"{rel}:{line}: uses {name}, private to another command: "
                                 "move it to a shared _module or to studies/")
         if mine == "analysis":
-            for line, what in _launches(tree, parts):
+            for line, what in _launches(nodes, parts):
                 problems.append(f"{rel}:{line}: analysis uses {what}: analysis never launches "
                                 "(measure in run/, hand analysis the records)")
         for line, reg, name in _registrations(tree):
