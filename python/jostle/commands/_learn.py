@@ -11,7 +11,7 @@ from pathlib import Path
 from ..analysis import check_reference, check_site, history
 from ..errors import UsageError
 from ..records import store
-from . import _common as c
+from . import _common
 from . import _options
 from . import history as history_cmd
 
@@ -26,12 +26,12 @@ def register(acts):
                     "5%, as `jostle check --save-reference` derives them (docs/check.md).")
     p.add_argument("--class", dest="learn_class", required=True, metavar="NAME",
                    help="the class (as `jostle check` recorded it, or `history add --class`)")
-    p.add_argument("--days", type=c.positive_int, default=30,
+    p.add_argument("--days", type=_common.positive_int, default=30,
                    help="the last DAYS days of the store (default 30)")
     _options.add(p, "db")
     _options.add(p, "site", "write the references into class NAME of this site file (its "
                  "other checks kept)")
-    p.add_argument("--name", type=c.name_type, metavar="BASELINE",
+    p.add_argument("--name", type=_common.name_type, metavar="BASELINE",
                    help="also save the class's runs (scans: one pooled run per node) as this "
                         "baseline, for `scan --baseline` and `baseline check`")
     _options.add(p, "baselines")
@@ -86,12 +86,12 @@ def main(args, keep) -> int:
             cls = site.classes[args.learn_class]
             # as --save-reference: a bound that a node at half speed passes is none, so such
             # a reference is not written (the others are), and said
-            wide = {c: r for c, r in refs.items() if check_reference.too_wide({c: r})}
-            for c, r in wide.items():
-                print(f"jostle: {c} left out of the site file: its tolerance would be "
+            wide = {k: r for k, r in refs.items() if check_reference.too_wide({k: r})}
+            for k, r in wide.items():
+                print(f"jostle: {k} left out of the site file: its tolerance would be "
                       f"{r['tolerance']:.0%} (over {check_reference.MAX_TOLERANCE:.0%}: a node "
                       "at half speed would pass)", file=sys.stderr)
-            refs = {c: r for c, r in refs.items() if c not in wide}
+            refs = {k: r for k, r in refs.items() if k not in wide}
             if not refs:
                 raise UsageError(f"baseline learn --site: no reference of class "
                                  f"{args.learn_class} can judge (every tolerance over "

@@ -18,7 +18,7 @@ from ..analysis import bounds, topo_links
 from ..run import bound_probes
 from ..binary import ask
 from ..errors import JostleError, UsageError
-from . import _common as c
+from . import _common
 from .run import Step
 from .. import lazy
 np = lazy.module("numpy")
@@ -42,21 +42,21 @@ def register(sub):
                                    "and every NIC with its PCI bus id, link speed and NUMA node.",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--input", metavar="FILE.xml", help="a saved hwloc XML topology (I/O kept)")
-    p.add_argument("--export", type=c.out_file_type, metavar="FILE.xml", help="save the topology as hwloc XML")
+    p.add_argument("--export", type=_common.out_file_type, metavar="FILE.xml", help="save the topology as hwloc XML")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
-    p.add_argument("--picture", type=c.out_file_type, metavar="FILE.png", help="draw cores, NUMA nodes and NICs")
+    p.add_argument("--picture", type=_common.out_file_type, metavar="FILE.png", help="draw cores, NUMA nodes and NICs")
     g = p.add_argument_group("memory-latency matrix (Moreaud 2007, sec. 3.3.2)")
     g.add_argument("--measure", action="store_true",
                    help="measure ns per access (pointer chasing) and copy GB/s from a core of "
                         "each NUMA node to the memory of each (this machine only)")
-    g.add_argument("--bytes", metavar="B", type=c.bytes_type, help="buffer per probe (default: 4 x the largest "
+    g.add_argument("--bytes", metavar="B", type=_common.bytes_type, help="buffer per probe (default: 4 x the largest "
                                                 "cache, at least 64M)")
     g.add_argument("--no-bandwidth", action="store_true", help="latency only (faster)")
     g.add_argument("--matrix", metavar="FILE.csv",
                    help="infer links from a saved n x n latency matrix (ns) instead")
-    g.add_argument("--rel-tol", type=c.positive_float, default=topo_links.DEFAULT_REL_TOL, metavar="F",
+    g.add_argument("--rel-tol", type=_common.positive_float, default=topo_links.DEFAULT_REL_TOL, metavar="F",
                    help="link tolerance (default %(default)s of the minimal overhead)")
-    g.add_argument("--graph", type=c.out_file_type, metavar="FILE.png", help="draw the inferred links")
+    g.add_argument("--graph", type=_common.out_file_type, metavar="FILE.png", help="draw the inferred links")
     p.add_argument("--bench", metavar="PATH", help="the jostle-bench binary")
     p.add_argument("--mpi", choices=("auto", "openmpi", "mpich"), default="auto")
     p.set_defaults(func=main)
@@ -124,9 +124,9 @@ def text(t: dict) -> str:
     for n in t.get("numa_nodes") or []:
         out.append(f"NUMA {n['index']}     {_gib(n.get('memory_bytes'))}, cores "
                    f"{_ranges(n['cores'])} (OS index {n.get('os_index')})")
-    caches = [f"L{c['level']}{'' if c['type'] == 'unified' else c['type'][0]} "
-              f"{_bytes(c['bytes'])} x{c['count']} (cores each {c['cores_each']})"
-              for c in t.get("caches") or []]
+    caches = [f"L{x['level']}{'' if x['type'] == 'unified' else x['type'][0]} "
+              f"{_bytes(x['bytes'])} x{x['count']} (cores each {x['cores_each']})"
+              for x in t.get("caches") or []]
     if caches:
         out.append("caches     " + "; ".join(caches))
     d = t.get("distances") or {}
