@@ -22,7 +22,7 @@ from ..run.campaign import Campaign, LaunchConfig
 from ..errors import JostleError, UsageError
 from ..records import fabric as fabric_mod
 from ..run.progress import Progress
-from . import _common as c
+from . import _common
 from . import _record
 from . import _simulation as simulation
 from . import baseline as baseline_cmd
@@ -60,7 +60,7 @@ def load_sizes_type(text):
 
 
 def threshold_type(text):
-    return c.positive_float(text)
+    return _common.positive_float(text)
 
 
 def fdr_type(text):
@@ -86,20 +86,20 @@ def register(sub):
                        description=__doc__.split("\n\n")[0], epilog=EXAMPLES,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     g = p.add_argument_group("the allocation (default: the SLURM job's nodes)")
-    g.add_argument("--hosts", type=c.hosts_type, metavar="A,B,…", help="the nodes to scan")
+    g.add_argument("--hosts", type=_common.hosts_type, metavar="A,B,…", help="the nodes to scan")
     g.add_argument("--hostfile", metavar="FILE", help="the nodes to scan, one per line")
     m = p.add_argument_group("measuring")
-    m.add_argument("--budget", type=c.positive_float, default=60.0, metavar="S",
+    m.add_argument("--budget", type=_common.positive_float, default=60.0, metavar="S",
                    help="seconds of fingerprint per node (default 60; every node at once)")
-    m.add_argument("--round-time", type=c.positive_float, default=1.0, metavar="S",
+    m.add_argument("--round-time", type=_common.positive_float, default=1.0, metavar="S",
                    help="seconds per round of the link part (default 1)")
     r = m.add_mutually_exclusive_group()
-    r.add_argument("--shifts", type=c.positive_int, metavar="K",
+    r.add_argument("--shifts", type=_common.positive_int, metavar="K",
                    help="K of the N-1 rounds of the link part (every node sends and receives K "
                         "times; drawn with --seed); default all N-1")
     r.add_argument("--quick", action="store_true",
                    help="one round of the link part: n/2 disjoint pairs, each both ways")
-    m.add_argument("--seed", type=c.nonneg_int, default=1, metavar="S",
+    m.add_argument("--seed", type=_common.nonneg_int, default=1, metavar="S",
                    help="seed of the rounds drawn by --shifts (and of --noise) (default 1)")
     m.add_argument("--link-metrics", choices=("all", "bandwidth", "latency"), default="all",
                    help="what the link part measures and judges: bandwidth at 1 MiB, latency at "
@@ -108,12 +108,12 @@ def register(sub):
                    help="links one pair at a time (no contention between pairs; for small N)")
     m.add_argument("--parts", choices=("all", "fingerprint", "links"), default="all",
                    help="what to measure (default all)")
-    m.add_argument("--fingerprint-jobs", type=c.positive_int, metavar="K",
+    m.add_argument("--fingerprint-jobs", type=_common.positive_int, metavar="K",
                    help="nodes fingerprinted at once (default: all of them)")
     m.add_argument("--load-sizes", type=load_sizes_type, default=FP_SIZES["contention"],
                    metavar="SMALL,LARGE", help="message sizes of the contention under load "
                    f"(default {FP_SIZES['contention']}; smaller for a small or busy machine)")
-    m.add_argument("--compute-cores", type=c.nonneg_int, metavar="N",
+    m.add_argument("--compute-cores", type=_common.nonneg_int, metavar="N",
                    help="compute threads per rank under load (default: jostle-bench's, the "
                         "free cores of the rank's share)")
     m.add_argument("--comm-core", metavar="LIST", help="--comm-core of the link run's ranks")
@@ -121,7 +121,7 @@ def register(sub):
     j.add_argument("--fdr", type=fdr_type, default=0.01, metavar="Q",
                    help="false discovery rate over every test of the scan (Benjamini-Hochberg; "
                         "with nothing wrong, the chance of any flag) (default 0.01)")
-    j.add_argument("--min-effect", type=c.positive_float, default=None, metavar="F",
+    j.add_argument("--min-effect", type=_common.positive_float, default=None, metavar="F",
                    help="never flag what is less than F worse than its reference (relative: "
                         f"0.1 is 10%%) (default {MIN_EFFECT:g}; below 5 nodes, where the effect "
                         f"alone decides, {MIN_EFFECT_FEW:g})")
@@ -142,7 +142,7 @@ def register(sub):
     k.add_argument("--site", metavar="FILE",
                    help="node classes judged apart, from the site file of `jostle check` "
                         "(its [class.NAME] hosts)")
-    j.add_argument("--baseline", type=c.name_type, metavar="NAME",
+    j.add_argument("--baseline", type=_common.name_type, metavar="NAME",
                    help="also judge each node's fingerprint against baseline NAME, a scan "
                         "kept with `jostle baseline save SCAN-FOLDER --name NAME`")
     j.add_argument("--baselines", metavar="DIR",
@@ -160,7 +160,7 @@ def register(sub):
                         "a:2) are replaced by each run's ranks and hosts")
     l.add_argument("--oversubscribe", choices=("auto", "yes", "no"), default="auto")
     l.add_argument("--srun-mpi", metavar="NAME", help="srun's PMI plugin in a SLURM job")
-    l.add_argument("--timeout", type=c.positive_float, metavar="S",
+    l.add_argument("--timeout", type=_common.positive_float, metavar="S",
                    help="a run still going S seconds after the time it should take is stopped "
                         f"and its node named unreachable (default {DEFAULT_MARGIN:g})")
     s = simulation.add_options(p, "1Gf", "node speed")
@@ -176,7 +176,7 @@ def register(sub):
     s.add_argument("--noise-tails", choices=("normal", "t3"),
                    help="with --noise: the measured links' draws normal (default) or heavy-"
                         "tailed (t3: Student's t, 3 degrees of freedom)")
-    c.add_output_options(p, campaign_default="scan")
+    _common.add_output_options(p, campaign_default="scan")
     p.set_defaults(func=main)
 
 
@@ -221,7 +221,7 @@ def config_for(args):
     ns = argparse.Namespace(**{**vars(args), "launcher": None, "platform": None,
                                "hostfile": None})
     if args.launcher is None:
-        config = c.launch_config(ns)
+        config = _common.launch_config(ns)
         return lambda spec: config
     bench = binary.find_bench(args.mpi, args.bench)
 
