@@ -10,6 +10,7 @@ from ..analysis.scan_judge import EFFECT_ALONE
 from ..errors import UsageError
 from ..figures import shift as shift_figures
 from ..records.results import load_run
+from . import _options
 from . import baseline as baseline_cmd
 from ._scan_runs import (_write_atomic, arrange_rounds, fp_outputs, pairs_file,
                          run_fingerprints)
@@ -28,10 +29,11 @@ def classes(args, hosts):
     """{host: class} from --groups or --site, None without either."""
     if args.groups:
         return scan_classes.classes_of(hosts, args.groups)
-    if args.site:
-        site = check_site.load(args.site)
+    path = _options.given(args, "site")[0]
+    if path:
+        site = check_site.load(path)
         groups = {name: cls.hosts for name, cls in site.classes.items()}
-        return scan_classes.classes_of(hosts, groups, f"--site '{args.site}'")
+        return scan_classes.classes_of(hosts, groups, f"--site '{path}'")
     return None
 
 

@@ -8,7 +8,6 @@ node is busy with others' work: never a failure), 124 stopped by its watchdog (-
 import argparse
 import json
 import math
-import os
 import shutil
 import signal
 import sys
@@ -20,6 +19,7 @@ from ..errors import JostleError, UsageError
 from ..run import check_node
 from ..run.watchdog import Expired, Watchdog
 from . import _common
+from . import _options
 from . import _record
 from ._check_save import save_reference
 from ._check_run import (BUDGET, BUSY_SHARE, SPOOL, STATE_DIR, TIMEOUT, Check, Killed,
@@ -70,8 +70,7 @@ def register(sub):
                        description=__doc__.split("\n\n")[0], epilog=EXAMPLES,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     g = p.add_argument_group("what is judged")
-    g.add_argument("--site", metavar="FILE", help="the site file: classes, their host names and "
-                   "references (default: $JOSTLE_SITE)")
+    _options.add(g, "site", "the site file: classes, their host names and references")
     g.add_argument("--class", dest="cls", metavar="NAME",
                    help="the node's class (default: the first whose hosts match its name)")
     g.add_argument("--node", metavar="NAME", help="the node's name (default: $SLURMD_NODENAME, "
@@ -154,7 +153,7 @@ def register(sub):
 
 def main(args):
     mark_start()
-    args.site_path = args.site or os.environ.get("JOSTLE_SITE")
+    args.site_path = _options.given(args, "site")[0]
     if not args.site_path:
         raise UsageError("no site file: give --site FILE or set $JOSTLE_SITE (docs/check.md)")
     saving = args.save_reference

@@ -23,6 +23,7 @@ from ..errors import JostleError, UsageError
 from ..records import fabric as fabric_mod
 from ..run.progress import Progress
 from . import _common
+from . import _options
 from . import _record
 from . import _simulation as simulation
 from . import baseline as baseline_cmd
@@ -139,14 +140,12 @@ def register(sub):
                    help="node classes judged apart (each fingerprint against its own class): "
                         "NAME=PATTERN[,PATTERN…], ';' between classes, a pattern a glob or "
                         "/regex/ of host names; every host in one")
-    k.add_argument("--site", metavar="FILE",
-                   help="node classes judged apart, from the site file of `jostle check` "
-                        "(its [class.NAME] hosts)")
+    _options.add(k, "site", "node classes judged apart, from the site file of `jostle check` "
+                 "(its [class.NAME] hosts)")
     j.add_argument("--baseline", type=_common.name_type, metavar="NAME",
                    help="also judge each node's fingerprint against baseline NAME, a scan "
                         "kept with `jostle baseline save SCAN-FOLDER --name NAME`")
-    j.add_argument("--baselines", metavar="DIR",
-                   help="where baselines are kept (default: $JOSTLE_BASELINES, else ./baselines)")
+    _options.add(j, "baselines")
     o = p.add_argument_group("output")
     o.add_argument("--format", choices=("text", "json"), default="text")
     o.add_argument("--drain-script", metavar="FILE",
