@@ -47,8 +47,8 @@ def test_the_tails_are_learned_from_the_checks():
     light = cb.fit_tails(list(rng.normal(0, 0.01, 3000)))
     assert heavy[0] <= 3.0 and heavy[1] == pytest.approx(0.01, rel=0.1)
     assert light[0] >= 15 and light[1] == pytest.approx(0.01, rel=0.1)
-    # too few to tell: the heaviest tried
-    assert cb.fit_tails([0.01, -0.01, 0.0])[0] == cb.TAILS[0]
+    # too few to tell: the tails assumed (t3), not the heaviest tried (t2, infinite variance)
+    assert cb.fit_tails([0.01, -0.01, 0.0])[0] == cb.PRIOR_TAILS == 3.0
 
 
 def test_a_saved_node_is_judged_against_its_own_checks():

@@ -29,7 +29,12 @@ TAILS = (2.0, 2.5, 3.0, 4.0, 5.0, 7.0, 10.0, 15.0, 30.0, 1000.0)
 # The tails taken: the heaviest whose log-likelihood is within this of the best (a one-sided
 # 90% interval: chi-square(1) at 0.80, halved): a light tail is what spends the budget.
 LIKELIHOOD_DROP = 0.82
-MIN_RESIDUALS = 8   # fewer: the heaviest tail of TAILS
+# Fewer deviations than this cannot tell tails apart: PRIOR_TAILS is assumed, the t3 that round
+# trips and memory sweeps on shared nodes showed in the review of 2026-11-29 (issue 45).  The
+# heaviest of TAILS (t2, of infinite variance) instead made every reference of one node and 5
+# checks a bound of 40-90% at 1-3% repeatability: refused, where t3 gives 12-57%.
+MIN_RESIDUALS = 8
+PRIOR_TAILS = 3.0
 # The grid of a normal u: midpoints over +-7 sd, weighted by its density.
 _U = [(-7 + 14 * (i + 0.5) / 141) for i in range(141)]
 _W = [math.exp(-x * x / 2) for x in _U]
@@ -60,13 +65,13 @@ def _loglik(xs, nu, scale) -> float:
 
 def fit_tails(residuals) -> tuple:
     """(nu, scale) of the noise of RESIDUALS (centred): the heaviest t of TAILS whose
-    likelihood is within LIKELIHOOD_DROP of the best, at its maximum-likelihood scale; the
-    heaviest of TAILS when fewer than MIN_RESIDUALS; (TAILS[-1], 0) when none differs from 0."""
+    likelihood is within LIKELIHOOD_DROP of the best, at its maximum-likelihood scale;
+    PRIOR_TAILS when fewer than MIN_RESIDUALS; (TAILS[-1], 0) when none differs from 0."""
     xs = np.asarray([x for x in residuals if math.isfinite(x)], dtype=float)
     if not xs.any():
         return TAILS[-1], 0.0
     if len(xs) < MIN_RESIDUALS:
-        return TAILS[0], _scale_em(xs, TAILS[0])
+        return PRIOR_TAILS, _scale_em(xs, PRIOR_TAILS)
     fits = [(_loglik(xs, nu, s), nu, s) for nu in TAILS if (s := _scale_em(xs, nu)) > 0]
     best = max(f[0] for f in fits)
     nu, _, scale = min((nu, l, s) for l, nu, s in fits if l >= best - LIKELIHOOD_DROP)
