@@ -107,7 +107,8 @@ def simulated(keep, nodes, seeds, shifts, jobs=1) -> bool:
 def sizes(keep, counts, seeds, shifts, jobs=1) -> bool:
     ok = True
     for n in counts:
-        todo = [(f"clean-n{n}-s{seed}", [*NOISE, "--seed", str(seed), "--shifts", str(shifts)])
+        rounds = ["--shifts", str(shifts)] if shifts < n - 1 else []   # else every round
+        todo = [(f"clean-n{n}-s{seed}", [*NOISE, "--seed", str(seed), *rounds])
                 for seed in range(1, seeds + 1)]
         bad, times = [], []
         for seed, (rc, doc, err, dt) in enumerate(scans(keep, n, todo, jobs), 1):

@@ -43,7 +43,7 @@ def test_a_clean_allocation_drains_no_healthy_node(n, scans, most):
 @pytest.mark.parametrize("n, factor", [(16, 0.5), (64, 0.6), (199, 0.6)])
 def test_a_slow_node_is_still_drained(n, factor):
     # 16 nodes fix the medians' spread to 7.5 degrees of freedom (issue 45): a node at 0.6x is
-    # drained in 2 of 5 there, at 0.5x in all
+    # drained in 7 of 20 there, at 0.5x in 17 of 20
     bench = _bench()
     rng = np.random.default_rng([51, n])
     hits = 0

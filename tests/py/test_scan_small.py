@@ -44,7 +44,7 @@ def test_a_fingerprint_null_from_few_values_is_not_overconfident(n):
 @pytest.mark.parametrize("n", [5, 8, 16])
 def test_a_clean_small_allocation_names_nothing(n):
     # fingerprints 5% apart, t3 pair noise, flagged links measured again: before, a suspect
-    # in 30% of scans at 5 nodes, 41% at 16 (issue 45); now 0-1% (bench, 100 scans)
+    # in 30% of scans at 5 nodes, 41% at 16 (issue 45); now 0-1% (bench, 200 scans)
     bench = _bench()
     rng = np.random.default_rng([46, n])
     named = sum(bool(bench.scan_once(n, rng)[0]) for _ in range(12))
@@ -67,7 +67,7 @@ def test_below_what_a_test_can_reach_the_scan_says_so_and_judges_the_effect():
 
 def test_a_batch_of_slow_nodes_is_not_taken_for_the_tail():
     # 26 of 256 at 0.7x triad: each named in 0% of scans when the worse side's tail gave the
-    # null its shape; 91% here (bench, 8 scans)
+    # null its shape; 88% (bench, 50 scans)
     bench = _bench()
     rng = np.random.default_rng([47, 256])
     shares = []
