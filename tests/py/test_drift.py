@@ -154,3 +154,38 @@ def test_the_bench_simulation_through_check_records():
     assert false == []
     assert all(r["found"] and r["dated"] for r in res.values()), res
     assert len(v.tests) == 16 * 6
+
+
+def test_the_cusum_threshold_holds_its_false_alarms_a_year():
+    """Page's CUSUM at the h whose Siegmund rate is 5% a year: 365 standard normal values a
+    series, at most 5% of 400 series pass it (the rate drift states per series per year)."""
+    from jostle.analysis import cusum
+    rng = np.random.default_rng(9)
+    h = cusum.threshold(0.05, 365)
+    assert cusum.p_year(h, 365) == pytest.approx(0.05, rel=1e-3)
+    passed = sum(cusum.path(rng.normal(0, 1, 365)).max() >= h for _ in range(400))
+    assert passed <= 20, passed
+    # a shift of 2.5 sd passes it within a few values
+    z = np.concatenate([rng.normal(0, 1, 100), rng.normal(2.5, 1, 10)])
+    assert np.argmax(cusum.path(z) >= h) - 100 < 6
+
+
+def test_a_10_percent_step_is_found_within_14_daily_looks():
+    """Issue 45: a year of daily values (noise 2%, 2% busy checks), a 10% step on a day in the
+    second half: looked at every day after it, found (worse, its size) within 14 days in >= 90%
+    of 30 series (bench/drift_year.py: the stationary rate over a year of looks)."""
+    rng = np.random.default_rng(10)
+    found = 0
+    for _ in range(30):
+        x = rng.normal(0, 0.02, 365)
+        busy = rng.uniform(size=365) < 0.02
+        x[busy] -= np.log(rng.uniform(1.1, 2.0, busy.sum()))
+        at = int(rng.integers(180, 340))
+        x[at:] += math.log(0.9)
+        v = 40.0 * np.exp(x)
+        for n in range(at + 1, at + 15):
+            hit = drift.detect([series(v[:n])])[0]
+            if hit and hit[0].worse and abs(hit[0].change + 0.1) < 0.05:
+                found += 1
+                break
+    assert found >= 27, found

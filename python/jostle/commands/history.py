@@ -111,7 +111,8 @@ def register(sub):
     p.add_argument("--report", type=_common.out_file_type, metavar="FILE.html",
                    help="write the history as one HTML page")
     p.add_argument("--alpha", type=fraction_type, default=drift.ALPHA,
-                   help=f"the chance of one false drift over all the series (default {drift.ALPHA})")
+                   help="the chance of one false drift over all the series within a year of "
+                        f"daily looks (default {drift.ALPHA})")
     p.add_argument("--min-effect", type=effect_type, default=drift.MIN_EFFECT,
                    help=f"the smallest change reported (default {drift.MIN_EFFECT}: 3%%)")
     acts = p.add_subparsers(dest="action", metavar="ACTION")
