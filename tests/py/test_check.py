@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from jostle.analysis import check, check_site
+from jostle.studies import check as check_study
 from jostle.analysis import check_budget as cb
 from jostle.analysis import check_reference as cr
 from jostle.errors import UsageError
@@ -410,7 +411,7 @@ def test_spool_record_is_written_whole(tmp_path):
 # ---------------------------------------------------------------- the plan
 
 def test_the_plan_fits_the_budget_and_is_the_scans_fingerprint():
-    runs = check.plan(list(check.CHECKS), 15.0, "cn1", check.RunOptions(1, True, "4,1M"))
+    runs = check_study.plan(list(check.CHECKS), 15.0, "cn1", check.RunOptions(1, True, "4,1M"))
     # the ping-pong twice, judged by its better launch
     assert [r.name for r in runs] == ["fp-pingpong-cn1", "fp-pingpong-cn1-again", "fp-memlat-cn1",
                                       "fp-contention-cn1"]
@@ -420,24 +421,24 @@ def test_the_plan_fits_the_budget_and_is_the_scans_fingerprint():
     for r in runs[2:]:
         setup = float(r.args[r.args.index("--setup-time") + 1])
         assert 0 < setup < r.timeout - check.PER_LAUNCH_S
-    sized = check.plan(["triad", "memory_latency"], 15.0, "x",
+    sized = check_study.plan(["triad", "memory_latency"], 15.0, "x",
                        check.RunOptions(1, True, "4,1M", chain_bytes=1 << 26, array_bytes=1 << 27))
     assert sized[0].args[-2:] == ["--bytes", str(1 << 26)]
     assert sized[1].args[-2:] == ["--array-bytes", str(1 << 27)]
     assert "--oversubscribe" in runs[3].args and runs[2].ranks == 1
-    assert [r.benchmark for r in check.plan(["triad"], 5.0, "x")] == ["contention"]
-    assert check.plan([check.NIC], 1.0, "x") == []
+    assert [r.benchmark for r in check_study.plan(["triad"], 5.0, "x")] == ["contention"]
+    assert check_study.plan([check.NIC], 1.0, "x") == []
     with pytest.raises(UsageError, match=r"--budget 5 is too short for pingpong, memlat, "
                        r"contention: it needs 5.7 s at least"):
-        check.plan(list(check.CHECKS), 5.0, "x")
+        check_study.plan(list(check.CHECKS), 5.0, "x")
 
 
 def test_a_class_whose_launches_are_slow_is_planned_with_its_own_launch_cost():
     """A node whose mpirun takes 2 s (PMIx, a large topology): its reference measured it, and
     each step's share holds it, the budget still filled; less than the floor is the floor."""
     opts = check.RunOptions(1, True, "4,1M")
-    fast, slow = (check.plan(list(check.CHECKS), 15.0, "n", opts, launch_s=x) for x in (0.1, 2.0))
-    assert [r.timeout for r in fast] == [r.timeout for r in check.plan(list(check.CHECKS),
+    fast, slow = (check_study.plan(list(check.CHECKS), 15.0, "n", opts, launch_s=x) for x in (0.1, 2.0))
+    assert [r.timeout for r in fast] == [r.timeout for r in check_study.plan(list(check.CHECKS),
                                                                        15.0, "n", opts)]
     assert sum(r.timeout for r in slow) + check.FIXED_S == pytest.approx(15.0)
     # each launch has its 2 s and the points less time
@@ -446,7 +447,7 @@ def test_a_class_whose_launches_are_slow_is_planned_with_its_own_launch_cost():
     with pytest.raises(UsageError, match=r"--budget 9 is too short for pingpong, memlat, "
                        r"contention: it needs 10.5 s at least .*4 launches of 2 s, as its "
                        r"reference measured them"):
-        check.plan(list(check.CHECKS), 9.0, "x", launch_s=2.0)
+        check_study.plan(list(check.CHECKS), 9.0, "x", launch_s=2.0)
 
 
 def test_a_reference_records_its_launch_cost(tmp_path):

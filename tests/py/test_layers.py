@@ -93,7 +93,10 @@ def tree(tmp_path, files):
     ({"python/jostle/commands/model.py": "from . import contention as cont\n"
       "def f(p):\n    cont._options(p)\n", "python/jostle/commands/contention.py": ""},
      "commands/model.py:3: uses cont._options, private to another command"),
-    # analysis never launches: no subprocess, no jostle-bench client, nothing of run/ but RunSpec
+    # analysis never launches: no subprocess, no jostle-bench client, nothing of run/
+    ({"python/jostle/analysis/check.py": "from ..run.campaign import RunSpec\n",
+      "python/jostle/run/campaign.py": ""},
+     "analysis/check.py:1: analysis uses jostle.run.campaign.RunSpec: analysis never launches"),
     ({"python/jostle/analysis/bounds.py": "def f():\n    import subprocess\n"},
      "analysis/bounds.py:2: analysis uses subprocess: analysis never launches"),
     ({"python/jostle/analysis/bounds.py": "from ..binary import ask\n",

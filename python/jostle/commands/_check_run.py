@@ -14,6 +14,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..analysis import check, check_site
+from ..studies import check as check_study
 from ..errors import JostleError, UsageError
 from ..records.results import load_run
 from ..run import check_node, launch
@@ -131,12 +132,12 @@ class Check:
         self.unfinished = {}     # {benchmark: its share}: a step stopped at the end of it
         self.stopped = {}        # {benchmark: results.Run}: what such a step had measured
 
-    def plan(self, cls, checks, refs, config, facts, mpi):
+    def choose_runs(self, cls, checks, refs, config, facts, mpi):
         """The runs of CHECKS for class CLS in what is left of the budget."""
         self.cls, self.checks, self.refs, self.config = cls, checks, refs, config
         self.facts, self.mpi = facts, mpi
         import pandas  # noqa: F401  (reading the runs needs it: its import is start-up, counted)
-        self.runs = check.plan(checks, self.st.budget - started_ago(), self.node,
+        self.runs = check_study.plan(checks, self.st.budget - started_ago(), self.node,
                                cls.options, self.st.budget, cls.step_seconds.get(check.LAUNCH))
 
     def argv(self, spec, out):
@@ -290,7 +291,7 @@ def prepare(args, st, chk, cls, checks, refs, version, facts, run):
     if args.runs_dir:
         _writable("--runs-dir", Path(args.runs_dir))
     config = launch_config(args, chk.bench, version.get("mpi_flavor", "other"))
-    chk.plan(cls, checks, refs, config, facts, version.get("mpi_library"))
+    chk.choose_runs(cls, checks, refs, config, facts, version.get("mpi_library"))
     for spec in chk.runs:
         check_node.bench_validate(run, chk.bench, spec.benchmark, spec.args)
     return chk

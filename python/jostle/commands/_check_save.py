@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..analysis import check, check_budget, check_reference, check_site
+from ..studies import check as check_study
 from ..errors import JostleError, UsageError
 from ..run import check_node
 from ..run.watchdog import Expired, Watchdog
@@ -100,7 +101,7 @@ def save_reference(args, st, site, node, bench) -> int:
         if k or retries:   # each of the reference's checks has the whole budget, as a check
             mark_start(process_counts=False)
         chk = Check(args, st, node, bench)
-        chk.plan(cls, checks, {}, first.config, facts, version.get("mpi_library"))
+        chk.choose_runs(cls, checks, {}, first.config, facts, version.get("mpi_library"))
         chk.runs = first.runs     # each repeat measures alike (the first fixes the working sets)
         wd = Watchdog(st.timeout, st.reserve)
         runs_dir, temporary = _runs_dir(args, st)
@@ -145,7 +146,7 @@ def save_reference(args, st, site, node, bench) -> int:
         if k == 0:     # the next checks measure as the class's checks will
             cls.options = replace(cls.options, **{k: getattr(cls.options, k) or v
                                                   for k, v in sets.items()})
-            first.runs = check.plan(checks, st.budget, node, cls.options,
+            first.runs = check_study.plan(checks, st.budget, node, cls.options,
                                     launch_s=steps.get(check.LAUNCH))
         values, why = check.values_of(runs)
         for name, v in values.items():
