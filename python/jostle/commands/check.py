@@ -194,7 +194,7 @@ def main(args):
     previous = on_signals()
     try:
         try:
-            if not plan_check(args, st, site, chk, wd):
+            if not set_up_check(args, st, site, chk, wd):
                 return dry_run(chk)
             status, line = judge_node(args, st, chk, wd)
         except Expired as e:
@@ -227,7 +227,7 @@ def main(args):
     return _record.then(args, [rec["record"]], status)
 
 
-def plan_check(args, st, site, chk: Check, wd: Watchdog) -> bool:
+def set_up_check(args, st, site, chk: Check, wd: Watchdog) -> bool:
     """CHK's class, references and runs (bad input: exit 2, nothing measured); False for
     --dry-run."""
     run = wd.run
