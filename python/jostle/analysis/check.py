@@ -215,8 +215,9 @@ def unfinished(name, ref, share: float, ref_step: "float | None",
         v.note += f", {share / ref_step:.1f} x the {ref_step:.2g} s it took for the reference"
     elif ref is not None and then and now >= max(SLOW_FACTOR * then, then + START_MIN_S):
         v.verdict = "fail"
-        v.note += (f" after a start of {now:.2g} s, {now / then:.1f} x the {then:.2g} s of "
-                   "the reference's")
+        # no quote: the line is SLURM's drain reason (check.slurm_reason blanks quotes)
+        v.note += (f" after a start of {now:.2g} s, {now / then:.1f} x the {then:.2g} s it "
+                   "took for the reference")
     else:
         v.verdict = "unfinished"
     return v
