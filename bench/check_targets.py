@@ -59,7 +59,10 @@ def main() -> int:
                 print(f"  retest: exit {rc}, {wall:5.2f} s: {line}")
             walls = [w for _, w, _ in out + retests]
             healthy = sum(rc == 0 for rc, _, _ in out)
-            ok = max(walls) <= a.budget + 1 and tcs.healthy_enough(out, retests, node)
+            # quiet, the target is every check healthy; beside others' work, healthy on retest
+            held = tcs.healthy_enough(out, retests, node) if node.busy_flags else \
+                healthy == len(out)
+            ok = max(walls) <= a.budget + 1 and held
             print(f"{'PASS' if ok else 'FAIL'} {a.checks} checks: {healthy} healthy, "
                   f"{len(retests)} retested, the longest {max(walls):.2f} s for a budget of "
                   f"{a.budget} s (target: each within budget + 1 s, each healthy; steps: seconds taken/share); "

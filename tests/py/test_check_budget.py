@@ -90,10 +90,11 @@ def test_a_check_ends_within_its_budget_and_says_the_truth(machine, node, budget
                       "--runs-dir", tmp_path / "runs", *node.busy_flags,
                       prefix=[*node.prefix(), *prefix], env=env)
     r = check(tmp_path / "spool")
-    if r.returncode == 1 and node.busy_flags:
-        # a machine shared with other work (the busy rule off): their memory traffic can slow
-        # a memory latency by half for one check: retested at once, as --slurm's suspect
-        # mode does before it drains; the retest must hold (checknode.checks_in_a_row)
+    if r.returncode == 1:
+        # the suite's other workers share the machine: their memory traffic slowed a memory
+        # latency by 91% for one check, and a step on one core past twice its reference's time
+        # (2026-11-29, make test): retested at once, as --slurm's suspect mode does before it
+        # drains; the retest must hold (checknode.checks_in_a_row)
         print(f"{name}, --budget {budget}: retested after: {r.stdout.strip()}")
         shutil.rmtree(tmp_path / "spool")
         r = check(tmp_path / "spool")
