@@ -1,16 +1,6 @@
-"""`jostle nuioa`: the NUIOA study of Moreaud 2007 (seed 001) as a resumable campaign of
-existing benchmarks, then its figures and table:
-
-  placement  ping-pong latency and bandwidth, comm thread near/far x buffers near/far the NIC
-             (seed sec. 2.3-2.4), and thread + buffers on each NUMA node in turn (fig. 2.3, 2.8)
-  flows      one-way flows both ways: stream (send/receive), put and get (one-sided), sender or
-             initiator near/far x receiver or target near/far (sec. 2.5.1, fig. 2.6-2.7)
-  load       the flow while compute threads copy into the memory of each node in turn: the
-             flow's and the writers' bandwidth, alone and together (table 2.3), with
-             `jostle-bench contention --phases compute,comm,together --kernel copy`
-
-Near and far are jostle-bench's (--comm-core/--comm-mem near|far, src/topo/nic_place.c).
-"""
+"""`jostle nuioa`: the NUIOA study of Moreaud 2007 (seed 001; its three parts, placement, flows
+and load, are studies/nuioa.py's) as a resumable campaign of existing benchmarks, then its
+figures and table."""
 
 import argparse
 
