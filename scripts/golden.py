@@ -30,18 +30,10 @@ def describe() -> dict:
     return {"python/jostle/describe.json": text + "\n"}
 
 
-def _commands(p, prefix=()):
-    yield " ".join(prefix) or "jostle", p
-    for a in p._actions:
-        if isinstance(a, argparse._SubParsersAction):
-            for name, sub in a.choices.items():
-                yield from _commands(sub, (*prefix, name))
-
-
 def cli_options() -> dict:
     from jostle import cli
     now = {name: sorted(o for a in p._actions for o in a.option_strings)
-           for name, p in _commands(cli.build_parser())}
+           for name, p in cli.parsers(cli.build_parser())}
     return {"tests/py/data/cli_options.json": json.dumps(now, indent=1, sort_keys=True) + "\n"}
 
 

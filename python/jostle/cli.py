@@ -81,6 +81,16 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def parsers(p: argparse.ArgumentParser, prefix=()):
+    """(name, parser) of P and of every subcommand under it ("jostle" for P itself, then
+    "baseline learn" and the like): what the golden file of options and the tests walk."""
+    yield " ".join(prefix) or "jostle", p
+    for a in p._actions:
+        if isinstance(a, argparse._SubParsersAction):
+            for name, sub in a.choices.items():
+                yield from parsers(sub, (*prefix, name))
+
+
 def parse(argv=None) -> argparse.Namespace:
     """Parse ARGV; an option no parser knows is reported by the subcommand it was given to."""
     p = build_parser()

@@ -10,16 +10,8 @@ pytestmark = pytest.mark.unit
 
 
 
-def commands(p, prefix=()):
-    yield " ".join(prefix) or "jostle", p
-    for a in p._actions:
-        if isinstance(a, argparse._SubParsersAction):
-            for name, sub in a.choices.items():
-                yield from commands(sub, (*prefix, name))
-
-
 def test_every_commands_help_lists_its_options():
-    for name, parser in commands(cli.build_parser()):
+    for name, parser in cli.parsers(cli.build_parser()):
         shown = [o for a in parser._actions if a.help != argparse.SUPPRESS
                  for o in a.option_strings]
         text = parser.format_help()

@@ -44,16 +44,9 @@ def test_flag_then_environment_then_site_file_then_fallback(tmp_path, monkeypatc
 
 def test_each_command_shows_where_the_default_comes_from():
     for argv in (["history"], ["export"], ["baseline", "learn"], ["baseline", "list"]):
-        text = dict(_parsers(cli.build_parser()))[" ".join(argv)].format_help()
+        text = dict(cli.parsers(cli.build_parser()))[" ".join(argv)].format_help()
         for o in _options.SHARED.values():
             if o.flag in text:
                 assert f"${o.envvar}" in text, (argv, o.flag)
 
 
-def _parsers(p, prefix=()):
-    import argparse
-    yield " ".join(prefix), p
-    for a in p._actions:
-        if isinstance(a, argparse._SubParsersAction):
-            for name, sub in a.choices.items():
-                yield from _parsers(sub, (*prefix, name))
