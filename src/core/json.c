@@ -158,5 +158,19 @@ void jt_json_raw(jt_json *j, const char *text)
 
 void jt_json_kstr(jt_json *j, const char *k, const char *s) { jt_json_key(j, k); jt_json_str(j, s); }
 void jt_json_knum(jt_json *j, const char *k, double x) { jt_json_key(j, k); jt_json_num(j, x); }
+
+void jt_json_pair(jt_json *j, double lo, double hi)
+{
+    jt_json_array(j);
+    jt_json_num(j, lo);
+    jt_json_num(j, hi);
+    jt_json_end(j);
+}
+
+void jt_json_kpair(jt_json *j, const char *k, double lo, double hi)
+{
+    jt_json_key(j, k);
+    jt_json_pair(j, lo, hi);
+}
 void jt_json_kint(jt_json *j, const char *k, long long x) { jt_json_key(j, k); jt_json_int(j, x); }
 void jt_json_kbool(jt_json *j, const char *k, int b) { jt_json_key(j, k); jt_json_bool(j, b); }

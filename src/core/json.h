@@ -36,5 +36,8 @@ void jt_json_kstr(jt_json *j, const char *key, const char *s);
 void jt_json_knum(jt_json *j, const char *key, double x);
 void jt_json_kint(jt_json *j, const char *key, long long x);
 void jt_json_kbool(jt_json *j, const char *key, int b);
+/* an interval as [lo, hi] (NaN ends write null): a value, or its key's */
+void jt_json_pair(jt_json *j, double lo, double hi);
+void jt_json_kpair(jt_json *j, const char *key, double lo, double hi);
 
 #endif

@@ -154,11 +154,7 @@ void jt_stats_json(const jt_stats *st, jt_json *j)
     jt_json_knum(j, "max", st->max);
     jt_json_knum(j, "mean", st->mean);
     jt_json_knum(j, "stddev", st->stddev);
-    jt_json_key(j, "ci95");
-    jt_json_array(j);
-    jt_json_num(j, st->ci_lo);
-    jt_json_num(j, st->ci_hi);
-    jt_json_end(j);
+    jt_json_kpair(j, "ci95", st->ci_lo, st->ci_hi);
     jt_json_kstr(j, "ci95_method", st->ci_levels    ? "two levels"
                                    : st->ci_batches ? "batch medians"
                                                     : "order statistics");
@@ -169,10 +165,7 @@ void jt_stats_json(const jt_stats *st, jt_json *j)
         jt_json_null(j);
         jt_json_kint(j, "p99_ci95_needs_n", (long long)st->p99_needs_n);
     } else {
-        jt_json_array(j);
-        jt_json_num(j, st->p99_lo);
-        jt_json_num(j, st->p99_hi);
-        jt_json_end(j);
+        jt_json_pair(j, st->p99_lo, st->p99_hi);
     }
     jt_json_kstr(j, "p99_ci95_method", st->p99_method == JT_CI_BATCHES ? "batch p99s"
                                        : st->p99_method == JT_CI_ORDER ? "order statistics"

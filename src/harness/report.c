@@ -147,11 +147,7 @@ static void extra_json(const jt_ctx *ctx, const metric_extra *x, jt_json *j)
             jt_json_object(j);
             jt_json_knum(j, "median", l->median);
             jt_json_knum(j, "share", l->share);
-            jt_json_key(j, "ci95");
-            jt_json_array(j);
-            jt_json_num(j, l->lo);
-            jt_json_num(j, l->hi);
-            jt_json_end(j);
+            jt_json_kpair(j, "ci95", l->lo, l->hi);
             jt_json_end(j);
         }
         jt_json_end(j);
@@ -176,10 +172,7 @@ static void extra_json(const jt_ctx *ctx, const metric_extra *x, jt_json *j)
                 jt_json_null(j);
                 continue;
             }
-            jt_json_array(j);
-            jt_json_num(j, x->pct_lo[k]);
-            jt_json_num(j, x->pct_hi[k]);
-            jt_json_end(j);
+            jt_json_pair(j, x->pct_lo[k], x->pct_hi[k]);
         }
         jt_json_end(j);
         if (missing) {
