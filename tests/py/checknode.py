@@ -102,21 +102,54 @@ def save_site(d: Path, node, budget=BUDGET, repeat=5, prefix=(), env=None, may_f
     return path
 
 
+def busy_while(spool: Path, node) -> str:
+    """Why the newest check in SPOOL would have been skipped as busy, had --no-busy-check not
+    been given (its record's load while it measured, by the check's own rule), or "". On a
+    quiet machine (no --no-busy-check) always ""."""
+    if not node.busy_flags:
+        return ""
+    from jostle.run import check_node
+    newest = max(Path(spool).glob("check-*.json"), key=lambda p: p.stat().st_mtime)
+    during = json.loads(newest.read_text())["load"].get("during")
+    if not during:
+        return ""
+    load = check_node.Load(during["seconds"], during["cores"], during["others_cores"],
+                           during["runnable"], {int(u): c for u, c in during["users"].items()})
+    return check_node.why_busy(load, 0.25, 0.1, before=False)
+
+
+def unhealthy_and_quiet(r, spool, node) -> bool:
+    """A check R that failed where nothing excused it. Beside the suite's other workers a
+    neighbour's memory traffic slowed a memory latency by 143% for two checks in a row (CI,
+    2026-11-29: the machine shared, others using 1.94 of its 2 cores): what a loaded node
+    reads, which the check's own busy rule would have skipped. Such a failure is reported as
+    a warning; on a quiet machine, or where the check's record says it measured undisturbed,
+    it is an error."""
+    if r.returncode != 1:
+        return False
+    why = busy_while(spool, node)
+    if why:
+        warnings.warn(f"a check failed beside other work ({why}): {r.stdout.strip()}",
+                      stacklevel=2)
+    return not why
+
+
 def checks_in_a_row(site, node, spool, n, budget=BUDGET, prefix=(), env=None) -> tuple:
-    """N checks one after the other: ([(exit, wall, line)], [the retests]). Beside other work
-    (the suite's own workers) a neighbour's memory traffic can double a memory latency for
-    one check: a failure is retested at once, as --slurm's suspect mode does before it
-    drains, and a retest that fails too is an error."""
+    """N checks one after the other: ([(exit, wall, line)], [the retests]). A failure is
+    retested at once, as --slurm's suspect mode does before it drains; a retest that fails
+    too is an error unless the node was busy while it measured (unhealthy_and_quiet)."""
     def one():
         r = jostle("check", "--site", site, "--budget", budget, "--spool", spool,
                    *node.busy_flags, prefix=[*node.prefix(), *prefix], env=env)
-        return r.returncode, round(r.wall, 2), r.stdout.strip()
+        return r, (r.returncode, round(r.wall, 2), r.stdout.strip())
     out, retests = [], []
     for _ in range(n):
-        out.append(one())
+        out.append(one()[1])
         if out[-1][0] == 1:
-            retests.append(one())
-            assert retests[-1][0] == 0, ("failed twice in a row", out[-1], retests[-1])
+            r, line = one()
+            retests.append(line)
+            assert not unhealthy_and_quiet(r, spool, node), \
+                ("failed twice in a row, undisturbed", out[-1], line)
     return out, retests
 
 
