@@ -12,8 +12,9 @@ said so in the header. OSU runs with its default iterations; jostle with its def
 Printed per size:
 - each tool's spread across invocations, sd/mean of what it reports (OSU: its average;
   jostle: the median over its launches), and the ratio of their medians over invocations;
-- cover: in how many invocations jostle's reported 95% interval (over its launches) contains
-  the median of the other invocations' reported values;
+- cover: in how many invocations jostle's reported 95% interval (the prediction interval of
+  the next invocation's median over its launches, docs/statistics.md) contains the median of
+  the other invocations' reported values;
 - within: the same for the interval one launch reports on its own (its first launch against
   the other invocations' first launches): what jostle reported before the launch was the unit.
 Then the fraction of sizes where jostle's spread is no larger than OSU's (target >= 80%), the
@@ -172,7 +173,7 @@ def main():
     pairs = len(sizes) * n
     print(f"\njostle's spread across invocations no larger than OSU's at {calmer}/{len(sizes)} "
           f"sizes ({100 * calmer / len(sizes):.0f}%; target >= 80%)")
-    print(f"jostle's 95% interval over its launches contains the other invocations' median at "
+    print(f"jostle's 95% interval for the next invocation contains the other invocations' median at "
           f"{cover}/{pairs} (size, invocation) pairs ({100 * cover / pairs:.0f}%; target >= 90%);"
           f" one launch's own interval: {within}/{pairs} ({100 * within / pairs:.0f}%)")
     print(f"wall time in all: OSU {walls['osu']:.1f} s, jostle {walls['jostle']:.1f} s "

@@ -3,9 +3,9 @@ summarised per point as what the next launch is expected to show.
 
 Per point (its params, metric and unit):
 - median: the median over the launches of each launch's median;
-- ci95: the 95% confidence interval over the launches (records.repeats: Student's t with K - 1
-  degrees of freedom on the log scale, never narrower than a launch's own interval), widened to
-  hold the median where it lies outside;
+- ci95: the 95% prediction interval of what the next invocation of the same command will
+  report, the median over its own K launches (next_interval: the median ± NEXT95[K] standard
+  deviations of the launches' log medians, never narrower than a launch's own interval);
 - within: a launch's own 95% interval of its median, as a half-width relative to that median
   (the median over the launches of theirs): what one launch would have claimed;
 - launches: each launch's median, in launch order;
@@ -29,6 +29,42 @@ import json
 import math
 
 from ..records import repeats
+
+# The 97.5% point of |m' - m| / s, m and m' the medians of two sets of K independent normal
+# draws (this invocation's K launches and the next invocation's), s the standard deviation of
+# the first set: the ratio's law is free of the mean and the spread, so that m ± NEXT95[K]·s
+# holds m' with probability 95%. K = 2: m' - m over s is Student's t with 1 degree of freedom
+# (12.706); K = 3 to 12: 2 000 000 simulated pairs each (docs/statistics.md, "The interval the
+# next invocation falls in"; tests/py/test_launch_interval.py simulates them again). Beyond 12:
+# t(0.975, K - 1)·√(π/K), the normal median's large-K variance π/(2K) on each side, which lies
+# 0.7-3.4% above the simulated point at K = 15 to 100 (a wider interval, never a narrower one).
+NEXT95 = {2: 12.706, 3: 3.856, 4: 2.386, 5: 2.006, 6: 1.639, 7: 1.534, 8: 1.338, 9: 1.294,
+          10: 1.166, 11: 1.142, 12: 1.049}
+
+
+def next95(k: int) -> float:
+    """NEXT95[K], or its large-K form beyond the table."""
+    return NEXT95[k] if k in NEXT95 else repeats.t975(k - 1) * math.sqrt(math.pi / k)
+
+
+def next_interval(meds, los, his) -> tuple:
+    """The 95% interval of the median over K launches that the next invocation will report,
+    from this invocation's K launch medians MEDS (their own 95% intervals LOS-HIS): on the
+    log scale, the median of MEDS ± next95(K) times their standard deviation, that never taken
+    below a launch's own (its interval's half-width over 1.96, the mean of their variances).
+    Where a median is not positive (a bandwidth at 0 B): the lowest to the highest interval."""
+    k = len(meds)
+    if k < 2 or not all(m > 0 and math.isfinite(m) for m in meds):
+        return min(los), max(his)
+    y = sorted(math.log(m) for m in meds)
+    mid = y[k // 2] if k % 2 else (y[k // 2 - 1] + y[k // 2]) / 2
+    mean = sum(y) / k
+    var = sum((v - mean) ** 2 for v in y) / (k - 1)
+    own = [((math.log(h) - math.log(lo)) / (2 * repeats.Z95)) ** 2
+           for lo, h in zip(los, his) if lo > 0 and h > 0]
+    var = max(var, sum(own) / len(own) if own else 0.0)
+    half = next95(k) * math.sqrt(var)
+    return math.exp(mid - half), math.exp(mid + half)
 
 def _key(row, params) -> str:
     return json.dumps([row.get(p) if not _missing(row.get(p)) else None for p in params]
@@ -105,19 +141,14 @@ def summarise(jobs) -> list:
             p["stops"].append(row.get("stop") if isinstance(row.get("stop"), str) else None)
             if p["levels"] is None and isinstance(row.get("levels_median"), list):
                 p["levels"] = row["levels_median"]
-    pooled = {}
-    together = repeats.pool(jobs) if len(jobs) > 1 else []
-    if len(together) == 1:   # the jobs of one setting (NAME-r1 … NAME-rK)
-        pooled = {_key(r, params): r for r in together[0].points.to_dict("records")}
     out = []
-    for key, p in per.items():
+    for p in per.values():
         row, meds = p["row"], p["meds"]
         s = sorted(meds)
         k = len(s)
         median = s[k // 2] if k % 2 else (s[k // 2 - 1] + s[k // 2]) / 2
-        pool = pooled.get(key)
-        if pool is not None and k > 1:
-            lo, hi = _num(pool.get("ci95_lo")), _num(pool.get("ci95_hi"))
+        if k > 1:
+            lo, hi = next_interval(meds, p["lo"], p["hi"])
             between = repeats.between(meds, p["lo"], p["hi"])
         else:   # one launch: its own interval, nothing said of the next
             lo, hi, between = p["lo"][0], p["hi"][0], ""
@@ -145,15 +176,16 @@ def headline_metric(points) -> str:
 
 def table(points, launches: int) -> list:
     """The lines of the text table of POINTS (summarise's) for a setting of LAUNCHES launches:
-    per point of the headline metric, its median over the launches, the 95% interval over them
-    and the within-launch interval beside it, and the note of a point that disagrees."""
+    per point of the headline metric, its median over the launches, the 95% interval of what
+    the next invocation will report (next_interval) and the within-launch interval beside it,
+    and the note of a point that disagrees."""
     metric = headline_metric(points)
     rows = [p for p in points if p["metric"] == metric]
     if not rows:
         return []
     unit = rows[0]["unit"]
     if launches > 1:
-        head = (f"{'size':>9}  {metric + ' (' + unit + ')':>16}  {'95% CI over launches':>24}"
+        head = (f"{'size':>9}  {metric + ' (' + unit + ')':>16}  {'95% PI, next invocation':>24}"
                 f"  {'within a launch':>15}")
     else:
         head = f"{'size':>9}  {metric + ' (' + unit + ')':>16}  {'95% CI, this launch':>24}"
@@ -182,5 +214,6 @@ def heading(name, launches: int, varying: int, early: int = 0) -> str:
         return (f"{name}: 1 launch (--runs 1): each interval is this launch's own; the next "
                 f"launch may land outside it (the default, 3 launches, measures that){stopped}")
     return (f"{name}: {launches} launches, the launch as the unit: the median over launches, "
-            f"its 95% interval over them, a launch's own interval beside it; {varying} point(s) "
+            f"the 95% interval the next invocation's median falls in (a prediction interval, "
+            f"docs/statistics.md), a launch's own interval beside it; {varying} point(s) "
             f"vary between launches beyond their own intervals{stopped}")
