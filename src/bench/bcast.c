@@ -95,8 +95,9 @@ static const char *route_name(const state *s, int r)
 
 
 static const jt_metric metrics[] = {
-    {"time", "us", "Time(us)", 0, jt_metric_us},
-    {"bandwidth", "MB/s", "Size/time(MB/s)", 0, jt_metric_mbps},
+    {"time", "us", "Time(us)", JT_LOWER_BETTER, 0, jt_metric_us},
+    {"bandwidth", "MB/s", "Size/time(MB/s)", JT_HIGHER_BETTER, 0, jt_metric_mbps},
+    {NULL, NULL, NULL, 0, 0, NULL},
 };
 
 /* ---- options ------------------------------------------------------------------------- */
@@ -467,16 +468,13 @@ static void meta(jt_ctx *ctx, void *st, jt_json *j)
     (void)ctx;
 }
 
-static const jt_metric_info metric_infos[] = {
-    {"time", "us", JT_LOWER_BETTER}, {"bandwidth", "MB/s", JT_HIGHER_BETTER}, {NULL, NULL, 0}};
-
 const jt_bench jt_bench_bcast = {
     .name = "bcast",
     .summary = "Broadcast from rank 0 to k recipients: time until the last recipient holds the "
                "data, for each routing of the dynamic broadcast (jt_dbcast) and for MPI_Bcast\n"
                "on a communicator of root + recipients built beforehand.",
     .options = options,
-    .metrics = metric_infos,
+    .metrics = metrics,
     .default_sizes = "8,1K,64K,1M,16M",
     .thread_level = BC_THREAD_LEVEL,
     .min_ranks = 2,

@@ -39,8 +39,9 @@ static double one_way_ns(double s, const jt_point *p) { return s * 1e9 / (2 * p-
 static double round_trip_ns(double s, const jt_point *p) { return s * 1e9 / p->arg[0]; }
 
 static const jt_metric metrics[] = {
-    {"latency", "ns", "Latency(ns)", 0, one_way_ns},
-    {"rtt", "ns", "RTT(ns)", 0, round_trip_ns},
+    {"latency", "ns", "Latency(ns)", JT_LOWER_BETTER, 0, one_way_ns},
+    {"rtt", "ns", "RTT(ns)", JT_LOWER_BETTER, 0, round_trip_ns},
+    {NULL, NULL, NULL, 0, 0, NULL},
 };
 
 /* "A:B,C:D" into s; a message in err (and -1) when a pair is not two cores of tp (unchecked
@@ -148,16 +149,13 @@ static void run(jt_ctx *ctx, void *st, size_t i, jt_series *ser, size_t n)
 
 static void teardown(jt_ctx *ctx, void *st) { (void)ctx, (void)st; }
 
-static const jt_metric_info metric_infos[] = {
-    {"latency", "ns", JT_LOWER_BETTER}, {"rtt", "ns", JT_LOWER_BETTER}, {NULL, NULL, 0}};
-
 /* One point per pair of cores: the harness's driver does the rest (warm-up, repetition, the
  * record), as for every benchmark. */
 const jt_bench jt_bench_c2c = {
     .name = "c2c",
     .summary = "Core-to-core latency: one cache line bounced between threads on two cores, "
                "ns one way, per pair of cores (the bound of an intra-node message).",
-    .options = options, .metrics = metric_infos, .label_head = "Cores",
+    .options = options, .metrics = metrics, .label_head = "Cores",
     .thread_level = MPI_THREAD_SINGLE, .min_ranks = 1, .nseries = 1,
     .state_size = sizeof(state), .read = read_options, .setup = setup, .teardown = teardown,
     .npoints = npoints, .point = point, .run = run,

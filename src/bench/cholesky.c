@@ -100,9 +100,10 @@ static double gflops(double s, const jt_point *p) { return p->arg[0] / s / 1e9; 
 static double ident(double x, const jt_point *p) { (void)p; return x; }
 
 static const jt_metric metrics[] = {
-    {"gflops", "GFlop/s", "GFlop/s", 0, gflops},
-    {"time", "s", "Time(s)", 0, secs},
-    {"residual", "", "Residual", 1, ident},
+    {"gflops", "GFlop/s", "GFlop/s", JT_HIGHER_BETTER, 0, gflops},
+    {"time", "s", "Time(s)", JT_LOWER_BETTER, 0, secs},
+    {"residual", "", "Residual", JT_LOWER_BETTER, 1, ident},
+    {NULL, NULL, NULL, 0, 0, NULL},
 };
 
 static void parse_modes(state *s, const char *spec)
@@ -434,19 +435,12 @@ static void meta(jt_ctx *ctx, void *st, jt_json *j)
     jt_json_end(j);
 }
 
-static const jt_metric_info metric_infos[] = {
-    {"gflops", "GFlop/s", JT_HIGHER_BETTER},
-    {"time", "s", JT_LOWER_BETTER},
-    {"residual", "", JT_LOWER_BETTER},
-    {NULL, NULL, 0},
-};
-
 const jt_bench jt_bench_cholesky = {
     .name = "cholesky",
     .summary = "Tiled Cholesky on a small task runtime: GFlop/s with flat sends against dynamic "
                "broadcasts (jt_dbcast) of the tiles the DAG says several ranks need.",
     .options = options,
-    .metrics = metric_infos,
+    .metrics = metrics,
     .thread_level = CH_SIM ? MPI_THREAD_SINGLE : MPI_THREAD_FUNNELED,
     .min_ranks = 1,
     .nseries = 2,

@@ -39,25 +39,36 @@ static size_t llc_total(const jt_topo *tp)
     return one ? one * (size_t)n : (size_t)32 << 20;
 }
 
-static void metrics(state *s)
+/* Everything contention reports, once: the communication's three, then what the kernel and
+ * the counters allow of the computation's (choose_metrics). */
+enum { M_LATENCY, M_BANDWIDTH, M_RTT, M_SWEEP, M_THROUGHPUT, M_TRAFFIC, M_FLOPS, M_STALLED };
+static const jt_metric metrics[] = {
+    [M_LATENCY] = {"latency", "us", "Latency(us)", JT_LOWER_BETTER, S_COMM, jt_metric_half_us},
+    [M_BANDWIDTH] = {"bandwidth", "MB/s", "Bandwidth(MB/s)", JT_HIGHER_BETTER, S_COMM, mbps},
+    [M_RTT] = {"rtt", "us", "RTT(us)", JT_LOWER_BETTER, S_COMM, jt_metric_us},
+    [M_SWEEP] = {"compute_bandwidth", "GB/s", "Sweep(GB/s/thr)", JT_HIGHER_BETTER, S_COMPUTE, gbps},
+    [M_THROUGHPUT] = {"compute_throughput", "GB/s", "Compute(GB/s)", JT_HIGHER_BETTER, S_AGG, as_is},
+    [M_TRAFFIC] = {"compute_traffic", "GB/s", "Traffic(GB/s)", JT_HIGHER_BETTER, S_AGG, traffic},
+    [M_FLOPS] = {"compute_flops", "GFlop/s", "Compute(GF/s/core)", JT_HIGHER_BETTER, S_COMPUTE,
+                 gflops},
+    [M_STALLED] = {"stalled_fraction", "1", "Stalled", JT_LOWER_BETTER, S_STALL, as_is},
+    {NULL, NULL, NULL, 0, 0, NULL},
+};
+
+static void choose_metrics(state *s)
 {
-    const jt_metric comm[3] = {
-        {"latency", "us", "Latency(us)", S_COMM, jt_metric_half_us},
-        {"bandwidth", "MB/s", "Bandwidth(MB/s)", S_COMM, mbps},
-        {"rtt", "us", "RTT(us)", S_COMM, jt_metric_us},
-    };
-    memcpy(s->comm_m, comm, sizeof comm);
+    memcpy(s->comm_m, metrics, sizeof s->comm_m);
     int k = 0;
     /* The per-sweep metric comes first: the harness judges convergence on it. */
     if (s->kernel != jt_kernel_find("cpu")) {
-        s->comp_m[k++] = (jt_metric){"compute_bandwidth", "GB/s", "Sweep(GB/s/thr)", S_COMPUTE, gbps};
-        s->comp_m[k++] = (jt_metric){"compute_throughput", "GB/s", "Compute(GB/s)", S_AGG, as_is};
-        s->comp_m[k++] = (jt_metric){"compute_traffic", "GB/s", "Traffic(GB/s)", S_AGG, traffic};
+        s->comp_m[k++] = metrics[M_SWEEP];
+        s->comp_m[k++] = metrics[M_THROUGHPUT];
+        s->comp_m[k++] = metrics[M_TRAFFIC];
     }
     if (s->kernel != jt_kernel_find("copy"))
-        s->comp_m[k++] = (jt_metric){"compute_flops", "GFlop/s", "Compute(GF/s/core)", S_COMPUTE, gflops};
+        s->comp_m[k++] = metrics[M_FLOPS];
     if (s->pool.counters && s->computing)
-        s->comp_m[k++] = (jt_metric){"stalled_fraction", "1", "Stalled", S_STALL, as_is};
+        s->comp_m[k++] = metrics[M_STALLED];
     s->ncomp_m = k;
     memcpy(s->both_m, s->comm_m, sizeof s->comm_m);
     memcpy(s->both_m + 3, s->comp_m, (size_t)k * sizeof *s->comp_m);
@@ -162,7 +173,7 @@ static void setup(jt_ctx *ctx, void *st)
         snprintf(s->counters_reason, sizeof s->counters_reason, "%s", s->pool.w[0].ctr.reason);
     else if (s->ncompute == 0)
         snprintf(s->counters_reason, sizeof s->counters_reason, "no compute thread on this rank");
-    metrics(s);
+    choose_metrics(s);
     s->active = -1;
 }
 
@@ -366,24 +377,12 @@ static const char *heading(void *st)
     return lines[((state *)st)->buffers];
 }
 
-static const jt_metric_info metric_infos[] = {
-    {"latency", "us", JT_LOWER_BETTER},
-    {"bandwidth", "MB/s", JT_HIGHER_BETTER},
-    {"rtt", "us", JT_LOWER_BETTER},
-    {"compute_bandwidth", "GB/s", JT_HIGHER_BETTER},
-    {"compute_throughput", "GB/s", JT_HIGHER_BETTER},
-    {"compute_traffic", "GB/s", JT_HIGHER_BETTER},
-    {"compute_flops", "GFlop/s", JT_HIGHER_BETTER},
-    {"stalled_fraction", "1", JT_LOWER_BETTER},
-    {NULL, NULL, 0},
-};
-
 const jt_bench jt_bench_contention = {
     .name = "contention",
     .summary = "Communication and computation, alone and together: ping-pongs of a communicating "
                "thread while compute threads run a kernel (Swartvagher 2021).",
     .options = jt_contention_options,
-    .metrics = metric_infos,
+    .metrics = metrics,
     .default_sizes = "4",
     .thread_level = MPI_THREAD_FUNNELED,
     .thread_level_for = jt_pp_flows_thread_level,

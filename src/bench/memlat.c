@@ -33,7 +33,8 @@ typedef struct state {
 static double ns(double s, const jt_point *p) { return s * 1e9 / p->arg[0]; }
 
 static const jt_metric metrics[] = {
-    {"latency", "ns", "Latency(ns)", 0, ns},
+    {"latency", "ns", "Latency(ns)", JT_LOWER_BETTER, 0, ns},
+    {NULL, NULL, NULL, 0, 0, NULL},
 };
 
 static void read_options(const jt_opts *o, const jt_topo *tp, void *st)
@@ -109,8 +110,6 @@ static void meta(jt_ctx *ctx, void *st, jt_json *j)
     jt_json_end(j);
 }
 
-static const jt_metric_info metric_infos[] = {{"latency", "ns", JT_LOWER_BETTER}, {NULL, NULL, 0}};
-
 /* One point, one rank's chase: the harness's driver does the rest (warm-up, repetition, the
  * record), as for every benchmark. */
 const jt_bench jt_bench_memlat = {
@@ -118,7 +117,7 @@ const jt_bench jt_bench_memlat = {
     .summary = "Memory latency of one core: ns per dependent access of a pointer chase through "
                "a buffer far larger than the last-level cache (the probe of jostle topo "
                "--measure, as a run).",
-    .options = options, .metrics = metric_infos, .label_head = "Bytes",
+    .options = options, .metrics = metrics, .label_head = "Bytes",
     .thread_level = MPI_THREAD_SINGLE, .min_ranks = 1, .nseries = 1,
     .state_size = sizeof(state), .read = read_options, .setup = setup, .teardown = teardown,
     .meta = meta,

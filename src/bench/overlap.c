@@ -28,18 +28,20 @@ static double overlap_min(const jt_stats *st, const jt_point *p) { (void)p; retu
 static double overlap_max(const jt_stats *st, const jt_point *p) { (void)p; return overlap(st, 1); }
 
 static const jt_metric metrics[] = {
-    {"t_ovrl", "us", "t_ovrl(us)", S_OVRL, jt_metric_us},
-    {"t_pure", "us", "t_pure(us)", S_PURE, jt_metric_us},
-    {"t_cpu", "us", "t_CPU(us)", S_CPU, jt_metric_us},
+    {"t_ovrl", "us", "t_ovrl(us)", JT_LOWER_BETTER, S_OVRL, jt_metric_us},
+    {"t_pure", "us", "t_pure(us)", JT_LOWER_BETTER, S_PURE, jt_metric_us},
+    {"t_cpu", "us", "t_CPU(us)", JT_LOWER_BETTER, S_CPU, jt_metric_us},
+    {NULL, NULL, NULL, 0, 0, NULL},
 };
 static const jt_point_value values[] = {
-    {"overlap_min", "1", "Overlap(min)",
+    {"overlap_min", "1", "Overlap(min)", JT_HIGHER_BETTER,
      "max(0, min(1, (t_pure + t_cpu - t_ovrl) / min(t_pure, t_cpu))) of the medians (IMB user "
      "guide; Taboada 2016)", overlap_min},
-    {"overlap_max", "1", "Overlap(max)",
+    {"overlap_max", "1", "Overlap(max)", JT_HIGHER_BETTER,
      "max(0, min(1, (t_pure + t_cpu - t_ovrl) / max(t_pure, t_cpu))) of the medians (what "
      "IMB-NBC's code prints: IMB_output.c, IMB_display_times, with the times of the rank of "
      "largest t_ovrl)", overlap_max},
+    {NULL, NULL, NULL, 0, NULL, NULL},
 };
 
 static int thread_level_for(const jt_opts *o)
@@ -340,18 +342,14 @@ static void meta(jt_ctx *ctx, void *st, jt_json *j)
     free(pp);
 }
 
-static const jt_metric_info metric_infos[] = {
-    {"t_ovrl", "us", JT_LOWER_BETTER},      {"t_pure", "us", JT_LOWER_BETTER},
-    {"t_cpu", "us", JT_LOWER_BETTER},       {"overlap_min", "1", JT_HIGHER_BETTER},
-    {"overlap_max", "1", JT_HIGHER_BETTER}, {NULL, NULL, 0}};
-
 const jt_bench jt_bench_overlap = {
     .name = "overlap",
     .summary = "Overlap of non-blocking collectives with computation (IMB-NBC; Taboada 2016): "
                "t_pure, t_CPU, t_ovrl per collective and size, and the overlap ratio,\nwith "
                "ranks and progress threads placed by policy (packed, scatter, numa).",
     .options = jt_overlap_options,
-    .metrics = metric_infos,
+    .metrics = metrics,
+    .values = values,
     .default_sizes = "4:1M",
     .thread_level = MPI_THREAD_SINGLE,
     .thread_level_for = thread_level_for,

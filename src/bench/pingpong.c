@@ -39,22 +39,31 @@ typedef struct state {
     jt_rma rma; /* put and get */
     jt_pp_flows *flows; /* --pairs, --comm-threads (pingpong_flows.h) */
     long touched; /* the point whose buffers were last set (jt_p2p_touch) */
+    jt_metric m[3]; /* what the mode reports (jt_pp_metrics) */
     char heading[128];
 } state;
 
-/* arg[0] = bytes per message, arg[1] = messages per sample (both directions counted). */
-static double mbps(double s, const jt_point *p) { return p->arg[0] * p->arg[1] / s / 1e6; }
-static double msgrate(double s, const jt_point *p) { return p->arg[1] / s; }
+/* arg[0] = bytes per message, arg[1] = messages per sample of one flow (both directions
+ * counted), arg[2] = flows (1 without --pairs and --comm-threads).  With flows a sample of
+ * series 0 is the mean over flows of one sample each: the aggregate is flows x what one flow
+ * moves / that mean, which, with the mean over samples (--statistic mean), is osu_mbw_mr's
+ * figure: pairs x size x window x iterations / (the pairs' summed loop times / pairs). */
+static double agg_mbps(double s, const jt_point *p) { return p->arg[2] * p->arg[0] * p->arg[1] / s / 1e6; }
+static double agg_rate(double s, const jt_point *p) { return p->arg[2] * p->arg[1] / s; }
+static double flow_mbps(double s, const jt_point *p) { return p->arg[0] * p->arg[1] / s / 1e6; }
 
-static const jt_metric pingpong_metrics[] = {
-    {"latency", "us", "Latency(us)", 0, jt_metric_half_us},
-    {"bandwidth", "MB/s", "Bandwidth(MB/s)", 0, mbps},
-    {"rtt", "us", "RTT(us)", 0, jt_metric_us},
-};
-static const jt_metric stream_metrics[] = {
-    {"bandwidth", "MB/s", "Bandwidth(MB/s)", 0, mbps},
-    {"message_rate", "msg/s", "Rate(msg/s)", 0, msgrate},
-    {"window_time", "us", "Window(us)", 0, jt_metric_us},
+/* Everything pingpong reports, once: round trips report the first three, a window
+ * bandwidth, message_rate and window_time (jt_pp_metrics), and with flows each flow adds a
+ * pair_ line of its own series (pingpong_flows.c). */
+static const jt_metric metrics[] = {
+    {"latency", "us", "Latency(us)", JT_LOWER_BETTER, 0, jt_metric_half_us},
+    {"bandwidth", "MB/s", "Bandwidth(MB/s)", JT_HIGHER_BETTER, 0, agg_mbps},
+    {"rtt", "us", "RTT(us)", JT_LOWER_BETTER, 0, jt_metric_us},
+    {"message_rate", "msg/s", "Rate(msg/s)", JT_HIGHER_BETTER, 0, agg_rate},
+    {"window_time", "us", "Window(us)", JT_LOWER_BETTER, 0, jt_metric_us},
+    {"pair_bandwidth", "MB/s", "", JT_HIGHER_BETTER, 1, flow_mbps},
+    {"pair_latency", "us", "", JT_LOWER_BETTER, 1, jt_metric_half_us},
+    {NULL, NULL, NULL, 0, 0, NULL},
 };
 
 static void read_options(const jt_opts *o, const jt_topo *tp, void *st)
@@ -82,6 +91,7 @@ static void setup(jt_ctx *ctx, void *st)
     int me = ctx->rank < 2 ? ctx->rank : -1;
     if (ctx->rank == 0 && ctx->size > 2 && !many)
         jt_warn(ctx, "ranks 2 to %d take no part in pingpong and wait idle", ctx->size - 1);
+    jt_pp_metrics(ctx->bench, s->mode, s->m);
 
     size_t frames = 1;
     size_t arena = jt_p2p_arena_bytes(s->mode, s->buffers, s->window, s->sizes, s->nsizes,
@@ -129,15 +139,11 @@ static void point(void *st, size_t i, jt_point *p)
     const char *bufs = jt_p2p_buffers_names[s->buffers];
     snprintf(p->label, sizeof p->label, "%llu", (unsigned long long)b);
     p->arg[0] = (double)b;
-    if (s->mode == JT_P2P_PINGPONG) {
-        p->arg[1] = 2; /* D each way per round trip: bandwidth 2D/RTT */
-        p->metrics = pingpong_metrics;
-        p->nmetrics = 3;
-    } else {
-        p->arg[1] = (double)w * (s->mode == JT_P2P_BIDIR ? 2 : 1);
-        p->metrics = stream_metrics;
-        p->nmetrics = 3;
-    }
+    /* D each way per round trip (bandwidth 2D/RTT), or the window's messages */
+    p->arg[1] = s->mode == JT_P2P_PINGPONG ? 2 : (double)w * (s->mode == JT_P2P_BIDIR ? 2 : 1);
+    p->arg[2] = 1; /* one flow */
+    p->metrics = s->m;
+    p->nmetrics = 3;
     jt_json_kint(p->params, "size", (long long)b);
     jt_json_kstr(p->params, "mode", jt_p2p_mode_names[s->mode]);
     if (s->mode != JT_P2P_PINGPONG)
@@ -190,17 +196,6 @@ static void meta(jt_ctx *ctx, void *st, jt_json *j)
 
 static const char *heading(void *st) { return ((state *)st)->heading; }
 
-static const jt_metric_info metric_infos[] = {
-    {"latency", "us", JT_LOWER_BETTER},
-    {"bandwidth", "MB/s", JT_HIGHER_BETTER},
-    {"rtt", "us", JT_LOWER_BETTER},
-    {"message_rate", "msg/s", JT_HIGHER_BETTER},
-    {"window_time", "us", JT_LOWER_BETTER},
-    {"pair_bandwidth", "MB/s", JT_HIGHER_BETTER}, /* one flow of --pairs / --comm-threads */
-    {"pair_latency", "us", JT_LOWER_BETTER},
-    {NULL, NULL, 0},
-};
-
 const jt_bench jt_bench_pingpong = {
     .name = "pingpong",
     .summary = "Point-to-point latency and bandwidth between ranks 0 and 1, per message size: "
@@ -208,7 +203,7 @@ const jt_bench jt_bench_pingpong = {
                "non-blocking sends one way (stream) or both ways (bidir); --pairs N runs N pairs\n"
                "at once (rank i with rank i+N), --comm-threads T as many threads per rank.",
     .options = options,
-    .metrics = metric_infos,
+    .metrics = metrics,
     .default_sizes = "0:4M",
     .thread_level = MPI_THREAD_SINGLE,
     .thread_level_for = jt_pp_flows_thread_level,

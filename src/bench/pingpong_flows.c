@@ -20,14 +20,13 @@ int jt_pp_flows_thread_level(const jt_opts *o)
     return jt_opt_given(o, "comm-threads") ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE;
 }
 
-/* arg[0] = bytes per message, arg[1] = messages per sample of one flow (both directions
- * counted), arg[2] = flows.  A sample of series 0 is the mean over flows of one sample each:
- * the aggregate is flows x what one flow moves / that mean, which, with the mean over
- * samples (--statistic mean), is osu_mbw_mr's figure: pairs x size x window x iterations /
- * (the pairs' summed loop times / pairs). */
-static double agg_mbps(double s, const jt_point *p) { return p->arg[2] * p->arg[0] * p->arg[1] / s / 1e6; }
-static double agg_rate(double s, const jt_point *p) { return p->arg[2] * p->arg[1] / s; }
-static double flow_mbps(double s, const jt_point *p) { return p->arg[0] * p->arg[1] / s / 1e6; }
+void jt_pp_metrics(const jt_bench *b, jt_p2p_mode mode, jt_metric *out)
+{
+    static const char *const rtt[] = {"latency", "bandwidth", "rtt"};
+    static const char *const window[] = {"bandwidth", "message_rate", "window_time"};
+    for (int k = 0; k < 3; k++)
+        out[k] = *jt_metric_find(b, mode == JT_P2P_PINGPONG ? rtt[k] : window[k]);
+}
 
 /* Core and NUMA node of each of this rank's flows.  Without --comm-core, or with auto, the
  * NIC-aware placement (jt_place_comm) of communicating thread k = local rank x threads + t:
@@ -122,26 +121,28 @@ jt_pp_flows *jt_pp_flows_setup(jt_ctx *ctx, jt_p2p_mode mode, jt_p2p_buffers buf
         else
             jt_ctx_bound_role(ctx, role, &m->f.flow[t].bind, &m->f.flow[t].buf);
     }
-    /* Metrics: the aggregate first (the harness judges convergence on it), then one line per
-     * flow in the records (params gain its pair and thread), none in the table. */
-    int stream = mode != JT_P2P_PINGPONG, k = 0;
-    if (stream) {
-        m->m[k++] = (jt_metric){"bandwidth", "MB/s", "Bandwidth(MB/s)", 0, agg_mbps};
-        m->m[k++] = (jt_metric){"message_rate", "msg/s", "Rate(msg/s)", 0, agg_rate};
-        m->m[k++] = (jt_metric){"window_time", "us", "Window(us)", 0, jt_metric_us};
-    } else {
-        m->m[k++] = (jt_metric){"latency", "us", "Latency(us)", 0, jt_metric_half_us};
-        m->m[k++] = (jt_metric){"bandwidth", "MB/s", "Bandwidth(MB/s)", 0, agg_mbps};
-        m->m[k++] = (jt_metric){"rtt", "us", "RTT(us)", 0, jt_metric_us};
-    }
+    m->bench = ctx->bench;
     for (int f = 0; f < m->nflows; f++) {
         snprintf(m->extra[f], sizeof m->extra[f], "\"pair\":%d,\"thread\":%d", f / m->per_rank,
                  f % m->per_rank);
-        m->extras[k] = m->extra[f];
-        m->m[k++] = stream ? (jt_metric){"pair_bandwidth", "MB/s", "", 1 + f, flow_mbps}
-                           : (jt_metric){"pair_latency", "us", "", 1 + f, jt_metric_half_us};
+        m->extras[3 + f] = m->extra[f];
     }
     return m;
+}
+
+/* The aggregate's metrics first (the harness judges convergence on it), then one line per
+ * flow in the records (params gain its pair and thread), none in the table: entries of
+ * pingpong's table, each flow's on its own series.  Made at the first point, as contention
+ * runs flows but reports none of these. */
+static void flow_metrics(jt_pp_flows *m)
+{
+    jt_pp_metrics(m->bench, m->mode, m->m);
+    const jt_metric *pair =
+        jt_metric_find(m->bench, m->mode != JT_P2P_PINGPONG ? "pair_bandwidth" : "pair_latency");
+    for (int f = 0; f < m->nflows; f++) {
+        m->m[3 + f] = *pair;
+        m->m[3 + f].series = 1 + f;
+    }
 }
 
 void jt_pp_flows_point(jt_pp_flows *m, uint64_t b, jt_point *p)
@@ -151,6 +152,8 @@ void jt_pp_flows_point(jt_pp_flows *m, uint64_t b, jt_point *p)
     p->arg[0] = (double)b;
     p->arg[1] = m->mode == JT_P2P_PINGPONG ? 2 : (double)w * (m->mode == JT_P2P_BIDIR ? 2 : 1);
     p->arg[2] = m->nflows;
+    if (!m->m[0].name)
+        flow_metrics(m);
     p->metrics = m->m;
     p->nmetrics = 3 + m->nflows;
     static const char *const mbw_mr[] = {"MB/s", "Messages/s"}; /* osu_mbw_mr's columns */

@@ -17,6 +17,7 @@ typedef struct jt_pp_flows {
     jt_p2p_buffers buffers;
     int window;
     jt_flows f;
+    const jt_bench *bench;        /* whose table its metrics come from */
     jt_metric m[4 + JT_FLOWS_MAX];
     char extra[JT_FLOWS_MAX][48];
     const char *extras[4 + JT_FLOWS_MAX]; /* by metric: the flow's, NULL for the aggregate */
@@ -51,6 +52,9 @@ void jt_pp_flows_read(jt_ctx *ctx, jt_p2p_mode mode, int *pairs, int *threads);
 jt_pp_flows *jt_pp_flows_setup(jt_ctx *ctx, jt_p2p_mode mode, jt_p2p_buffers buffers, int window,
                                int check, size_t arena, size_t frames);
 void jt_pp_flows_point(jt_pp_flows *m, uint64_t bytes, jt_point *p);
+/* The three metrics of b's table (pingpong's) that MODE reports: latency, bandwidth and rtt
+ * of round trips, or bandwidth, message_rate and window_time of a window. */
+void jt_pp_metrics(const jt_bench *b, jt_p2p_mode mode, jt_metric *out);
 /* n samples of every flow: rank 0 appends the aggregate (the mean over flows of each sample)
  * to agg and, when each is not NULL, flow f's samples to each[f].  Collective. */
 void jt_pp_flows_run(jt_ctx *ctx, jt_pp_flows *m, uint64_t bytes, int touch, jt_series *agg,

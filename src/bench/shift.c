@@ -80,8 +80,9 @@ typedef struct state {
 
 /* arg[0] = bytes of one message, one way */
 static const jt_metric metrics[] = {
-    {"latency", "us", "Latency(us)", 0, jt_metric_us},
-    {"bandwidth", "MB/s", "Bandwidth(MB/s)", 0, jt_metric_mbps},
+    {"latency", "us", "Latency(us)", JT_LOWER_BETTER, 0, jt_metric_us},
+    {"bandwidth", "MB/s", "Bandwidth(MB/s)", JT_HIGHER_BETTER, 0, jt_metric_mbps},
+    {NULL, NULL, NULL, 0, 0, NULL},
 };
 
 static void read_options(const jt_opts *o, const jt_topo *tp, void *st)
@@ -358,12 +359,6 @@ static void meta(jt_ctx *ctx, void *st, jt_json *j)
                                   : "half a ping-pong's round trip, on the sender");
 }
 
-static const jt_metric_info metric_infos[] = {
-    {"latency", "us", JT_LOWER_BETTER},
-    {"bandwidth", "MB/s", JT_HIGHER_BETTER},
-    {NULL, NULL, 0},
-};
-
 const jt_bench jt_bench_shift = {
     .name = "shift",
     .summary = "Every directed link between the ranks (one per node): mpiGraph's shift pattern "
@@ -371,7 +366,7 @@ const jt_bench jt_bench_shift = {
                "pair at a time (--pattern pairwise), or the rounds of --pairs FILE; latency and "
                "bandwidth of each link per size.",
     .options = options,
-    .metrics = metric_infos,
+    .metrics = metrics,
     .default_sizes = "8,1M",
     .thread_level = MPI_THREAD_SINGLE,
     .min_ranks = 2,

@@ -28,8 +28,9 @@ static double secs(double s, const jt_point *p) { (void)p; return s; }
 static double gflops(double s, const jt_point *p) { return p->arg[0] / s / 1e9; }
 
 static const jt_metric metrics[] = {
-    {"gflops", "GFlop/s", "GFlop/s", 0, gflops},
-    {"time", "s", "Time(s)", 0, secs},
+    {"gflops", "GFlop/s", "GFlop/s", JT_HIGHER_BETTER, 0, gflops},
+    {"time", "s", "Time(s)", JT_LOWER_BETTER, 0, secs},
+    {NULL, NULL, NULL, 0, 0, NULL},
 };
 
 static void read_options(const jt_opts *o, const jt_topo *tp, void *st)
@@ -88,18 +89,12 @@ static void teardown(jt_ctx *ctx, void *st)
     free(s->spd), free(s->l), free(s->c);
 }
 
-static const jt_metric_info metric_infos[] = {
-    {"gflops", "GFlop/s", JT_HIGHER_BETTER},
-    {"time", "s", JT_LOWER_BETTER},
-    {NULL, NULL, 0},
-};
-
 const jt_bench jt_bench_tile_kernels = {
     .name = "tile-kernels",
     .summary = "GFlop/s of the Cholesky's tile kernels (POTRF, TRSM, SYRK, GEMM), one BLAS "
                "thread: what a cholesky worker computes at, and the simulated kernels' rates.",
     .options = options,
-    .metrics = metric_infos,
+    .metrics = metrics,
     .thread_level = MPI_THREAD_SINGLE,
     .min_ranks = 1,
     .nseries = 1,

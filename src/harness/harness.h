@@ -18,11 +18,18 @@
 struct jt_point;
 struct jt_stats;
 
-/* One reported quantity, derived sample by sample from one series. */
+/* Which way is better, as --describe says it (and the Python side judges by it). */
+typedef enum jt_better { JT_LOWER_BETTER, JT_HIGHER_BETTER } jt_better;
+
+/* One reported quantity, derived sample by sample from one series.  A benchmark declares each
+ * of its metrics once, in one table (jt_bench.metrics): --describe lists that table and every
+ * point reports entries of it (a copy may change the series only: one flow, one link), so
+ * that what is declared and what is measured cannot differ. */
 typedef struct jt_metric {
-    const char *name;   /* record key: "latency" */
+    const char *name;   /* record key: "latency"; NULL ends a benchmark's table */
     const char *unit;   /* "us" */
-    const char *column; /* table heading: "Latency(us)" */
+    const char *column; /* table heading: "Latency(us)"; "": records and CSV only */
+    jt_better better;
     int series;         /* which series of the point it is computed from */
     double (*derive)(double sample, const struct jt_point *p);
 } jt_metric;
@@ -34,22 +41,15 @@ double jt_metric_half_us(double sample, const struct jt_point *p);
 double jt_metric_mbps(double sample, const struct jt_point *p);
 
 /* One value computed once per point from the statistics of its metrics (an overlap ratio
- * from medians), not sample by sample: recorded with n and median only, and its formula. */
+ * from medians), not sample by sample: recorded with n and median only, and its formula.
+ * Declared once too, in jt_bench.values. */
 typedef struct jt_point_value {
-    const char *name, *unit, *column;
+    const char *name, *unit, *column; /* NULL name ends a benchmark's table */
+    jt_better better;
     const char *formula;  /* how it is computed, for the record */
     /* stats[m] is metric m of the point; returns the value. */
     double (*compute)(const struct jt_stats *stats, const struct jt_point *p);
 } jt_point_value;
-
-/* What a benchmark may report, as --describe lists it: every metric and point value by name,
- * with its unit and which way is better.  The driver refuses (jt_fatal) a point whose metric
- * is not declared here, so the list cannot fall behind the code. */
-typedef enum jt_better { JT_LOWER_BETTER, JT_HIGHER_BETTER } jt_better;
-typedef struct jt_metric_info {
-    const char *name, *unit; /* NULL name ends a table */
-    jt_better better;
-} jt_metric_info;
 
 #define JT_POINT_METRICS 80 /* metrics a point reports (values see them): 64 flows and more */
 
@@ -133,7 +133,10 @@ typedef struct jt_bench {
     const char *name;
     const char *summary;
     const jt_opt_spec *options; /* the benchmark's own, after the common ones */
-    const jt_metric_info *metrics; /* all it may report (NULL-name-terminated) */
+    /* Everything it may report, each declared once (NULL-name-terminated): the metrics, then
+     * the point values (NULL: none).  --describe lists them in this order. */
+    const jt_metric *metrics;
+    const jt_point_value *values;
     const char *default_sizes;  /* --sizes when not given; NULL: --sizes is refused */
     int thread_level;           /* MPI_THREAD_* it needs */
     /* Optional: the level to ask for, from the options (a progress thread wants MULTIPLE);
@@ -171,6 +174,10 @@ typedef struct jt_bench {
 /* Runs one benchmark from the command line (argv after the benchmark's name); returns the
  * exit status. */
 int jt_harness_main(const jt_bench *b, int argc, char **argv);
+
+/* Metric NAME of b's table (jt_fatal when b does not declare it), for a benchmark that builds
+ * a point's metrics from several places of its table. */
+const jt_metric *jt_metric_find(const jt_bench *b, const char *name);
 
 /* `jostle-bench --transport`: the MPI library's transport settings as JSON, without MPI_Init. */
 int jt_transport_print(void);
