@@ -65,6 +65,9 @@ for build in build/asan build/tsan; do
         --collectives ialltoall,igather,isendrecv --progress-mode thread --oversubscribe
   quick "$build" overlap-async 2 overlap "${QUICK[@]}" --sizes 4,1K --progress-mode async \
         --oversubscribe
+  # every pingpong run walks its 65 series (the flows'): what caught a shift past 31 bits
+  quick "$build" pingpong-threads 2 pingpong "${QUICK[@]}" --sizes 8,1K --mode stream \
+        --comm-threads 2
   quick "$build" contention-triad 2 contention "${QUICK[@]}" --phase-time 0.05 --sizes 4,64K \
         --array-bytes 3M --compute-cores 1 --oversubscribe
   quick "$build" contention-gemm 2 contention "${QUICK[@]}" --phase-time 0.05 --sizes 4 \

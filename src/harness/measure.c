@@ -24,7 +24,12 @@ static void clear(const jt_bench *b, jt_series *ser)
         jt_series_clear(&ser[k]);
 }
 
-static int is_ratio(const jt_bench *b, int series) { return b->ratio_series >> series & 1; }
+/* Bit k of ratio_series for series k; a series past its bits (a flow of pingpong's 65) is a
+ * duration (shifting by 32 or more would be undefined). */
+static int is_ratio(const jt_bench *b, int series)
+{
+    return series < (int)(8 * sizeof b->ratio_series) && (b->ratio_series >> series & 1);
+}
 
 double jt_ctx_timer_tick(jt_ctx *ctx)
 {
