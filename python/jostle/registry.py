@@ -1,4 +1,4 @@
-"""Named entries of one kind (launchers, exporters), as ReFrame's reframe/core/backends.py keeps
+"""Named entries of one kind (launchers, exporters, the checks of `jostle check`), as ReFrame's reframe/core/backends.py keeps
 its launchers: one way to register, a name registered twice refused (a second definition would
 silently take the first one's place), and an entry that could not be loaded kept with its error
 until someone asks for it by name, so that one broken entry never stops the others."""
@@ -37,6 +37,10 @@ class Registry:
 
     def __contains__(self, name) -> bool:
         return name in self._entries
+
+    def __iter__(self):
+        """The names, as names() (a registry reads as the tuple of its names)."""
+        return iter(self.names())
 
     def names(self) -> list:
         """The names that can be asked for, those that failed to load included."""

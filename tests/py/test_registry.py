@@ -1,7 +1,8 @@
-"""The registries (launchers, exporters) refuse a duplicate name and keep an entry's load error
+"""The registries (launchers, exporters, checks) refuse a duplicate name and keep an entry's load error
 until it is asked for by name (jostle.registry, as ReFrame's backends)."""
 import pytest
 
+from jostle.analysis import check
 from jostle.errors import JostleError, UsageError
 from jostle.export.exporters import EXPORTERS
 from jostle.registry import Registry
@@ -26,6 +27,19 @@ def test_the_real_registries_refuse_a_second_openmpi_or_openmetrics():
     assert type(launch.LAUNCHERS["openmpi"]).__name__ == "OpenMPI"
     with pytest.raises(JostleError, match="registered twice"):
         EXPORTERS.register("openmetrics")(object)
+
+
+def test_a_check_registered_twice_is_refused_and_a_check_needs_its_fingerprint_metric():
+    with pytest.raises(JostleError, match="check 'triad' registered twice"):
+        check.register("triad", kernel="copy")
+    assert check.CHECKS["triad"].params == {"kernel": "triad", "phase": "compute"}
+    with pytest.raises(JostleError, match="no fingerprint metric"):
+        check.register("triads")
+    assert "triads" not in check.CHECKS
+    # what the rest reads is derived from the one registry, in its order
+    assert list(check.CHECKS) == [*check.MEASURED, check.NIC]
+    assert check.CHECKS[check.NIC].metric is None
+    assert all(check.METRICS[n].name == n for n in check.MEASURED)
 
 
 def test_a_load_error_is_told_when_asked_for_and_spares_the_others():

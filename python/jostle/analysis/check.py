@@ -17,6 +17,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
+from ..errors import JostleError
+from ..registry import Registry
 from . import scan
 
 # The exit statuses of `jostle check` (docs/check.md): what a scheduler's script reads.
@@ -29,12 +31,40 @@ KILLED = "killed"
 def verdict_word(status: int) -> str:
     return VERDICTS.get(status) or (KILLED if status > 128 else "error")
 
-# The checks taken from the scan's fingerprint (same names, same runs, same definitions).
-MEASURED = ("triad", "memory_latency", "pingpong_latency", "pingpong_bandwidth",
-            "latency_under_load", "bandwidth_under_load")
-METRICS = {m.name: m for m in scan.FINGERPRINT if m.name in MEASURED}
-NIC = "nic"
-CHECKS = (*MEASURED, NIC)
+
+@dataclass(frozen=True)
+class Check:
+    """A named check: the scan's fingerprint metric it reads (same name, same run, same
+    definition; None for the NICs, read from /sys), and the params of the point it judges."""
+    name: str
+    metric: "scan.NodeMetric | None"
+    params: dict
+
+
+# The checks by name, in the order they are told (a name registered twice is refused).
+CHECKS = Registry("check")
+
+
+def register(name: str, fingerprint: bool = True, **params) -> Check:
+    """Check NAME, the scan's fingerprint metric of that name where FINGERPRINT, judged on
+    the point of PARAMS."""
+    metric = next((m for m in scan.FINGERPRINT if m.name == name), None)
+    if fingerprint and metric is None:
+        raise JostleError(f"check {name!r}: no fingerprint metric of that name (analysis/scan.py)")
+    return CHECKS.add(name, Check(name, metric, params))
+
+
+register("triad", kernel="triad", phase="compute")
+register("memory_latency")
+register("pingpong_latency", size=8)
+register("pingpong_bandwidth", size=1 << 20)
+register("latency_under_load")
+register("bandwidth_under_load")
+NIC = register("nic", fingerprint=False).name
+
+# What the rest reads: the checks that measure, and their fingerprint metrics.
+MEASURED = tuple(name for name, c in CHECKS.items() if c.metric)
+METRICS = {name: CHECKS[name].metric for name in MEASURED}
 
 # Time (docs/check.md, "Budget"): what a check costs besides its steps (Python and its
 # imports, the busy probe, jostle-bench's queries), and each step's start (mpirun, MPI_Init).
@@ -165,14 +195,10 @@ class Value:
                 "verdict": self.verdict, "note": self.note or None, "params": self.params}
 
 
-PARAMS = {"pingpong_latency": {"size": 8}, "pingpong_bandwidth": {"size": 1 << 20},
-          "triad": {"kernel": "triad", "phase": "compute"}}
-
-
 def judge_value(name, value, ref, note="") -> Value:
     """VALUE of check NAME against REF (a reference dict, or None)."""
     m = METRICS[name]
-    v = Value(name, value, m.unit, params=PARAMS.get(name, {}))
+    v = Value(name, value, m.unit, params=dict(CHECKS[name].params))
     if ref is None:
         v.note = note or "no reference for this check in the class"
         return v
@@ -207,7 +233,7 @@ def unfinished(name, ref, share: float, ref_step: "float | None",
     not judge)."""
     m = METRICS[name]
     v = Value(name, None, m.unit, (ref or {}).get("value"), (ref or {}).get("tolerance"),
-              (ref or {}).get("worse", ""), params=PARAMS.get(name, {}))
+              (ref or {}).get("worse", ""), params=dict(CHECKS[name].params))
     v.note = f"{m.benchmark} did not finish in its {share:.2g} s share of the budget (stopped)"
     now, then = start or (None, None)
     if ref is not None and ref_step and share >= SLOW_FACTOR * ref_step:
