@@ -6,7 +6,7 @@ downlink of its own (lognormal, sd 0.05: the hardware), each directed pair's int
 anew (Student t with 3 degrees of freedom, sd 0.05), a link's bandwidth the least of its
 sender's uplink, its receiver's downlink and the pair's draw (the slowest part of its route),
 its latency the same on every link; 32 shift rounds (every partner below 33 nodes). The links go through the
-judgement `jostle scan` runs (analysis/scan.py: judge with no fingerprint values, no baseline,
+judgement `jostle scan` runs (analysis/scan/verdict.py: judge with no fingerprint values, no baseline,
 --fdr 0.01, --min-effect 0.1, then hold_back): a scan "drains" when a node is to be drained.
 
 --fault F also plants one node whose uplink is at F (e.g. 0.6) and counts the scans that drain

@@ -27,7 +27,7 @@ PUBLIC = {"jostle/placement.h": "topo", "jostle/dbcast.h": "comm"}
 GENERATED = {"jostle_buildinfo.h": "core"}
 MAX_LINES = 500
 # Python, lowest first (docs/architecture.md): a module of python/jostle/ is ranked by its folder
-# (analysis/scan.py is "analysis"); the modules at the top are the shared small ones, except
+# (analysis/scan/null.py is "analysis"); the modules at the top are the shared small ones, except
 # report and cli, ranked by name.  Folders of one rank (figures, export) stand beside each
 # other and may not import each other.
 PY_RANK = {

@@ -12,8 +12,10 @@ import pandas as pd
 import pytest
 
 from jostle import cli
-from jostle.analysis import scan, scan_input, scan_null
-from jostle.analysis.scan_judge import judge_values
+from jostle.analysis import scan
+from jostle.analysis.scan import inputs as scan_input
+from jostle.analysis.scan import null as scan_null
+from jostle.analysis.scan.family import judge_values
 from jostle.run import simgrid
 from jostle.errors import UsageError
 

@@ -13,7 +13,9 @@ import pandas as pd
 import pytest
 
 from jostle import cli
-from jostle.analysis import multiplicity, scan, scan_null, scan_output
+from jostle.analysis import multiplicity, scan
+from jostle.analysis.scan import null as scan_null
+from jostle.analysis.scan import output as scan_output
 from jostle.commands._scan_runs import arrange_rounds, choose_shifts
 from jostle.errors import UsageError
 from jostle.records import fabric as fb

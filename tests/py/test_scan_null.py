@@ -11,7 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jostle.analysis import scan_links, scan_null
+from jostle.analysis.scan import links as scan_links
+from jostle.analysis.scan import null as scan_null
 
 pytestmark = pytest.mark.unit
 

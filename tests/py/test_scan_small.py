@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from jostle import cli
-from jostle.analysis import scan, scan_null
+from jostle.analysis import scan
+from jostle.analysis.scan import null as scan_null
 
 pytestmark = pytest.mark.unit
 
@@ -115,7 +116,7 @@ def test_bad_groups_exit_2_in_one_line(tmp_path, capsys, argv, word):
 
 def test_classes_keep_every_node_in_one():
     groups = {"new": ["n0*"], "old": ["/^n[1-9]/"]}
-    from jostle.analysis import scan_classes
+    from jostle.analysis.scan import classes as scan_classes
     got = scan_classes.classes_of(["n01", "n12", "n05"], groups)
     assert got == {"n01": "new", "n12": "old", "n05": "new"}
     assert scan_classes.by_class(["n01", "n12", "n05"], got) == [["n01", "n05"], ["n12"]]

@@ -1,10 +1,10 @@
 """`jostle check`'s measurements and verdicts (docs/check.md): one node, in seconds, against
 the reference of its class.
 
-What it measures is a subset of `jostle scan`'s fingerprint (analysis/scan.py), by the same
-runs and under the same names, so that a scan (or a `jostle baseline` of one) can serve as a
-reference: memory bandwidth on the compute cores (`triad`, over the phase's wall time: a
-throttled node shows there), memory latency, the intra-node ping-pong at 8 B and 1 MiB, and
+What it measures is a subset of `jostle scan`'s fingerprint (analysis/scan/fingerprint.py), by
+the same runs and under the same names, so that a scan (or a `jostle baseline` of one) can
+serve as a reference: memory bandwidth on the compute cores (`triad`, over the phase's wall
+time: a throttled node shows there), memory latency, the intra-node ping-pong at 8 B and 1 MiB, and
 communication under load; beside them the state and link speed of the node's NICs, read from
 /sys. This module reads the runs' records into values (studies/check.py plans them for a
 time budget), derives a reference and its tolerance from what good nodes measured, and
@@ -50,7 +50,8 @@ def register(name: str, fingerprint: bool = True, **params) -> Check:
     the point of PARAMS."""
     metric = next((m for m in scan.FINGERPRINT if m.name == name), None)
     if fingerprint and metric is None:
-        raise JostleError(f"check {name!r}: no fingerprint metric of that name (analysis/scan.py)")
+        raise JostleError(f"check {name!r}: no fingerprint metric of that name "
+                          "(analysis/scan/fingerprint.py)")
     return CHECKS.add(name, Check(name, metric, params))
 
 

@@ -5,8 +5,10 @@ import json
 from pathlib import Path
 
 from .. import figures
-from ..analysis import baselines, check_site, machines, scan, scan_classes, scan_output
-from ..analysis.scan_judge import EFFECT_ALONE
+from ..analysis import baselines, check_site, machines, scan
+from ..analysis.scan import classes as scan_classes
+from ..analysis.scan import output as scan_output
+from ..analysis.scan.family import EFFECT_ALONE
 from ..errors import UsageError
 from ..figures import shift as shift_figures
 from ..records.results import load_run

@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 
 from .. import lazy
-from ..analysis import scan, scan_input
+from ..analysis import scan
+from ..analysis.scan import inputs as scan_input
 from ..errors import JostleError, UsageError
 from ..records.results import load_run
 from ..run import sim_fabric, simgrid

@@ -16,7 +16,8 @@ import time
 from pathlib import Path
 
 from .. import binary
-from ..analysis import scan_classes, scan_input
+from ..analysis.scan import classes as scan_classes
+from ..analysis.scan import inputs as scan_input
 from ..run import launch, simgrid
 from ..run.campaign import Campaign, LaunchConfig
 from ..errors import JostleError, UsageError

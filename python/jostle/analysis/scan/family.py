@@ -14,8 +14,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from .. import lazy
-from . import multiplicity, scan_null
+from ... import lazy
+from .. import multiplicity
+from . import null as scan_null
 
 np = lazy.module("numpy")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import fnmatch
 import re
 
-from ..errors import UsageError
+from ...errors import UsageError
 
 NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 

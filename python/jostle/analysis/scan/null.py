@@ -23,8 +23,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .. import lazy
-from . import stats
+from ... import lazy
+from .. import stats
 
 np = lazy.module("numpy")
 

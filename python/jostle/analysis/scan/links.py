@@ -18,9 +18,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from .. import lazy
-from . import scan_null
-from .scan_judge import Test, judge_values, passes
+from ... import lazy
+from . import null as scan_null
+from .family import Test, judge_values, passes
 
 np = lazy.module("numpy")
 pd = lazy.module("pandas")

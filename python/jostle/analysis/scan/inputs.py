@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import re
 
-from ..errors import UsageError, read_input
+from ...errors import UsageError, read_input
 
 HOST_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
 INJECT_KINDS = ("bandwidth", "latency")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 
-from .scan import FINGERPRINT
+from .fingerprint import FINGERPRINT
 
 
 def _num(x):
