@@ -5,6 +5,7 @@ watchdog killing a measurement that hangs with nothing left running."""
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -135,9 +136,18 @@ def test_a_check_writes_one_record_in_the_spool(site, tmp_path):
 
 def test_a_baseline_of_kept_runs_serves_as_the_reference(site, tmp_path):
     runs = tmp_path / "runs"
-    r = jostle("check", "--site", site, "--budget", "12", "--timeout", "120", "--spool", tmp_path / "spool",
-               "--no-busy-check", "--runs-dir", runs)
-    assert r.returncode in (0, 1), r.stderr
+    def check():
+        return jostle("check", "--site", site, "--budget", "12", "--timeout", "120", "--spool",
+                      tmp_path / "spool", "--no-busy-check", "--runs-dir", runs)
+    r = check()
+    if r.returncode == 3:
+        # beside the suite's workers a step can miss its share ("memlat did not finish in its
+        # 2.1 s share", load 8 on 2 cores): honest, but its run is what the baseline is made of
+        print(f"retested after: {r.stdout.strip()}")
+        shutil.rmtree(runs)
+        shutil.rmtree(tmp_path / "spool")
+        r = check()
+    assert r.returncode in (0, 1), (r.stdout, r.stderr)
     n = records(tmp_path / "spool")[0]["node"]
     assert sorted(p.name for p in runs.glob("*.jsonl")) == sorted([
         f"fp-{b}-{n}.jsonl" for b in ("contention", "memlat", "pingpong")] + [
