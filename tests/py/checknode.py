@@ -2,6 +2,7 @@
 test_check_budget.py, bench/check_targets.py): this machine as a node of its own in a cgroup
 v1 cpu group, a reference saved there, checks in a row."""
 
+import fcntl
 import json
 import os
 import subprocess
@@ -20,6 +21,7 @@ JOSTLE = [sys.executable, "-m", "jostle.cli"]
 CGROUP_CPU = Path("/sys/fs/cgroup/cpu")
 SAVE = ["--compute-cores", "1", "--oversubscribe", "--load-sizes", "4,1M"]
 BUDGET = 10     # beside the suite's other workers: bench/check_targets.py measures 8
+SHARED_REPEAT = 2
 
 
 def jostle(*argv, timeout=300, prefix=(), env=None):
@@ -100,6 +102,30 @@ def save_site(d: Path, node, budget=BUDGET, repeat=5, prefix=(), env=None, may_f
         return (r.stderr.strip().splitlines() or [f"exit {r.returncode}"])[-1]
     assert r.returncode == 0, r.stderr
     return path
+
+
+def shared_site(tmp_path_factory, node) -> Path:
+    """One reference of this machine for the whole session (test_check_system, test_check_mpi):
+    saved by the first worker that asks, under a lock, the others reading it (a save is 2
+    checks at the budget, 20 s of both cores: saved once per module it cost 45 s of the
+    suite's CPU twice). 2 checks with the site's tolerance, the widest allowed (0.5): what the
+    tests judge is a healthy node and one at 30% of a core (-90%); the refusal of 2 checks
+    without it is test_check_mpi's. Saved with --no-busy-check whoever asks: the suite's own
+    workers keep the machine busy."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent          # the session's, above each worker's own
+    d = root / "check-site"
+    d.mkdir(exist_ok=True)
+    with open(d / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (d / "site.toml").exists():
+            flags, node.busy_flags = node.busy_flags, ["--no-busy-check"]
+            try:
+                save_site(d, node, repeat=SHARED_REPEAT, tolerance=0.5)
+            finally:
+                node.busy_flags = flags
+        return d / "site.toml"
 
 
 def busy_while(spool: Path, node) -> str:
