@@ -21,7 +21,7 @@ Then the fraction of sizes where jostle's spread is no larger than OSU's (target
 coverage over all (size, invocation) pairs (target >= 90%), and both tools' total wall time.
 
 Usage: bench/osu_launches.py [--kind latency|bw] [--invocations 5] [--runs 3] [--osu DIR]
-                             [--max-size 4194304]
+                             [--max-size 4194304] [--jostle-args "--max-reps 1000000"]
 """
 import argparse
 import json
@@ -85,14 +85,15 @@ def run_osu(build, osu, max_size, kind):
     return got, wall
 
 
-def run_jostle(build, runs, max_size, where, i, kind):
+def run_jostle(build, runs, max_size, where, i, kind, extra=()):
     """{size: (median over launches, ci95 lo, hi, first launch's median, its lo, hi)} of one
-    invocation of `jostle pingpong` with its defaults, and its wall time."""
+    invocation of `jostle pingpong` with its defaults (and EXTRA options), and its wall
+    time."""
     flavor = "mpich" if Path(build).name == "mpich" else "openmpi"
     cmd = [str(ROOT / ".venv" / "bin" / "jostle"), "pingpong", "--sizes", f"1:{max_size}",
            "--mpi", flavor, "--bench", str(Path(build) / "jostle-bench"), "--runs", str(runs),
            "--output-dir", str(where), "--campaign", f"inv{i}", "--name", "j",
-           *(["--mode", "stream"] if kind == "bw" else [])]
+           *(["--mode", "stream"] if kind == "bw" else []), *extra]
     metric = "latency" if kind == "latency" else "bandwidth"
     t0 = time.monotonic()
     subprocess.run(cmd, check=True, capture_output=True, text=True)
@@ -129,13 +130,17 @@ def main():
                                   "then PATH; none: the reference loop)")
     ap.add_argument("--max-size", type=at_least_one, default=4 << 20,
                     help="the largest size, a power of two (default 4194304)")
+    ap.add_argument("--jostle-args", default="",
+                    help="options added to jostle pingpong's (one string, split at spaces): "
+                         "to measure a setting other than the defaults, said in the header")
     a = ap.parse_args()
     osu = find_osu(a.osu, a.kind)
     print(f"# {checkout_venv.machine()}")
     print(f"# {a.invocations} invocations each, alternated: "
           f"{osu or 'no ' + PROGRAM[a.kind] + ' found: the reference loop (ref_osu)'} (default "
           f"iterations) and `jostle pingpong --runs {a.runs}"
-          f"{' --mode stream' if a.kind == 'bw' else ''}` (defaults), {a.kind}, sizes 1 B - "
+          f"{' --mode stream' if a.kind == 'bw' else ''}"
+          f"{' ' + a.jostle_args if a.jostle_args else ''}` (defaults), {a.kind}, sizes 1 B - "
           f"{a.max_size} B; load average at start {os.getloadavg()[0]:.1f}")
     osu_got, jostle_got, walls = [], [], {"osu": 0.0, "jostle": 0.0}
     with tempfile.TemporaryDirectory() as tmp:
@@ -143,10 +148,12 @@ def main():
             order = ("osu", "jostle") if i % 2 == 0 else ("jostle", "osu")
             for tool in order:
                 got, wall = (run_osu(a.build, osu, a.max_size, a.kind) if tool == "osu" else
-                             run_jostle(a.build, a.runs, a.max_size, tmp, i, a.kind))
+                             run_jostle(a.build, a.runs, a.max_size, tmp, i, a.kind,
+                                        a.jostle_args.split()))
                 (osu_got if tool == "osu" else jostle_got).append(got)
                 walls[tool] += wall
-                print(f"# invocation {i + 1} {tool}: {wall:.1f} s", flush=True)
+                print(f"# invocation {i + 1} {tool}: {wall:.1f} s (load average "
+                      f"{os.getloadavg()[0]:.1f})", flush=True)
     sizes = sorted(set(osu_got[0]) & set(jostle_got[0]))
     n = a.invocations
     print(f"\n{'size':>8}{'OSU sd/mean':>13}{'jostle sd/mean':>16}{'ratio':>8}"

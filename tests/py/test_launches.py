@@ -81,8 +81,9 @@ def test_one_launch_says_so(capsys, tmp_path, fake_bench):
 
 
 def test_the_launches_share_the_points_time_and_samples(capsys, tmp_path, fake_bench):
-    """Each of K launches gets --max-time / K, --min-reps / K (not below 20) and --precision x
-    sqrt(K): the K together take about the samples and the time of one."""
+    """Each of K launches gets --max-time / K, --min-reps / K (not below 20), --max-reps / K
+    (OSU's 1 000 timed round trips unless given) and --precision x sqrt(K): the K together
+    take about the samples and the time of one."""
     rc = cli.main(["pingpong", "--sizes", "1:4", "--launcher", "", "--dry-run", "--max-time",
                    "1.5", "--output-dir", str(tmp_path)])
     err = capsys.readouterr()
@@ -92,9 +93,12 @@ def test_the_launches_share_the_points_time_and_samples(capsys, tmp_path, fake_b
     for ln in lines:
         assert "--max-time 0.5 " in ln and f"--precision {0.01 * math.sqrt(3):.4g} " in ln
         assert "--min-reps 34 " in ln                           # 100 / 3, rounded up
-    # 2 s / 4; 0.8 capped at 0.5; 30 / 4 floored at 20
-    assert pingpong_study.launch_budget(None, 0.4, 30, 4) == (0.5, 0.5, 20)
-    assert pingpong_study.launch_budget(1.0, None, 10, 2) == (0.5, 0.01414, 10)
+        assert "--max-reps 334 " in ln                          # OSU's 1 000 / 3
+    # 2 s / 4; 0.8 capped at 0.5; 30 / 4 floored at 20; 1 000 / 4
+    assert pingpong_study.launch_budget(None, 0.4, 30, 4) == (0.5, 0.5, 20, 250)
+    assert pingpong_study.launch_budget(1.0, None, 10, 2, 300) == (0.5, 0.01414, 10, 150)
+    # never fewer at most than at least
+    assert pingpong_study.launch_budget(1.0, None, 100, 2, 30) == (0.5, 0.01414, 50, 50)
 
 
 @pytest.mark.parametrize("meds, los, his, want", [

@@ -123,9 +123,11 @@ def register(sub):
     _common.add_output_options(p, campaign_default="adhoc")
     _common.add_runs_option(h, default=LAUNCHES, help=(
         f"launch each run K times (NAME-r1 … NAME-rK, default {LAUNCHES}; 1: one launch, said "
-        "so), each point's --max-time divided among them and its --precision widened by √K "
-        "(the same samples in all), and report per point the median over the launches, its 95%% "
-        "interval over them (the launch as the unit) and a launch's own interval beside it; "
+        "so), each point's --max-time, --min-reps and --max-reps (OSU's 1000 unless given) "
+        "divided among them and its --precision widened by √K (the same samples in all), and "
+        "report per point the median over the launches, the 95%% interval the next "
+        "invocation's median falls in (the launch as the unit) and a launch's own interval "
+        "beside it; "
         f"at most {_common.MAX_RUNS}"))
     p.add_argument("--name", type=_common.name_type,
                    help="run name (default: pingpong-<intra|inter>-<mode>-<hash of the options>, "

@@ -126,33 +126,44 @@ def plan(args: "Settings", bench) -> list:
 
 
 def per_launch(args, k):
-    """ARGS as each of K launches is given them (launch_budget): a point's --max-time and
-    --min-reps divided among the launches, its --precision widened by √K (a launch then takes
-    about 1/K of the samples; the interval over the K launches is what is reported), so that
-    the K launches together take about the time of one. K = 1: ARGS as they are."""
+    """ARGS as each of K launches is given them (launch_budget): a point's --max-time,
+    --min-reps and --max-reps divided among the launches, its --precision widened by √K (a
+    launch then takes about 1/K of the samples; the interval over the K launches is what is
+    reported), so that the K launches together take about the time of one. K = 1: ARGS as
+    they are."""
     if k <= 1:
         return args
-    t, p, n = launch_budget(args.max_time, args.precision, args.min_reps, k)
-    return dataclasses.replace(args, max_time=t, precision=p, min_reps=n)
+    t, p, n, m = launch_budget(args.max_time, args.precision, args.min_reps, k, args.max_reps)
+    return dataclasses.replace(args, max_time=t, precision=p, min_reps=n, max_reps=m)
 
 
 # A launch's --min-reps is not divided below this (nor above what was asked).
 MIN_LAUNCH_REPS = 20
+# The samples a point's K launches take together at most unless --max-reps says otherwise:
+# the round trips OSU's osu_latency times at a message above 8 KiB by default (1 000; 10 000
+# below), so that no point of the sweep costs more than OSU's loop spends on it, and a point
+# whose samples do not reach the precision (correlated, drifting) gives its time to the launches,
+# whose spread is what is reported (docs/statistics.md, "The sweep's time").
+OSU_ITERATIONS = 1000
 
 
-def launch_budget(max_time, precision, min_reps, k) -> tuple:
-    """(--max-time, --precision, --min-reps) of each of K launches of a point given MAX_TIME,
-    PRECISION and MIN_REPS in all (None: jostle-bench's defaults)."""
+def launch_budget(max_time, precision, min_reps, k, max_reps=None) -> tuple:
+    """(--max-time, --precision, --min-reps, --max-reps) of each of K launches of a point
+    given MAX_TIME, PRECISION, MIN_REPS and MAX_REPS in all (None: jostle-bench's defaults;
+    --max-reps: OSU_ITERATIONS)."""
     def given(v, name):
         return float(benchmarks.default("pingpong", name)) if v is None else float(v)
     total, wanted, reps = given(max_time, "max-time"), given(precision, "precision"), \
         int(given(min_reps, "min-reps"))
+    least = max(math.ceil(reps / k), min(reps, MIN_LAUNCH_REPS))
+    most = math.ceil((OSU_ITERATIONS if max_reps is None else int(max_reps)) / k)
     return (float(f"{total / k:.4g}"), float(f"{min(0.5, wanted * math.sqrt(k)):.4g}"),
-            max(math.ceil(reps / k), min(reps, MIN_LAUNCH_REPS)))
+            least, max(most, least))
 
 
 def launch_options(max_time, k) -> list:
     """The jostle-bench options of each of K launches of a sweep of MAX_TIME a point (the
-    other two at jostle-bench's defaults in all): `jostle run`'s ping-pong step."""
-    t, p, n = launch_budget(max_time, None, None, k)
-    return ["--max-time", str(t), "--precision", str(p), "--min-reps", str(n)]
+    others at their defaults in all): `jostle run`'s ping-pong step."""
+    t, p, n, m = launch_budget(max_time, None, None, k)
+    return ["--max-time", str(t), "--precision", str(p), "--min-reps", str(n), "--max-reps",
+            str(m)]
