@@ -87,8 +87,8 @@ def run_osu(build, osu, max_size, kind):
 
 def run_jostle(build, runs, max_size, where, i, kind, extra=()):
     """{size: (median over launches, ci95 lo, hi, first launch's median, its lo, hi)} of one
-    invocation of `jostle pingpong` with its defaults (and EXTRA options), and its wall
-    time."""
+    invocation of `jostle pingpong` with its defaults (and EXTRA options), its wall time, and
+    where the time went (parts())."""
     flavor = "mpich" if Path(build).name == "mpich" else "openmpi"
     cmd = [str(ROOT / ".venv" / "bin" / "jostle"), "pingpong", "--sizes", f"1:{max_size}",
            "--mpi", flavor, "--bench", str(Path(build) / "jostle-bench"), "--runs", str(runs),
@@ -109,7 +109,19 @@ def run_jostle(build, runs, max_size, where, i, kind, extra=()):
         s = int(p["params"]["size"])
         r = first.loc[s]
         got[s] = (p["median"], *p["ci95"], r["median"], r["ci95_lo"], r["ci95_hi"])
-    return got, wall
+    return got, wall, parts(camp, wall)
+
+
+def parts(camp, wall):
+    """[measuring, starting and ending the launches, the rest (the CLI)] of WALL seconds: the
+    launches' own elapsed time (their end lines), their launchers' wall time beyond it (their
+    NAME.launch.json), and what is left."""
+    own = launched = 0.0
+    for f in sorted(camp.glob("*.launch.json")):
+        launched += float(json.loads(f.read_text()).get("elapsed_s") or 0.0)
+        lines = f.with_name(f.name.replace(".launch.json", ".jsonl")).read_text().splitlines()
+        own += float(json.loads(lines[-1]).get("elapsed_s") or 0.0)
+    return [own, launched - own, wall - launched]
 
 
 def spread(values):
@@ -143,13 +155,17 @@ def main():
           f"{' ' + a.jostle_args if a.jostle_args else ''}` (defaults), {a.kind}, sizes 1 B - "
           f"{a.max_size} B; load average at start {os.getloadavg()[0]:.1f}")
     osu_got, jostle_got, walls = [], [], {"osu": 0.0, "jostle": 0.0}
+    split = [0.0, 0.0, 0.0]
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(a.invocations):
             order = ("osu", "jostle") if i % 2 == 0 else ("jostle", "osu")
             for tool in order:
-                got, wall = (run_osu(a.build, osu, a.max_size, a.kind) if tool == "osu" else
-                             run_jostle(a.build, a.runs, a.max_size, tmp, i, a.kind,
-                                        a.jostle_args.split()))
+                if tool == "osu":
+                    got, wall = run_osu(a.build, osu, a.max_size, a.kind)
+                else:
+                    got, wall, part = run_jostle(a.build, a.runs, a.max_size, tmp, i, a.kind,
+                                                 a.jostle_args.split())
+                    split = [x + y for x, y in zip(split, part)]
                 (osu_got if tool == "osu" else jostle_got).append(got)
                 walls[tool] += wall
                 print(f"# invocation {i + 1} {tool}: {wall:.1f} s (load average "
@@ -186,6 +202,9 @@ def main():
     print(f"wall time in all: OSU {walls['osu']:.1f} s, jostle {walls['jostle']:.1f} s "
           f"(ratio {walls['jostle'] / walls['osu']:.2f}; target <= 1); load average at the end "
           f"{os.getloadavg()[0]:.1f}")
+    print(f"jostle's wall time: {split[0]:.1f} s measuring (its launches' own time), "
+          f"{split[1]:.1f} s starting and ending {a.runs * n} launches (MPI), {split[2]:.1f} s "
+          f"the command around them")
     return 0
 
 
