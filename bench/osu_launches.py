@@ -16,7 +16,10 @@ Printed per size:
   the next invocation's median over its launches, docs/statistics.md) contains the median of
   the other invocations' reported values;
 - within: the same for the interval one launch reports on its own (its first launch against
-  the other invocations' first launches): what jostle reported before the launch was the unit.
+  the other invocations' first launches): what jostle reported before the launch was the unit;
+- mean-CI: the same for the 95% confidence interval of the launches' mean (Student's t, K - 1
+  degrees of freedom on the log scale, widened to hold the median), computed from the same
+  launches: what jostle reported before the prediction interval (docs/statistics.md).
 Then the fraction of sizes where jostle's spread is no larger than OSU's (target >= 80%), the
 coverage over all (size, invocation) pairs (target >= 90%), and both tools' total wall time.
 
@@ -25,6 +28,7 @@ Usage: bench/osu_launches.py [--kind latency|bw] [--invocations 5] [--runs 3] [-
 """
 import argparse
 import json
+import math
 import os
 import shutil
 import statistics
@@ -39,6 +43,7 @@ from checkout_venv import at_least_one
 
 checkout_venv.use()
 ROOT = checkout_venv.ROOT
+from jostle.records import repeats  # noqa: E402
 from jostle.records.results import load_run  # noqa: E402
 
 
@@ -108,7 +113,8 @@ def run_jostle(build, runs, max_size, where, i, kind, extra=()):
             continue
         s = int(p["params"]["size"])
         r = first.loc[s]
-        got[s] = (p["median"], *p["ci95"], r["median"], r["ci95_lo"], r["ci95_hi"])
+        got[s] = (p["median"], *p["ci95"], r["median"], r["ci95_lo"], r["ci95_hi"],
+                  *mean_ci(p["launches"], p["median"]))
     return got, wall, parts(camp, wall)
 
 
@@ -122,6 +128,17 @@ def parts(camp, wall):
         lines = f.with_name(f.name.replace(".launch.json", ".jsonl")).read_text().splitlines()
         own += float(json.loads(lines[-1]).get("elapsed_s") or 0.0)
     return [own, launched - own, wall - launched]
+
+
+def mean_ci(meds, median):
+    """The 95% confidence interval of the mean of the launches' log medians MEDS, widened to
+    hold MEDIAN (their median); the range of MEDS where one is not positive."""
+    if len(meds) < 2 or min(meds) <= 0:
+        return min(meds), max(meds)
+    y = [math.log(v) for v in meds]
+    half = repeats.t975(len(y) - 1) * statistics.stdev(y) / math.sqrt(len(y))
+    m = statistics.mean(y)
+    return min(math.exp(m - half), median), max(math.exp(m + half), median)
 
 
 def spread(values):
@@ -173,12 +190,12 @@ def main():
     sizes = sorted(set(osu_got[0]) & set(jostle_got[0]))
     n = a.invocations
     print(f"\n{'size':>8}{'OSU sd/mean':>13}{'jostle sd/mean':>16}{'ratio':>8}"
-          f"{'cover':>7}{'within':>8}")
-    calmer = cover = within = 0
+          f"{'cover':>7}{'within':>8}{'mean-CI':>9}")
+    calmer = cover = within = old = 0
     for s in sizes:
         o = [g[s] for g in osu_got]
         j = [g[s][0] for g in jostle_got]
-        c = w = 0
+        c = w = o_ = 0
         for k in range(n):
             others = [v for m, v in enumerate(j) if m != k]
             firsts = [g[s][3] for m, g in enumerate(jostle_got) if m != k]
@@ -187,18 +204,23 @@ def main():
                 c += jostle_got[k][s][1] <= mid <= jostle_got[k][s][2]
                 first_mid = statistics.median(firsts)
                 w += jostle_got[k][s][4] <= first_mid <= jostle_got[k][s][5]
+                o_ += jostle_got[k][s][6] <= mid <= jostle_got[k][s][7]
         so, sj = spread(o), spread(j)
         calmer += sj <= so
         cover += c
         within += w
+        old += o_
         print(f"{s:>8}{100 * so:>12.1f}%{100 * sj:>15.1f}%"
-              f"{statistics.median(j) / statistics.median(o):>8.3f}{c:>5}/{n}{w:>6}/{n}")
+              f"{statistics.median(j) / statistics.median(o):>8.3f}{c:>5}/{n}{w:>6}/{n}"
+              f"{o_:>7}/{n}")
     pairs = len(sizes) * n
     print(f"\njostle's spread across invocations no larger than OSU's at {calmer}/{len(sizes)} "
           f"sizes ({100 * calmer / len(sizes):.0f}%; target >= 80%)")
     print(f"jostle's 95% interval for the next invocation contains the other invocations' median at "
           f"{cover}/{pairs} (size, invocation) pairs ({100 * cover / pairs:.0f}%; target >= 90%);"
-          f" one launch's own interval: {within}/{pairs} ({100 * within / pairs:.0f}%)")
+          f" one launch's own interval: {within}/{pairs} ({100 * within / pairs:.0f}%); the "
+          f"confidence interval of the launches' mean: {old}/{pairs} "
+          f"({100 * old / pairs:.0f}%)")
     print(f"wall time in all: OSU {walls['osu']:.1f} s, jostle {walls['jostle']:.1f} s "
           f"(ratio {walls['jostle'] / walls['osu']:.2f}; target <= 1); load average at the end "
           f"{os.getloadavg()[0]:.1f}")
