@@ -17,7 +17,7 @@ from jostle.studies import check as check_study
 from jostle.analysis import check_budget as cb
 from jostle.analysis import check_reference as cr
 from jostle.errors import UsageError
-from jostle.run import check_node
+from jostle.run import check_node, slurm
 from jostle.run.watchdog import Expired, Watchdog, session_members
 
 pytestmark = pytest.mark.unit
@@ -334,12 +334,12 @@ def test_without_suspect_mode_the_first_failure_drains():
 def test_scontrol_node_line_parsed():
     line = ("NodeName=n2 Arch=x86_64 State=IDLE+DRAIN ThreadsPerCore=1 ExtSensorsTemp=n/s "
             "Reason=jostle: triad 1.2 GB/s vs 4.3 GB/s (-72%, tolerance 18%) [root@2026-11-28T00:37:08]\n")
-    n = check_node.parse_node(line)
+    n = slurm.parse_node(line)
     assert (n.state, n.drained, n.ours) == ("IDLE+DRAIN", True, True)
     assert n.reason == "jostle: triad 1.2 GB/s vs 4.3 GB/s (-72%, tolerance 18%)"
-    n = check_node.parse_node("NodeName=n1 State=MIXED+DRAIN Reason=operator: fan x=1 [slurm@2026]")
+    n = slurm.parse_node("NodeName=n1 State=MIXED+DRAIN Reason=operator: fan x=1 [slurm@2026]")
     assert (n.drained, n.ours, n.reason) == (True, False, "operator: fan x=1")
-    assert not check_node.parse_node("NodeName=n1 State=IDLE Weight=1").drained
+    assert not slurm.parse_node("NodeName=n1 State=IDLE Weight=1").drained
 
 
 def test_suspect_mark_kept_and_cleared(tmp_path):

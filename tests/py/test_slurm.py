@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from jostle.run import launch
+from jostle.run import launch, slurm as slurm_mod
 from jostle.errors import JostleError, UsageError
 from slurmlocal import JOSTLE
 
@@ -66,8 +66,8 @@ def test_plugin_list_parsed_from_both_formats():
 
     def fake(out):
         return lambda *a, **k: type("R", (), {"stdout": "", "stderr": out})()
-    assert launch.srun_mpi_plugins(fake(new)) == ["pmix", "none", "pmi2", "pmix_v4", "pmix_v5"]
-    assert launch.srun_mpi_plugins(fake(old)) == ["none", "pmi2"]
+    assert slurm_mod.srun_mpi_plugins(fake(new)) == ["pmix", "none", "pmi2", "pmix_v4", "pmix_v5"]
+    assert slurm_mod.srun_mpi_plugins(fake(old)) == ["none", "pmi2"]
 
 
 @pytest.mark.unit

@@ -17,7 +17,7 @@ from ..analysis import check, check_site
 from ..studies import check as check_study
 from ..errors import JostleError, UsageError
 from ..records.results import load_run
-from ..run import check_node, launch
+from ..run import check_node, launch, slurm
 from ..run.campaign import LaunchConfig, unwritable_dir
 from ..run.watchdog import Expired, Watchdog
 
@@ -88,16 +88,16 @@ def started_ago() -> float:
 
 
 def node_name(args) -> str:
-    name = args.node or os.environ.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
+    name = args.node or slurm.node_name() or socket.gethostname().split(".")[0]
     if not check_site.NAME_RE.match(name.replace(".", "_")):
         raise UsageError(f"--node '{name}' is not allowed; expected a host name")
     return name
 
 
 def child_env(line="") -> dict:
-    """The runs' environment: no SLURM_* (a prolog's job is not theirs: Open MPI would
-    start its ranks through SLURM), the launch line for the meta line."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
+    """The runs' environment: no SLURM_* (slurm.without_job), the launch line for the meta
+    line."""
+    env = slurm.without_job()
     env["JOSTLE_LAUNCH_LINE"] = line
     return env
 
@@ -286,7 +286,7 @@ def prepare(args, st, chk, cls, checks, refs, version, facts, run):
     _writable("--spool", st.spool)
     if args.slurm:
         _writable("--state-dir", st.state_dir)
-        if not shutil.which("scontrol"):
+        if not slurm.has("scontrol"):
             raise UsageError("--slurm: there is no scontrol on PATH")
     if args.runs_dir:
         _writable("--runs-dir", Path(args.runs_dir))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..records import benchmarks
 from .. import binary
-from ..run import bench_query, launch
+from ..run import bench_query, launch, slurm
 from ..run.campaign import Campaign, LaunchConfig, unwritable_dir
 from ..run.progress import Progress
 from ..errors import UsageError
@@ -273,7 +273,7 @@ def launch_config(args) -> LaunchConfig:
         raise UsageError(f"--srun-mpi '{srun_mpi}': there is no srun on PATH; the option "
                          "applies to runs started by srun inside a SLURM job")
     if kind == "srun" or srun_mpi:   # checked outside a job too, so a typo shows at once
-        srun_mpi = launch.choose_srun_mpi(flavor, launch.srun_mpi_plugins(), srun_mpi)
+        srun_mpi = launch.choose_srun_mpi(flavor, slurm.srun_mpi_plugins(), srun_mpi)
     return LaunchConfig(bench, kind, exe=exe, oversubscribe=over,
                         srun_mpi=srun_mpi if kind == "srun" else None, restart=restart)
 

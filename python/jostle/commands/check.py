@@ -16,7 +16,7 @@ from pathlib import Path
 from .. import binary
 from ..analysis import check, check_budget, check_reference, check_site, machines
 from ..errors import JostleError, UsageError
-from ..run import check_node
+from ..run import check_node, slurm
 from ..run.watchdog import Expired, Watchdog
 from . import _common
 from . import _options
@@ -274,7 +274,7 @@ def scheduler(args, st, chk, wd: Watchdog, status, line) -> dict:
         if status == check.SKIPPED:
             out.update(action="none", why="could not judge: nothing changed")
             return out
-        node = check_node.show_node(run, chk.node)
+        node = slurm.show_node(run, chk.node)
         suspect = check_node.read_suspect(st.state_dir, chk.node) is not None
         action, why = check.slurm_action(status, suspect, node.drained, node.ours,
                                          not args.no_suspect)
@@ -282,12 +282,12 @@ def scheduler(args, st, chk, wd: Watchdog, status, line) -> dict:
         if action == "suspect":
             check_node.mark_suspect(st.state_dir, chk.node, line)
         elif action == "drain":
-            check_node.update_node(run, chk.node, "drain", check.slurm_reason(line))
+            slurm.update_node(run, chk.node, "drain", check.slurm_reason(line))
             check_node.clear_suspect(st.state_dir, chk.node)
         elif action in ("resume", "clear"):
             check_node.clear_suspect(st.state_dir, chk.node)
             if action == "resume":
-                check_node.update_node(run, chk.node, "resume")
+                slurm.update_node(run, chk.node, "resume")
         elif status in (check.UNHEALTHY, check.TIMEOUT) and node.drained:
             check_node.clear_suspect(st.state_dir, chk.node)
     except JostleError as e:

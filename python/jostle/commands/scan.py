@@ -8,9 +8,7 @@ answer is named unreachable after its run's time-out and the scan goes on withou
 measured is kept, and the same command resumes."""
 
 import argparse
-import os
 import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -18,9 +16,9 @@ from pathlib import Path
 from .. import binary
 from ..analysis.scan import classes as scan_classes
 from ..analysis.scan import inputs as scan_input
-from ..run import launch, simgrid
+from ..run import launch, simgrid, slurm
 from ..run.campaign import Campaign, LaunchConfig
-from ..errors import JostleError, UsageError
+from ..errors import UsageError
 from ..records import fabric as fabric_mod
 from ..run.progress import Progress
 from . import _common
@@ -184,8 +182,7 @@ def register(sub):
 
 def allocation(args) -> list:
     """The hosts to scan, checked: --hosts, --hostfile, else the SLURM job's nodes."""
-    job = os.environ.get("SLURM_JOB_NODELIST")
-    allowed = _slurm_hosts(job) if job else None
+    allowed = slurm.job_hosts()
     if args.hosts and args.hostfile:
         raise UsageError("--hosts and --hostfile both name the hosts; give one")
     if args.hosts or args.hostfile:
@@ -202,17 +199,6 @@ def allocation(args) -> list:
         raise UsageError("no hosts: give --hosts A,B,… or --hostfile FILE, or run inside a SLURM "
                          "job (salloc -N 4 jostle scan)")
     return scan_input.check_hosts(allowed, where="the SLURM job's nodes")
-
-
-def _slurm_hosts(nodelist) -> list:
-    try:
-        out = subprocess.run(["scontrol", "show", "hostnames", nodelist], capture_output=True,
-                             text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise JostleError(f"'scontrol show hostnames {nodelist}' failed: {e}") from None
-    if out.returncode:
-        raise JostleError(f"'scontrol show hostnames {nodelist}': {out.stderr.strip()}")
-    return out.stdout.split()
 
 
 def config_for(args):

@@ -3,7 +3,7 @@
 import json
 from pathlib import Path
 
-from ..run import batch
+from ..run import batch, slurm
 from ..run.campaign import MANIFEST
 from ..errors import UsageError
 from ..records.results import file_state
@@ -50,7 +50,7 @@ def campaign_status(directory: Path) -> dict:
             except (OSError, ValueError):
                 side = None
             runs[-1]["launcher"] = launcher_state(side if isinstance(side, dict) else None)
-    jobs = [{**j, "state": batch.job_state(j["job"])} for j in jobs]
+    jobs = [{**j, "state": slurm.job_state(j["job"])} for j in jobs]
     count = {s: sum(r["state"] == s for r in runs) for s in STATES}
     return {"campaign": str(directory), "runs": runs, "count": count, "jobs": jobs}
 

@@ -7,7 +7,7 @@ import re
 import sys
 from pathlib import Path
 
-from ..run import batch
+from ..run import batch, slurm
 from ..errors import UsageError
 from . import _common
 from . import studies
@@ -115,7 +115,7 @@ def main(args):
         raise UsageError("jostle submit: --dry-run is submit's own option: give it once")
     study = args.parser().parse_args(study_argv)   # the study's own parser judges its options
     if not args.dry_run:
-        batch.sbatch_path()   # no SLURM here: say so before anything else
+        slurm.sbatch_path()   # no SLURM here: say so before anything else
     # A script only for a command that would run: the study plans itself as its own dry run
     # does (options, plan, the bench's checks), its printing discarded; its error is ours.
     study.dry_run = True

@@ -1,5 +1,5 @@
 """A campaign as a SLURM batch job: the sbatch script, the jobs submitted for a campaign
-directory, and what SLURM says of them.
+directory (SLURM's sbatch and the jobs' state: run/slurm.py).
 
 The script only reruns the study's own command: a campaign skips what is complete, so a job
 that was requeued, cancelled or ran out of time is continued by submitting it again.
@@ -8,13 +8,12 @@ that was requeued, cancelled or ran out of time is continued by submitting it ag
 import json
 import re
 import shlex
-import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
 
-from ..errors import JostleError, UsageError
+from ..errors import UsageError
+from . import slurm
 
 SCRIPT = "jostle-job.sbatch"
 JOBS = "jobs.json"      # [{"job", "submitted", "script"}], oldest first
@@ -70,22 +69,9 @@ def script(study_argv, *, nodes, time_limit, partition=None, account=None, direc
         command, ""])
 
 
-def sbatch_path() -> str:
-    exe = shutil.which("sbatch")
-    if not exe:
-        raise UsageError("jostle submit needs SLURM's sbatch, which is not on PATH: run it on a "
-                         "login node of a SLURM cluster (or load its module), or use --dry-run "
-                         "to see the script")
-    return exe
-
-
 def submit(script_path: Path) -> str:
     """sbatch SCRIPT_PATH; the job id, also appended to the directory's jobs.json."""
-    r = subprocess.run([sbatch_path(), "--parsable", str(script_path)], capture_output=True,
-                       text=True, timeout=120)
-    job = r.stdout.strip().split(";")[0]
-    if r.returncode != 0 or not job.isdigit():
-        raise JostleError(f"sbatch refused {script_path}: {(r.stderr or r.stdout).strip()[-500:]}")
+    job = slurm.sbatch(script_path)
     log = script_path.parent / JOBS
     jobs = read_jobs(script_path.parent)
     jobs.append({"job": job, "submitted": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -100,25 +86,3 @@ def read_jobs(directory: Path) -> list:
         return jobs if isinstance(jobs, list) else []
     except (OSError, ValueError):
         return []
-
-
-def job_state(job: str) -> str:
-    """PENDING, RUNNING, COMPLETED, CANCELLED, TIMEOUT, … or 'unknown (…)' when SLURM no longer
-    (or cannot) say: squeue and scontrol know recent jobs, sacct the older ones when accounting
-    is on."""
-    queries = (["scontrol", "-o", "show", "job", job], ["sacct", "-n", "-X", "-P", "-o", "State",
-                                                        "-j", job])
-    for argv in queries:
-        if not shutil.which(argv[0]):
-            continue
-        try:
-            r = subprocess.run(argv, capture_output=True, text=True, timeout=30)
-        except (OSError, subprocess.TimeoutExpired):
-            continue
-        m = re.search(r"JobState=(\w+)", r.stdout) if argv[0] == "scontrol" else \
-            re.match(r"\s*([A-Z_]+)", r.stdout)
-        if r.returncode == 0 and m:
-            return m.group(1)
-    if not shutil.which("scontrol"):
-        return "unknown (no SLURM commands here)"
-    return "unknown (SLURM no longer knows it)"

@@ -1,6 +1,6 @@
 """What `jostle check` asks of the node itself (docs/check.md): is it busy with others' work,
-what state are its NICs in; and what it leaves there: its record in the spool, the suspect
-mark, and the scheduler's state of the node (SLURM's scontrol)."""
+what state are its NICs in; and what it leaves there: its record in the spool and the suspect
+mark (the scheduler's state of the node is run/slurm.py's)."""
 
 from __future__ import annotations
 
@@ -234,51 +234,6 @@ def clear_suspect(state_dir, node):
         pass
     except OSError as e:
         raise JostleError(f"cannot clear the suspect mark in {state_dir}: {e.strerror}") from None
-
-
-# ---------------------------------------------------------------- SLURM
-
-JOSTLE_PREFIX = "jostle:"
-
-
-@dataclass
-class NodeState:
-    state: str       # scontrol's State= (e.g. IDLE+DRAIN)
-    reason: str      # Reason=, without the [user@time] SLURM appends
-
-    @property
-    def drained(self) -> bool:
-        return "DRAIN" in self.state.upper()
-
-    @property
-    def ours(self) -> bool:
-        return self.reason.startswith(JOSTLE_PREFIX)
-
-
-def parse_node(text: str) -> NodeState:
-    """scontrol show node -o's line as (state, reason)."""
-    state = re.search(r"\bState=(\S+)", text)
-    reason = re.search(r"\bReason=(.*?)(?:\s*\[[^\]@]*@[^\]]*\])?\s*$", text.strip())
-    return NodeState(state.group(1) if state else "", reason.group(1).strip() if reason else "")
-
-
-def show_node(run, node) -> NodeState:
-    """The node's state as the controller has it; RUN(argv, what) -> watchdog.Result."""
-    r = run(["scontrol", "show", "node", "-o", node], "scontrol show node")
-    if r.status != "ok":
-        raise JostleError(f"'scontrol show node {node}' failed: "
-                          + (r.stderr.strip().splitlines() or [r.status])[-1])
-    return parse_node(r.stdout)
-
-
-def update_node(run, node, state, reason=None):
-    argv = ["scontrol", "update", f"nodename={node}", f"state={state}"]
-    if reason is not None:
-        argv.append(f"reason={reason}")
-    r = run(argv, f"scontrol update state={state}")
-    if r.status != "ok":
-        raise JostleError(f"'scontrol update nodename={node} state={state}' failed: "
-                          + (r.stderr.strip().splitlines() or [r.status])[-1])
 
 
 # ---------------------------------------------------------------- the bench, under a watchdog

@@ -13,13 +13,13 @@ import math
 import os
 import shlex
 import shutil
-import subprocess
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Optional
 
 from ..errors import JostleError, UsageError
 from ..registry import Registry
+from . import slurm
 
 # srun starts ranks through a PMI plugin (--mpi=…); without one it takes the site's MpiDefault,
 # often "none", under which MPI_Init fails. The plugins each MPI build can use, best first:
@@ -76,7 +76,7 @@ class LaunchPlan:
 
 def choose_launcher(flavor: str, env=os.environ, which=shutil.which) -> tuple:
     """(kind, executable) for a binary of MPI FLAVOR; srun wins inside a SLURM job."""
-    if env.get("SLURM_JOB_ID") and which("srun"):
+    if slurm.in_job(env) and which("srun"):
         return "srun", "srun"
     kind = flavor if flavor in ("openmpi", "mpich") else "generic"
     for exe in EXECUTABLES[kind]:
@@ -84,27 +84,6 @@ def choose_launcher(flavor: str, env=os.environ, which=shutil.which) -> tuple:
             return kind, exe
     raise JostleError(f"no launcher found for a {flavor} jostle-bench (looked for "
                       + ", ".join(EXECUTABLES[kind]) + " on PATH); pass --launcher \"…\"")
-
-
-def srun_mpi_plugins(run=subprocess.run) -> list:
-    """The PMI plugins this srun offers (`srun --mpi=list`), versioned pmix ones included."""
-    try:
-        out = run(["srun", "--mpi=list"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise JostleError(f"'srun --mpi=list' failed: {e}") from None
-    found = []
-    # SLURM 22-23 print "MPI plugin types are...", a tab-indented name per line, then
-    # "specific pmix plugin versions available: pmix_v4,…"; older ones prefix lines "srun: ".
-    for line in (out.stdout + out.stderr).splitlines():
-        line = line.removeprefix("srun:").strip()
-        if "versions available:" in line:
-            found += [v.strip() for v in line.split(":", 1)[1].split(",") if v.strip()]
-        elif line and " " not in line and not line.endswith("..."):
-            found.append(line)
-    if not found:
-        raise JostleError("'srun --mpi=list' listed no PMI plugin: "
-                          + (out.stderr.strip() or out.stdout.strip())[-300:])
-    return list(dict.fromkeys(found))
 
 
 def choose_srun_mpi(flavor: str, available, override: Optional[str] = None) -> Optional[str]:
