@@ -99,6 +99,10 @@ def test_the_launches_share_the_points_time_and_samples(capsys, tmp_path, fake_b
     assert pingpong_study.launch_budget(1.0, None, 10, 2, 300) == (0.5, 0.01414, 10, 150)
     # never fewer at most than at least
     assert pingpong_study.launch_budget(1.0, None, 100, 2, 30) == (0.5, 0.01414, 50, 50)
+    # `jostle run`'s ping-pong step: its 0.2 s a point, and OSU's 1 000 samples, in 3
+    assert pingpong_study.launch_options(0.2, 3) == [
+        "--max-time", "0.06667", "--precision", "0.01732", "--min-reps", "34", "--max-reps",
+        "334"]
 
 
 @pytest.mark.parametrize("meds, los, his, want", [
