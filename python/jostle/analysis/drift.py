@@ -141,12 +141,24 @@ def running_median(x, w=WINDOW):
     return np.concatenate([np.full(h, m[0]), m, np.full(w - 1 - h, m[-1])])
 
 
+def median(a) -> float:
+    """np.median of a 1-D float array A, as a partition: a series' test takes tens of
+    thousands of medians of a few dozen values, where np.median's checks cost more than the
+    work (detect on a family of 384 series of 57 days: 1.26 s -> 0.65 s). NaN anywhere:
+    np.median's NaN."""
+    n = a.size
+    k = n // 2
+    p = np.partition(a, (k - 1, k) if n % 2 == 0 and n else k)
+    m = float(p[k]) if n % 2 else 0.5 * (float(p[k - 1]) + float(p[k]))
+    return m if m == m and not math.isnan(float(p[-1])) else float(np.median(a))
+
+
 def sigma_of(x) -> float:
     """The noise of log values X: MAD of successive differences / sqrt(2), floored."""
     d = np.diff(x)
     if d.size < 2:
         return SIGMA_FLOOR
-    s = MAD_NORMAL * float(np.median(np.abs(d - np.median(d)))) / math.sqrt(2)
+    s = MAD_NORMAL * median(np.abs(d - median(d))) / math.sqrt(2)
     return max(s, SIGMA_FLOOR)
 
 
@@ -221,7 +233,7 @@ def causal_cleaned(x, sigmas, sigma):
     head = x[:cusum.START + WINDOW]     # the reference, its spikes out: what every look sees
     y[:cusum.START] = cleaned(head, sigma_of(head))[:cusum.START]
     for t in range(cusum.START, len(x)):
-        m = float(np.median(x[max(0, t - WINDOW):t]))
+        m = median(x[max(0, t - WINDOW):t])
         y[t] = min(max(x[t], m - C_CLIP * sigmas[t]), m + C_CLIP * sigmas[t])
     h = min(WINDOW // 2, len(x) // 2)
     if len(x) >= 2 * WINDOW and h >= 1:
