@@ -95,11 +95,14 @@ def unreachable(tests, fdr) -> list:
     and are judged by the effect alone (issue 45: 5 to 16 nodes, a spread from that few
     values). The names, sorted."""
     m = sum(math.isfinite(t.p) for t in tests)
-    out = set()
+    out, reach = set(), {}      # one answer a null: a metric's tests share theirs
     for t in tests:
-        if math.isfinite(t.p) and t.null is not None and not t.null.reaches(fdr / m):
-            t.p = math.nan
-            out.add(t.metric)
+        if math.isfinite(t.p) and t.null is not None:
+            if id(t.null) not in reach:
+                reach[id(t.null)] = t.null.reaches(fdr / m)
+            if not reach[id(t.null)]:
+                t.p = math.nan
+                out.add(t.metric)
     return sorted(out)
 
 

@@ -158,12 +158,11 @@ def survival(t, nu):
     t = np.asarray(t, dtype=float)
     out = np.full(t.shape, np.nan)
     ok = np.isfinite(t)
-    normal = np.vectorize(lambda v: 0.5 * math.erfc(v / math.sqrt(2)), otypes=[float])
     if ok.any():
-        out[ok] = normal(t[ok])
+        out[ok] = [0.5 * math.erfc(v / math.sqrt(2)) for v in t[ok].tolist()]
     heavy = ok & (t > 0) & (not math.isinf(nu))
     if heavy.any():
-        out[heavy] = np.vectorize(lambda v: stats.t_sf(v, nu), otypes=[float])(t[heavy])
+        out[heavy] = [stats.t_sf(v, nu) for v in t[heavy].tolist()]
     out[np.isposinf(t)] = 0.0
     out[np.isneginf(t)] = 1.0
     return out
