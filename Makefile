@@ -99,9 +99,10 @@ lint: venv
 	@$(VENV)/bin/ruff check python tests bench scripts
 	@$(VENV)/bin/python scripts/check-layers.py
 
+# Two at a time on 2 cores: 14 s -> 7 s a build, 8 runs in a row green (2026-11-29).
 test-c:
 	@set -e; for d in build/openmpi build/mpich build/mpi; do \
-	  if [ -d $$d ]; then echo "== ctest $$d"; (cd $$d && ctest --output-on-failure -j 1); fi; done
+	  if [ -d $$d ]; then echo "== ctest $$d"; (cd $$d && ctest --output-on-failure -j $(JOBS)); fi; done
 
 # The tests side by side (pytest-xdist): most of their time waits (MPI start-up, SLURM jobs, a
 # browser), so twice as many workers as cores; tests/py/conftest.py keeps what shares a set-up
