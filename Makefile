@@ -25,7 +25,7 @@ unexport PYTHONDONTWRITEBYTECODE
 OMPI_CC  := $(shell test -x /usr/bin/mpicc.openmpi && echo /usr/bin/mpicc.openmpi)
 MPICH_CC := $(shell test -x /usr/bin/mpicc.mpich && echo /usr/bin/mpicc.mpich)
 
-.PHONY: all deps venv build relocate build-dirs run test test-fast golden lint test-c test-py test-py-fast \
+.PHONY: all deps venv build prepare relocate build-dirs run test test-fast golden lint test-c test-py test-py-fast \
         test-sanitize clean
 
 all: build
@@ -47,6 +47,7 @@ $(VENV)/.stamp: python/pyproject.toml | deps
 	@touch $@
 
 venv: $(VENV)/.stamp
+	@:
 
 # Several builds at once in one tree would race: they take turns (flock).
 build: deps
@@ -76,17 +77,22 @@ build-dirs:
 	  $(call configure,build/simgrid,$(CMAKE_FLAGS) -DJOSTLE_SMPI=ON -DMPI_C_COMPILER=smpicc,CC=smpicc); \
 	  $(call cmake_build,build/simgrid,--target jostle-bench); fi
 
-run: build venv
+# The venv (pip, one process) and the builds side by side: 49 s -> 37 s from a fresh clone
+# (2026-11-29, 2 cores).
+prepare:
+	@$(MAKE) --no-print-directory -j $(JOBS) build venv
+
+run: prepare
 	$(VENV)/bin/jostle run
 
-test: build venv
+test: prepare
 	@$(MAKE) --no-print-directory lint test-c test-py
 
 # The edit-run loop: lint, the unit tier of pytest (no MPI launch, no external service, no
 # whole page drawn: those are the pages tier) and one 2-rank ping-pong with each MPI library
 # (the tests marked smoke). The tiers are markers (tests/py/conftest.py): `make test` runs
 # them all, `pytest -m pages`, `-m mpi` or `-m system` one alone.
-test-fast: build venv
+test-fast: prepare
 	@$(MAKE) --no-print-directory lint test-py-fast
 
 # The golden files (describe.json, cli_options.json, the generated topologies) rewritten from
