@@ -39,6 +39,7 @@ def test_a_point_switching_between_two_levels_across_launches_varies(capsys, tmp
     monkeypatch.setenv("FAKE_BENCH_SWITCH", "8:2.0")
     text, summary = _run(capsys, tmp_path, "--runs", "4")
     assert summary["launches"] == 4 and summary["unit"] == "launch"
+    assert summary["ci95"].startswith("95% prediction interval of the next invocation's median")
     assert "4 launches, the launch as the unit" in text and "1 point(s) vary" in text
     lat = {p["params"]["size"]: p for p in summary["points"] if p["metric"] == "latency"}
     p8 = lat[8]
@@ -75,7 +76,7 @@ def test_three_launches_by_default_and_a_switch_varies(capsys, tmp_path, fake_be
 
 def test_one_launch_says_so(capsys, tmp_path, fake_bench):
     text, summary = _run(capsys, tmp_path, "--runs", "1")
-    assert summary["launches"] == 1
+    assert summary["launches"] == 1 and "this launch's own" in summary["ci95"]
     assert "1 launch (--runs 1)" in text and "this launch's own" in text
     assert [p.name for p in (tmp_path / "c").glob("*.jsonl")] == [f"{summary['setting']}.jsonl"]
 

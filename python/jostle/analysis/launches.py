@@ -168,6 +168,14 @@ def summarise(jobs) -> list:
     return out
 
 
+def interval_kind(launches: int) -> str:
+    """What a summary's ci95 is, for LAUNCHES launches."""
+    if launches <= 1:
+        return "this launch's own 95% confidence interval of its median"
+    return (f"95% prediction interval of the next invocation's median over {launches} launches "
+            "(docs/statistics.md, \"The interval the next invocation falls in\")")
+
+
 def headline_metric(points) -> str:
     """The metric a table of POINTS shows: latency where measured, else the first one."""
     metrics = list(dict.fromkeys(p["metric"] for p in points))

@@ -175,6 +175,7 @@ def report_launches(camp, runs, k, rows=True) -> list:
         out = camp.dir / f"{name}.summary.json"
         out.write_text(json.dumps({"setting": name, "launches": len(done),
                                    "runs": [r.name for r in specs], "unit": "launch",
+                                   "ci95": launches.interval_kind(len(done)),
                                    "points": points}, indent=1, default=str) + "\n")
         print(f"jostle: summary over the launches in {out}", file=sys.stderr)
         written.append(out)
