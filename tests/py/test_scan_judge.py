@@ -16,10 +16,10 @@ from jostle import cli
 from jostle.analysis import multiplicity, scan
 from jostle.analysis.scan import null as scan_null
 from jostle.analysis.scan import output as scan_output
-from jostle.commands._scan_runs import arrange_rounds, choose_shifts
 from jostle.errors import UsageError
 from jostle.records import fabric as fb
 from jostle.run import sim_fabric
+from jostle.studies.scan import arrange_rounds, choose_shifts
 
 pytestmark = pytest.mark.unit
 

@@ -58,3 +58,23 @@ def test_the_study_commands_plan_nothing_themselves():
         assert owners <= {"step_contention", "step_overlap", "kernel_rates"}, (name, owners)
     sim = (PACKAGE / "run" / "simgrid.py").read_text()   # simulated sweeps: planned, not run
     assert ".run(" not in sim and ".dry_run(" not in sim
+
+
+def test_scan_is_planned_in_studies():
+    """`jostle scan` runs, judges and reports in commands/; what it measures (each node's
+    fingerprint, the link run and its rounds, the time bound) is studies/scan.py's, from typed
+    settings."""
+    from jostle.studies import scan as study
+    planning = {"fingerprint_runs", "per_host", "choose_shifts", "check_shifts", "shifts_of",
+                "arrange_rounds", "link_run", "time_bound", "shift_text"}
+    for name in ("scan", "_scan_runs", "_scan_sim", "_scan_report"):
+        tree = ast.parse((PACKAGE / "commands" / f"{name}.py").read_text())
+        defs = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+        assert not defs & planning, (name, defs & planning)
+    s = study.Settings(budget=10.0, shifts=2)
+    assert [r.name for r in study.fingerprint_runs(s, ["n1"])] == [
+        "fp-pingpong-n1", "fp-memlat-n1", "fp-contention-n1"]
+    shifts = study.shifts_of(s, 8)
+    run = study.link_run(s, [f"n{i}" for i in range(8)], shifts=shifts)
+    assert run.benchmark == "shift" and run.args[run.args.index("--shifts") + 1] == \
+        ",".join(map(str, shifts))

@@ -15,8 +15,6 @@ from ..run.campaign import Campaign, LaunchConfig, unwritable_dir
 from ..run.progress import Progress
 from ..errors import UsageError
 from ..sizes import parse_bytes
-# a scan's run name (commands/_scan_runs.py plans there until scan's plan moves to studies/)
-from ..studies.flags import default_name  # noqa: F401
 from . import _record
 
 

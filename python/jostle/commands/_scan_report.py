@@ -12,10 +12,10 @@ from ..analysis.scan.family import EFFECT_ALONE
 from ..errors import UsageError
 from ..figures import shift as shift_figures
 from ..records.results import load_run
+from ..studies.scan import arrange_rounds
 from . import _options
 from . import baseline as baseline_cmd
-from ._scan_runs import (_write_atomic, arrange_rounds, fp_outputs, pairs_file,
-                         run_fingerprints)
+from ._scan_runs import _write_atomic, fp_outputs, pairs_file, run_fingerprints
 
 MIN_EFFECT = 0.1        # a node, link or cable this much worse than its reference, at least
 MIN_EFFECT_FEW = EFFECT_ALONE   # below 5 nodes, where the effect alone decides

@@ -3,7 +3,7 @@ faults of --inject, the spread of --noise and the fabric of --topology-conf (doc
 "Simulated"). Judged and confirmed as a real scan is: what is flagged is measured again, in
 rounds of half as many links at once, its links' own draws drawn anew."""
 
-import argparse
+import dataclasses
 import hashlib
 import json
 import shlex
@@ -19,8 +19,9 @@ from ..records.results import load_run
 from ..run import sim_fabric, simgrid
 from ..run.campaign import Campaign, LaunchConfig
 from ..run.progress import Progress
+from ..studies import scan as study
 from ._scan_report import analyse, classes, confirm, report
-from ._scan_runs import link_run, shifts_of, time_bound
+from ._scan_runs import settings_of
 
 np = lazy.module("numpy")
 pd = lazy.module("pandas")
@@ -94,10 +95,11 @@ def simulated(args, fabric=None) -> int:
     noise = sim_fabric.Noise(noise.sd, noise.tails, args.seed)
     bw, lat = simgrid.parse_bandwidth(args.bandwidth), simgrid.parse_latency(args.latency)
     speed = simgrid.parse_speed(args.speed)
-    shifts = shifts_of(args, n)
+    plan = settings_of(args)
+    shifts = study.shifts_of(plan, n)
     links, faults = _faults(injected, bw, lat)
     camp_dir = Path(args.output_dir) / args.campaign
-    spec = link_run(args, hosts, exact=True, shifts=shifts)
+    spec = study.link_run(plan, hosts, exact=True, shifts=shifts)
     explicit = noise.sd > 0 or fabric is not None
     key = json.dumps([sorted(map(str, injected)), noise.sd, noise.tails, noise.seed,
                       args.topology_conf and Path(args.topology_conf).read_text()])
@@ -139,7 +141,7 @@ def simulated(args, fabric=None) -> int:
     camp = Campaign(camp_dir, [spec])
     if args.dry_run:
         camp.dry_run(cfg)
-        print(time_bound(argparse.Namespace(**{**vars(args), "parts": "links"}), n, shifts),
+        print(study.time_bound(dataclasses.replace(plan, parts="links"), n, shifts),
               file=sys.stderr)
         return 0
     camp.run(cfg, Progress(), quiet=True)
@@ -153,7 +155,7 @@ def simulated(args, fabric=None) -> int:
     findings = verdict.findings
     if not args.no_confirm and (findings or verdict.screened):
         def measure(path, rounds):
-            spec2 = link_run(args, hosts, exact=True, pairs=path, nrounds=rounds)
+            spec2 = study.link_run(plan, hosts, exact=True, pairs=path, nrounds=rounds)
             spec2.name += tag + "-again"
             spec2.timeout = spec.timeout
             with open(path) as f:

@@ -21,15 +21,14 @@ from ..run.campaign import Campaign, LaunchConfig
 from ..errors import UsageError
 from ..records import fabric as fabric_mod
 from ..run.progress import Progress
+from ..studies import scan as study
 from . import _common
 from . import _options
 from . import _record
 from . import _simulation as simulation
 from . import baseline as baseline_cmd
 from ._scan_report import MIN_EFFECT, MIN_EFFECT_FEW, analyse, classes, confirm, report
-from ._scan_runs import (DEFAULT_MARGIN, FP_SIZES, check_shifts, fingerprint_runs, fp_outputs,
-                         link_run, per_host, run_fingerprints, run_links, shift_text, shifts_of,
-                         time_bound)
+from ._scan_runs import fp_outputs, run_fingerprints, run_links, settings_of
 
 ORDER = 45
 EXAMPLES = """examples:
@@ -110,9 +109,9 @@ def register(sub):
                    help="what to measure (default all)")
     m.add_argument("--fingerprint-jobs", type=_common.positive_int, metavar="K",
                    help="nodes fingerprinted at once (default: all of them)")
-    m.add_argument("--load-sizes", type=load_sizes_type, default=FP_SIZES["contention"],
+    m.add_argument("--load-sizes", type=load_sizes_type, default=study.FP_SIZES["contention"],
                    metavar="SMALL,LARGE", help="message sizes of the contention under load "
-                   f"(default {FP_SIZES['contention']}; smaller for a small or busy machine)")
+                   f"(default {study.FP_SIZES['contention']}; smaller for a small or busy machine)")
     m.add_argument("--compute-cores", type=_common.nonneg_int, metavar="N",
                    help="compute threads per rank under load (default: jostle-bench's, the "
                         "free cores of the rank's share)")
@@ -160,7 +159,7 @@ def register(sub):
     l.add_argument("--srun-mpi", metavar="NAME", help="srun's PMI plugin in a SLURM job")
     l.add_argument("--timeout", type=_common.positive_float, metavar="S",
                    help="a run still going S seconds after the time it should take is stopped "
-                        f"and its node named unreachable (default {DEFAULT_MARGIN:g})")
+                        f"and its node named unreachable (default {study.DEFAULT_MARGIN:g})")
     s = simulation.add_options(p, "1Gf", "node speed")
     s.add_argument("--inject", action="append", metavar="link:I:KIND=F",
                    help="with --simulate: node I's link (or link:SWITCH-SWITCH:KIND=F, the "
@@ -247,23 +246,25 @@ def main(args):
         hosts = [f"node-{i}" for i in range(simgrid.parse_nodes(nodes)[-1])]
     else:
         hosts = allocation(args)
-    check_shifts(args, len(hosts))
+    study.check_shifts(settings_of(args), len(hosts))
     args.classes = classes(args, hosts)
     if fabric is not None:
         fabric.check_hosts(hosts)
-    args.comm_core_of = per_host(args.comm_core, hosts)
+    args.comm_core_of = study.per_host(args.comm_core, hosts)
     camp_dir = Path(args.output_dir) / args.campaign
     config_of = config_for(args)
-    shifts = shifts_of(args, len(hosts))
+    plan = settings_of(args)
+    shifts = study.shifts_of(plan, len(hosts))
     if args.dry_run:
-        parts = (fingerprint_runs(args, hosts) if args.parts != "links" else []) + \
-            ([link_run(args, hosts, shifts=shifts)] if args.parts != "fingerprint" else [])
+        parts = (study.fingerprint_runs(plan, hosts) if args.parts != "links" else []) + \
+            ([study.link_run(plan, hosts, shifts=shifts)] if args.parts != "fingerprint" else [])
         Campaign(camp_dir, parts).dry_run(config_of)
-        print(time_bound(args, len(hosts), shifts), file=sys.stderr)
+        print(study.time_bound(plan, len(hosts), shifts), file=sys.stderr)
         if args.parts != "fingerprint" and len(shifts) < len(hosts) - 1:
+            listed = (study.shift_text(shifts) if len(shifts) > 64
+                      else ",".join(map(str, shifts)))
             print(f"jostle: rounds (shift k: every node sends to node+k, receives from "
-                  f"node-k): {shift_text(shifts) if len(shifts) > 64 else ','.join(map(str, shifts))}",
-                  file=sys.stderr)
+                  f"node-k): {listed}", file=sys.stderr)
         return 0
     progress = Progress()
     t0 = time.monotonic()
@@ -272,7 +273,7 @@ def main(args):
     link_file = None
     if args.parts != "fingerprint":
         link_file = run_links(args, camp_dir, [h for h in hosts if h not in dead], config_of,
-                              progress, dead, shifts_for=lambda n: shifts_of(args, n))
+                              progress, dead, shifts_for=lambda n: study.shifts_of(plan, n))
     fp_files = fp_outputs(args, camp_dir, [h for h in hosts if h not in dead])
     verdict, extra = analyse(args, hosts, fp_files, link_file, dead, fabric)
     findings = verdict.findings
