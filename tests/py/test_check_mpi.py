@@ -142,19 +142,22 @@ def test_a_baseline_of_kept_runs_serves_as_the_reference(site, tmp_path):
     def check():
         return jostle("check", "--site", site, "--budget", "12", "--timeout", "120", "--spool",
                       tmp_path / "spool", "--no-busy-check", "--runs-dir", runs)
+    def complete():
+        n = records(tmp_path / "spool")[0]["node"]
+        want = [f"fp-{b}-{n}.jsonl" for b in ("contention", "memlat", "pingpong")] + [
+            f"fp-pingpong-{n}-again.jsonl"]     # its second launch
+        return sorted(p.name for p in runs.glob("*.jsonl")) == sorted(want)
     r = check()
-    if r.returncode == 3:
+    if r.returncode == 3 or not complete():
         # beside the suite's workers a step can miss its share ("memlat did not finish in its
-        # 2.1 s share", load 8 on 2 cores): honest, but its run is what the baseline is made of
+        # 2.1 s share", load 8 on 2 cores; the first ping-pong stopped at load 5): honest, but
+        # its runs are what the baseline is made of
         print(f"retested after: {r.stdout.strip()}")
         shutil.rmtree(runs)
         shutil.rmtree(tmp_path / "spool")
         r = check()
     assert r.returncode in (0, 1), (r.stdout, r.stderr)
-    n = records(tmp_path / "spool")[0]["node"]
-    assert sorted(p.name for p in runs.glob("*.jsonl")) == sorted([
-        f"fp-{b}-{n}.jsonl" for b in ("contention", "memlat", "pingpong")] + [
-        f"fp-pingpong-{n}-again.jsonl"])     # its second launch
+    assert complete(), (sorted(p.name for p in runs.glob("*")), r.stdout)
     b = jostle("baseline", "save", runs, "--name", "fleet", "--baselines", tmp_path)
     assert b.returncode == 0, b.stderr
     # a class without references of its own takes the baseline's

@@ -62,8 +62,17 @@ def test_a_node_at_30_percent_of_a_core_is_unhealthy(site, node, tmp_path):
     # the reference (docs/check.md, "The budget")
     assert re.match(r"^jostle: [a-z_:0-9]+ (\S+ \S+ vs \S+ \S+ \([-+][0-9]+%, tolerance [0-9]+%\)"
                     r"|too slow: [a-z]+ did not finish in its [0-9.]+ s share)", lines[0]), lines[0]
-    assert r.wall <= BUDGET + 1, r.wall
-    print(f"at 30% of a core: {lines[0]} ({r.wall:.1f} s)")
+    [rec] = [json.loads(p.read_text()) for p in (tmp_path / "spool").glob("check-*.json")]
+    start = rec["runs"][0]["start_s"]
+    print(f"at 30% of a core: {lines[0]} ({r.wall:.1f} s, its first step at {start:.1f} s)")
+    if start < BUDGET - 1:
+        assert r.wall <= BUDGET + 1, r.wall
+    else:
+        # its start alone ate the budget (the interpreter at 30% of a core beside the suite's
+        # workers: 15 s): no step is launched only to be killed, and none ran past the budget
+        assert all(x["status"] == "not started" or x["start_s"] + x["elapsed_s"] <= BUDGET + 1
+                   for x in rec["runs"]), rec["runs"]
+        assert " too slow: " in lines[0], lines[0]
 
 
 def test_a_busy_node_is_skipped_not_failed(tmp_path, node):

@@ -167,8 +167,10 @@ def test_real_calibrate_check_advise_report(capsys, tmp_path, monkeypatch, built
     adv = {a["topic"]: a for a in got["advice"]}
     fit = got["model_fit"]   # judged first: a model past its threshold is not cited (issue 49)
     assert rc == 0 and fit["fits"] == (fit["mean_abs_error"] <= advise.LOO_LIMIT)
-    if fit["fits"]:
-        assert adv["compute cores"]["numbers"]["side"] in ("comm", "compute", "both")
+    if fit["fits"]:   # an answer, or why the model's capacity cannot be identified from these
+        cores = adv["compute cores"]
+        assert cores["numbers"].get("side") in ("comm", "compute", "both") or \
+            "not identifiable" in cores["text"], cores
     else:
         assert "compute cores" not in adv and fit["causes"]
     prog = adv["progress thread"]["numbers"]

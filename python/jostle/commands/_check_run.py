@@ -130,6 +130,7 @@ class Check:
         self.start = check_node.utc()
         self.nics_now = {}
         self.unfinished = {}     # {benchmark: its share}: a step stopped at the end of it
+        self.after_s = AFTER_S   # what the check does after its steps (choose_runs scales it)
         self.stopped = {}        # {benchmark: results.Run}: what such a step had measured
 
     def choose_runs(self, cls, checks, refs, config, facts, mpi):
@@ -137,7 +138,12 @@ class Check:
         self.cls, self.checks, self.refs, self.config = cls, checks, refs, config
         self.facts, self.mpi = facts, mpi
         import pandas  # noqa: F401  (reading the runs needs it: its import is start-up, counted)
-        self.runs = check_study.plan(checks, self.st.budget - started_ago(), self.node,
+        now, ref_start = started_ago(), cls.step_seconds.get(check.START)
+        # what follows the steps (judging, the record) is as much slower as this start was than
+        # the reference's: at 30% of a core 0.4 s took 1.5 s, and the check ended at 11.1 s of
+        # a budget of 10 (+1)
+        self.after_s = AFTER_S * max(1.0, now / ref_start) if ref_start else AFTER_S
+        self.runs = check_study.plan(checks, self.st.budget - now, self.node,
                                cls.options, self.st.budget, cls.step_seconds.get(check.LAUNCH))
 
     def argv(self, spec, out):
@@ -161,7 +167,14 @@ class Check:
             self.timings.append({"benchmark": spec.benchmark, "start_s": round(t0, 3)})
             # each step stopped at the end of its share, and none past the budget's end less
             # what the check does after: the others still run in theirs
-            share = max(0.0, min(spec.timeout, self.st.budget - AFTER_S - STEP_GRACE_S - t0))
+            share = max(0.0, min(spec.timeout, self.st.budget - self.after_s - STEP_GRACE_S - t0))
+            if share < STEP_GRACE_S:     # none left (a slow start): a launch would only be killed
+                self.timings[-1].update(status="not started", elapsed_s=0.0, share_s=round(share, 3))
+                if not isinstance(out.get(spec.benchmark), str):
+                    self.unfinished[spec.benchmark] = share
+                    out[spec.benchmark] = (f"did not finish in its {share:.2g} s share of the "
+                                           "budget (none was left to start it)")
+                continue
             res = wd.run(plan.argv, spec.benchmark, env=child_env(plan.line),
                          timeout=share, grace=STEP_GRACE_S)
             self.timings[-1].update(status=res.status, elapsed_s=round(res.elapsed_s, 3),
