@@ -36,7 +36,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
 
-from jostle.analysis import check, check_budget, check_reference
+from jostle.analysis import check, check_budget, check_reference, stats
 
 CENTRE = 20.0
 NAMES = check.MEASURED
@@ -99,14 +99,6 @@ def one_class(rng, a):
     return out, ref
 
 
-def interval95(k, n):
-    """Wilson's 95% interval of K in N."""
-    p, z = k / n, 1.96
-    c = (p + z * z / (2 * n)) / (1 + z * z / n)
-    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, c - h), min(1.0, c + h)
-
-
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--classes", type=int, default=20)
@@ -136,8 +128,8 @@ def main():
           f"{a.spread:.0%}; tolerance median {np.median(t[:, 0]):.1%} (own "
           f"{np.median(t[:, 1]):.1%}), tails fitted median t{np.median(t[:, 2]):g}")
     for kind, (d, ny, s, ns) in total.items():
-        lo, hi = interval95(d, ny)
-        slo, shi = interval95(s, ns)
+        lo, hi = stats.wilson(d, ny)
+        slo, shi = stats.wilson(s, ns)
         print(f"{kind:6s} healthy drained {d} of {ny} node-years = {100 * d / ny:.2f} per 100 "
               f"[{100 * lo:.2f}, {100 * hi:.2f}] (target <= 1); {a.slow:g}x drained by its "
               f"second check {s} of {ns} = {s / ns:.1%} [{slo:.1%}, {shi:.1%}] (target >= 90%)")

@@ -31,6 +31,8 @@ checkout_venv.use()
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from jostle.analysis import stats  # noqa: E402
+
 SIZES = (16, 64, 128, 199, 200, 256)
 
 
@@ -112,11 +114,9 @@ def rate(n, scans, seed=1, fault=None, factor=1.0) -> tuple:
 
 
 def interval(k, n) -> str:
-    """Wilson's 95% interval of K of N."""
-    z, p = 1.96, k / n
-    c = (p + z * z / (2 * n)) / (1 + z * z / n)
-    w = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return f"[{max(0.0, c - w):.1%}, {min(1.0, c + w):.1%}]"
+    """Wilson's 95% interval of K of N, as printed."""
+    lo, hi = stats.wilson(k, n)
+    return f"[{lo:.1%}, {hi:.1%}]"
 
 
 def main(argv=None) -> int:

@@ -129,6 +129,15 @@ def median_ci95(values) -> tuple:
     return x[j - 1], x[k - 1]
 
 
+def wilson(k: int, n: int, z: float = 1.96) -> tuple:
+    """Wilson's interval (95% at Z = 1.96) of a rate of K in N: what a simulation's count of
+    false alarms or hits is said with."""
+    p = k / n
+    c = (p + z * z / (2 * n)) / (1 + z * z / n)
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, c - h), min(1.0, c + h)
+
+
 def mad(values) -> float:
     """The median absolute deviation, scaled to estimate a normal sample's sigma."""
     v = np.asarray(values, dtype=float)
