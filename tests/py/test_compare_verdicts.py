@@ -257,3 +257,35 @@ def test_a_sweep_whose_sizes_disagree_reports_groups_never_one_shift():
     uniform = comparison.compare(sim.side("A", sim.draw(rng, sd, 3, 0.0, 0)),
                                  sim.side("B", sim.draw(rng, sd, 3, math.log(1.1), 0))).sweeps
     assert len(uniform) == 1 and uniform["groups"].iloc[0] == 1
+
+
+def test_a_metric_derived_from_the_same_bimodal_samples_is_the_same_test():
+    """A loaded launch's samples in two levels, an even count: the interpolated median of
+    size/latency is not size over the latency's median (by more than the 0.1% a constant factor
+    is allowed), yet the same order statistics give both intervals one width: bandwidth and
+    rtt stay the latency's test; a metric of other samples, as wide, does not."""
+    from jostle.analysis import verdicts as v
+    rng = np.random.default_rng(3)
+
+    def side(runs):
+        out = {}
+        for _ in range(runs):
+            lat = np.concatenate([rng.normal(0.60, 0.01, 40), rng.normal(1.7, 0.05, 40)])
+            for name, x in (("latency", lat), ("bandwidth", 1024 / lat), ("rtt", 2 * lat),
+                            ("other", rng.permutation(lat) * rng.uniform(0.9, 1.1, 80))):
+                lo, hi = stats.median_ci95(x)
+                se = (math.log(hi) - math.log(lo)) / (2 * 1.959964)
+                out.setdefault(name, []).append((math.log(np.median(x)), se * se))
+        return {m: (tuple(range(runs)), np.array([a for a, _ in rows]),
+                    np.array([b for _, b in rows])) for m, rows in out.items()}
+
+    a, b = side(2), side(2)
+    sign = {"latency": 1, "bandwidth": -1, "rtt": 1, "other": 1}
+    keys = [("lib", "pingpong", m, "{}") for m in sign]
+    sides = {k: (a[k[2]], b[k[2]], sign[k[2]]) for k in keys}
+    gap = np.ptp(np.concatenate([a["latency"][1] + a["bandwidth"][1],
+                                 b["latency"][1] + b["bandwidth"][1]]))
+    assert gap > v.SAME_TEST   # the strict rule alone would make the bandwidth a test apart
+    test_of = v.one_test_per_point(keys, sides, lambda bench: list(sign))
+    assert {k[2]: t[2] for k, t in test_of.items()} == {
+        "latency": "latency", "bandwidth": "latency", "rtt": "latency", "other": "other"}

@@ -310,7 +310,9 @@ def test_a_baseline_judges_every_node_against_the_saved_nodes():
 def test_scan_against_a_saved_baseline(tmp_path, monkeypatch, capsys, built):
     """A real fingerprint of two "hosts" (both this machine, --parts fingerprint), kept as
     baseline fleet; the memory latency saved made 100 times lower by hand, a second scan names
-    both nodes against the baseline, and neither against the allocation."""
+    both nodes against the baseline, and neither against the allocation. Two nodes are judged
+    by their effect alone: --min-effect 10, since one fingerprint's memory latency, beside other
+    work, is up to 3 times the next one's (CI: the other "host" named 3.1 times worse at 2)."""
     from mpijobs import ENV
     built()
     for k in ("OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM",
@@ -320,7 +322,7 @@ def test_scan_against_a_saved_baseline(tmp_path, monkeypatch, capsys, built):
     monkeypatch.setenv("JOSTLE_BASELINES", str(tmp_path / "baselines"))
     common = ["scan", "--hosts", "localhost,127.0.0.1", "--parts", "fingerprint", "--budget", "1",
               "--load-sizes", "4,64K", "--compute-cores", "1", "--oversubscribe", "yes",
-              "--no-confirm", "--min-effect", "2", "--format", "json", "--mpi", "openmpi",
+              "--no-confirm", "--min-effect", "10", "--format", "json", "--mpi", "openmpi",
               "--launcher", "mpirun.openmpi -np {np} --oversubscribe --bind-to none",
               "--output-dir", str(tmp_path)]
     assert cli.main([*common, "--campaign", "ref"]) in (0, 1)

@@ -319,7 +319,8 @@ def compare(a: Points, b: Points, statistic="median", tolerance=0.05, q=0.05, le
     var = _moderated(keys, sa, sb)
     sign = {k: _sign(k[1], k[2]) for k in keys}
     test_of = verdicts.one_test_per_point(
-        keys, {k: ((sa[k].runs, sa[k].side.logs), (sb[k].runs, sb[k].side.logs), sign[k])
+        keys, {k: ((sa[k].runs, sa[k].side.logs, sa[k].side.se2_within),
+                   (sb[k].runs, sb[k].side.logs, sb[k].side.se2_within), sign[k])
                for k in keys}, _order)
     recs = []
     for k in keys:

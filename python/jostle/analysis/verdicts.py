@@ -36,8 +36,8 @@ EXIT = {NO_REGRESSION: 0, SLOWER: 1, INCONCLUSIVE: 3}
 
 def one_test_per_point(keys, sides, order) -> dict:
     """{key: the key of the point's test} over KEYS ((library, benchmark, metric, point)), whose
-    SIDES[key] hold ((runs A, logs A), (runs B, logs B)) and oriented sign; ORDER(benchmark) the
-    benchmark's metrics in the order --describe lists them."""
+    SIDES[key] hold ((runs, logs, se2 within) of A, the same of B, oriented sign);
+    ORDER(benchmark) the benchmark's metrics in the order --describe lists them."""
     groups = {}
     for k in keys:
         groups.setdefault((k[0], k[1], k[3]), []).append(k)
@@ -54,13 +54,24 @@ def one_test_per_point(keys, sides, order) -> dict:
 
 
 def _same_test(s, t) -> bool:
-    (ra, la), (rb, lb), sign = s
-    (ta, ma), (tb, mb), sign2 = t
+    """Whether S and T, each ((runs A, logs A, se2 A), (runs B, logs B, se2 B), sign), are one
+    test: their oriented logs differ by one constant, run by run (rtt = 2 latency, bandwidth =
+    size / latency, of the same samples). An interpolated median of such a transform is not
+    the transform of the median: they differ by up to the square of the median's interval
+    half-width h (in log, 2 log cosh h <= h^2). Where every run's interval has the same width
+    on both, as the same order statistics give, that much more is allowed."""
+    (ra, la, va), (rb, lb, vb), sign = s
+    (ta, ma, wa), (tb, mb, wb), sign2 = t
     if list(ra) != list(ta) or list(rb) != list(tb):
         return False
     diff = np.concatenate([sign * np.asarray(la) - sign2 * np.asarray(ma),
                            sign * np.asarray(lb) - sign2 * np.asarray(mb)])
-    return bool(np.all(np.isfinite(diff)) and np.ptp(diff) <= SAME_TEST)
+    if not np.all(np.isfinite(diff)):
+        return False
+    se2, se2_t = np.concatenate([va, vb]), np.concatenate([wa, wb])
+    same_width = np.all(se2 > 0) and np.allclose(se2, se2_t, rtol=1e-4, atol=0)
+    h2 = stats.t_quantile(0.975, math.inf) ** 2 * float(np.max(se2)) if same_width else 0.0
+    return bool(np.ptp(diff) <= SAME_TEST + 2 * h2)
 
 
 def _oriented(d, sign, level):
