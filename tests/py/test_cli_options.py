@@ -17,3 +17,5 @@ def test_every_commands_help_lists_its_options():
         text = parser.format_help()
         missing = [o for o in shown if o not in text]
         assert not missing, f"jostle {name} --help does not list {missing}"
+        # a lone % in a help string makes argparse print its action's fields instead
+        assert "option_strings" not in text, f"jostle {name} --help: a % not written %%"

@@ -104,7 +104,7 @@ def register(sub):
     r.add_argument("--tolerance", type=tolerance_type, metavar="F",
                    help="with --save-reference: the tolerance of every check of the class, "
                         "chosen by the site (recorded as chosen), instead of the derived ones; "
-                        f"without it a tolerance over {check_reference.MAX_TOLERANCE:.0%} "
+                        f"without it a tolerance over {check_reference.MAX_TOLERANCE:.0%}% "   # %% in help
                         "refuses the reference")
     r.add_argument("--interval", type=_common.positive_float, metavar="S",
                    help="with --save-reference: seconds between two checks of a node, SLURM's "
