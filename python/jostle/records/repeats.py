@@ -60,9 +60,15 @@ def pool(runs) -> list:
     return [g[0] if len(g) == 1 else _pooled(name, g) for (_, _, name), g in groups.items()]
 
 
-def _converged(values):
-    known = values.dropna()
-    return None if known.empty else bool(known.astype(bool).all())
+def _converged(df):
+    """Per point (df's _point): whether every job that says converged or not did (None: none
+    said), as a pandas reduction per point would, at once."""
+    known = df["converged"].notna()
+    ok = df["converged"].where(known, True).astype(bool)
+    g = pd.DataFrame({"known": known, "ok": ok}).groupby(df["_point"], sort=False)
+    said, every = g["known"].any(), g["ok"].all()
+    return pd.Series([bool(o) if k else None for k, o in zip(said, every)], index=said.index,
+                     name="converged")
 
 
 def _pooled(name, jobs) -> Run:
@@ -80,13 +86,15 @@ def _pooled(name, jobs) -> Run:
                         .where(df[key].notna(), None).values.tolist()]
         how = {}
         for c in df.columns:
-            if c in key or c == "_point":
+            if c in key or c in ("_point", "converged"):
                 continue
             how[c] = ("min" if c in LOWER else "max" if c in UPPER or c == "modes" else
-                      "sum" if c == "n" else _converged if c == "converged" else
+                      "sum" if c == "n" else
                       "median" if pd.api.types.is_numeric_dtype(df[c]) else "first")
         firsts = df.groupby("_point", sort=False)[key].first()
         points = df.groupby("_point", sort=False).agg(how)
+        if "converged" in df:
+            points = points.join(_converged(df))
         if "median" in df:
             pooled = _over_jobs(df)
             points = points.drop(columns=[c for c in pooled if c in points]).join(pooled)
@@ -103,30 +111,43 @@ def _pooled(name, jobs) -> Run:
 
 def _over_jobs(df) -> pd.DataFrame:
     """Per point (df's _point): the geometric mean of the jobs' medians and its 95% interval
-    over the jobs (the job as the unit), the jobs' range, their number and their samples."""
-    med = df["median"].astype(float)
-    lo, hi = df["ci95_lo"].astype(float), df["ci95_hi"].astype(float)
+    over the jobs (the job as the unit), the jobs' range, their number and their samples.
+    Each point's jobs as numpy arrays, reduced as pandas reduces (NaN skipped, the sums in
+    the same order): a pandas reduction per point cost 0.8 ms, 5 s for a fine sweep of 3 jobs."""
+    med = df["median"].to_numpy(float)
+    lo, hi = df["ci95_lo"].to_numpy(float), df["ci95_hi"].to_numpy(float)
     positive = (med > 0) & np.isfinite(med)
     with np.errstate(divide="ignore", invalid="ignore"):
-        y = np.log(med.where(positive))
+        y = np.log(np.where(positive, med, np.nan))
         own = ((np.log(hi) - np.log(lo)) / (2 * Z95)) ** 2   # a job's own variance of its log
-    work = pd.DataFrame({"_point": df["_point"], "y": y, "own": own.where(np.isfinite(own), 0.0),
-                         "pos": positive, "med": med, "lo": lo, "hi": hi,
-                         "n": df["n"] if "n" in df else np.nan})
+    own = np.where(np.isfinite(own), own, 0.0)
+    n = df["n"].to_numpy() if "n" in df else np.full(len(df), np.nan)
+    if n.dtype.kind == "f":
+        n = np.where(np.isnan(n), 0.0, n)           # pandas' sum skips NaN
+    codes, points = pd.factorize(df["_point"], sort=False)
+    order = np.argsort(codes, kind="stable")
+    starts = np.flatnonzero(np.diff(codes[order])) + 1
+
+    def skipna(a, how):
+        a = a[~np.isnan(a)]
+        return how(a) if a.size else math.nan
     out = {}
-    for point, g in work.groupby("_point", sort=False):
-        k = len(g)
-        row = {"jobs_lo": g["med"].min(), "jobs_hi": g["med"].max(), "samples": g["n"].sum(),
-               "n": k, "between": between(list(g["med"]), list(g["lo"]), list(g["hi"]))}
-        if g["pos"].all():
-            mean = float(g["y"].mean())
-            var = max(float(g["y"].var(ddof=1)) if k > 1 else 0.0, float(g["own"].mean()))
+    for point, i in zip(points, np.split(order, starts) if len(order) else []):
+        k = len(i)
+        m, lo_i, hi_i = med[i], lo[i], hi[i]
+        row = {"jobs_lo": skipna(m, np.min), "jobs_hi": skipna(m, np.max), "samples": n[i].sum(),
+               "n": k, "between": between(m.tolist(), lo_i.tolist(), hi_i.tolist())}
+        if positive[i].all():
+            yi = y[i]
+            mean = float(yi.sum() / k)
+            var = float(((mean - yi) ** 2).sum() / (k - 1)) if k > 1 else 0.0
+            var = max(var, float(own[i].sum() / k))
             half = _t975(k - 1) * math.sqrt(var / k) if k > 1 else 0.0
             row.update(median=math.exp(mean), ci95_lo=math.exp(mean - half),
                        ci95_hi=math.exp(mean + half))
         else:
-            row.update(median=float(g["med"].median()), ci95_lo=g["lo"].min(),
-                       ci95_hi=g["hi"].max())
+            row.update(median=float(skipna(m, np.median)), ci95_lo=skipna(lo_i, np.min),
+                       ci95_hi=skipna(hi_i, np.max))
         out[point] = row
     return pd.DataFrame.from_dict(out, orient="index")
 
