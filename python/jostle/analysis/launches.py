@@ -115,16 +115,14 @@ def stopped_early(points, metric) -> int:
 
 
 def summarise(jobs) -> list:
-    """Per point of the launches JOBS (the Runs of one setting, in launch order; one is a
-    single launch): dicts of params, metric, unit, median, ci95, within, launches, between,
-    note, converged; in the order of the first launch's points."""
-    jobs = [j for j in jobs if not j.points.empty]
-    if not jobs:
-        return []
-    params = list(dict.fromkeys(p for j in jobs for p in j.param_names))
+    """Per point of the launches JOBS (the Runs, or records.lines.Lines, of one setting, in
+    launch order; one is a single launch): dicts of params, metric, unit, median, ci95,
+    within, launches, between, note, converged; in the order of the first launch's points."""
+    jobs = [(j.rows, j.param_names) for j in jobs]
+    params = list(dict.fromkeys(p for _, names in jobs for p in names))
     per = {}   # point key -> {"row": first row, "meds": [], "within": [], "conv": []}
-    for j in jobs:
-        for row in j.points.to_dict("records"):
+    for rows, _ in jobs:
+        for row in rows:
             med = _num(row.get("median"))
             if med is None:
                 continue

@@ -11,10 +11,16 @@ import importlib
 import pkgutil
 
 
-def modules() -> list:
-    """Every command module, in the order of --help."""
-    mods = [importlib.import_module(f"{__name__}.{m.name}")
-            for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")]
+def names() -> list:
+    """Every command's name, no module imported."""
+    return [m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")]
+
+
+def modules(only=None) -> list:
+    """Every command module, in the order of --help; ONLY: that one alone, when it is one."""
+    known = names()
+    mods = [importlib.import_module(f"{__name__}.{n}")
+            for n in ([only] if only in known else known)]
     return sorted((m for m in mods if hasattr(m, "register")),
                   key=lambda m: (getattr(m, "ORDER", 50), m.__name__))
 

@@ -8,7 +8,7 @@ from ..records import benchmarks
 from .. import figures
 from ..figures import pingpong as pingpong_figures
 from ..analysis import launches
-from ..records import repeats
+from ..records import lines, repeats
 from ..records.results import load_run
 from ..studies import pingpong as study
 from . import _common
@@ -163,7 +163,7 @@ def report_launches(camp, runs, k, rows=True) -> list:
     for r in runs:
         settings.setdefault(repeats.setting(r.name) if k > 1 else r.name, []).append(r)
     for name, specs in settings.items():
-        done = [load_run(camp.output(r)) for r in specs if camp.output(r).exists()]
+        done = [lines.read(camp.output(r)) for r in specs if camp.output(r).exists()]
         points = launches.summarise(done)
         if not points:
             continue

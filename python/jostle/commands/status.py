@@ -6,7 +6,7 @@ from pathlib import Path
 from ..run import batch, slurm
 from ..run.campaign import MANIFEST
 from ..errors import UsageError
-from ..records.results import file_state
+from ..records.lines import file_state
 from ..records.sidecar import launcher_state, sidecar_path
 
 ORDER = 91

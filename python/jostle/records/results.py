@@ -107,6 +107,11 @@ class Run(RunMetadata):
     def warnings(self) -> list:
         return [str(w) for w in self.meta.get("warnings") or []]
 
+    @property
+    def rows(self) -> list:
+        """The points as dicts, one a line (records.lines.Lines has them so, read)."""
+        return self.points.to_dict("records")
+
     def samples_path(self) -> Optional[Path]:
         """The --keep-samples file beside the run file, or None when the run kept none."""
         name = ((self.meta.get("harness") or {}).get("samples") or {}).get("file")
@@ -432,40 +437,27 @@ def _scanned(path):
     return copy.deepcopy(meta), rows, copy.deepcopy(end), problem, list(params)  # change them
 
 
-def load_run(path, allow_incomplete: bool = False) -> Run:
-    """Read one .jsonl (or .jsonl.partial) file; see the module docstring."""
-    path = Path(path)
+def judged(path, allow_incomplete: bool = False) -> tuple:
+    """scan(PATH) as (meta, point rows, end, problem, params), an incomplete run refused
+    unless ALLOW_INCOMPLETE (then said in a warning): load_run, and records.lines without
+    the DataFrame."""
     meta, rows, end, problem, param_keys = _scanned(path)
     if problem:
         if not allow_incomplete:
             raise IncompleteRunError(path, len(rows), problem)
         warnings.warn(f"{path} is incomplete ({problem}); using its {len(rows)} point line(s)",
-                      IncompleteRunWarning, stacklevel=2)
+                      IncompleteRunWarning, stacklevel=3)
+    return meta, rows, end, problem, list(dict.fromkeys(param_keys))
 
-    points = pd.DataFrame(rows)
-    params = list(dict.fromkeys(param_keys))
-    run = Run(path, meta, points, end, complete=not problem, problem=problem, param_names=params)
+
+def load_run(path, allow_incomplete: bool = False) -> Run:
+    """Read one .jsonl (or .jsonl.partial) file; see the module docstring."""
+    path = Path(path)
+    meta, rows, end, problem, params = judged(path, allow_incomplete)
+    run = Run(path, meta, pd.DataFrame(rows), end, complete=not problem, problem=problem,
+              param_names=params)
     run.launch = read_sidecar(path)
     return run
-
-
-@dataclass
-class FileState:
-    """What a record file is, judged by load_run alone: every command asks this."""
-    state: str         # "complete", "partial" (loads, but incomplete) or "damaged"
-    points: int = 0    # point lines it holds (0 when damaged)
-    problem: str = ""  # why it is not complete
-
-
-def file_state(path) -> FileState:
-    """Complete only if it loads complete; partial if it loads with --allow-incomplete."""
-    try:
-        _, rows, _, problem, _ = scan(path)
-    except IncompleteRunError as e:     # a cut first line: nothing measured
-        return FileState("partial", e.points, e.reason)
-    except JostleError as e:
-        return FileState("damaged", 0, str(e))
-    return FileState("partial" if problem else "complete", len(rows), problem)
 
 
 def find_run_files(root) -> list:

@@ -21,31 +21,36 @@ HEADLINES = {
 }
 
 
+def headline(benchmark, rows) -> str:
+    """A run of BENCHMARK in a few words from its point ROWS, e.g. 'latency 0.195 µs at 0 B,
+    bandwidth 8.54 GB/s at 64 MiB': its HEADLINES, else its first metric."""
+    if not rows:
+        return ""
+    first = rows[0]["metric"]
+    parts = []
+    for metric in [*HEADLINES.get(benchmark, ()), first]:
+        if parts and metric == first:
+            break
+        mine = [r for r in rows if r["metric"] == metric and r.get("median") is not None
+                and r["median"] == r["median"]]   # NaN: no median
+        if not mine:
+            continue
+        try:
+            lower = benchmarks.metric(benchmark, metric)["better"] == "lower"
+        except KeyError:   # a benchmark or metric this package does not know: the smallest
+            lower = True
+        row = (min if lower else max)(mine, key=lambda r: r["median"])
+        parts.append(f"{metric} {quantity(row['median'], row['unit'])}{where(row)}")
+    return ", ".join(parts)
+
+
 class RunMetadata:
-    """Needs meta, points, param_names, launch, complete, benchmark, hosts, warnings (Run)."""
+    """Needs meta, points, rows, param_names, launch, complete, benchmark, hosts, warnings
+    (Run)."""
 
     @property
     def headline(self) -> str:
-        """The run in a few words, e.g. 'latency 0.195 µs at 0 B, bandwidth 8.54 GB/s at 64 MiB':
-        its HEADLINES, else its first metric."""
-        df = self.points
-        if df.empty:
-            return ""
-        first = df["metric"].iloc[0]
-        parts = []
-        for metric in [*HEADLINES.get(self.benchmark, ()), first]:
-            if parts and metric == first:
-                break
-            rows = df[(df["metric"] == metric) & df["median"].notna()]
-            if rows.empty:
-                continue
-            try:
-                lower = benchmarks.metric(self.benchmark, metric)["better"] == "lower"
-            except KeyError:   # a benchmark or metric this package does not know: the smallest
-                lower = True
-            row = rows.loc[rows["median"].idxmin() if lower else rows["median"].idxmax()]
-            parts.append(f"{metric} {quantity(row['median'], row['unit'])}{where(row)}")
-        return ", ".join(parts)
+        return headline(self.benchmark, self.rows)
 
     @property
     def short_mpi(self) -> str:

@@ -18,11 +18,11 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Optional
 
-from . import bench_query, launch, process
+from . import bench_query, launch, process, transport
 from ..errors import Interrupted, JostleError, UsageError
 from .progress import Progress
 from ..records.resume import keepable, rest_output, splice
-from ..records.results import file_state, load_run
+from ..records.lines import file_state, read as read_lines
 from ..records.sidecar import sidecar_path
 from ..records.repeats import job_name
 from ..units import duration
@@ -74,12 +74,17 @@ class LaunchConfig:
     srun_mpi: Optional[str] = None
     restart: bool = False   # measure an interrupted run from its first point (--restart)
 
-    def plan(self, spec: RunSpec, bench_argv: list) -> launch.LaunchPlan:
+    def plan(self, spec: RunSpec, bench_argv: list, mca=()) -> launch.LaunchPlan:
         return launch.build_command(self.kind, self.bench, bench_argv, spec.ranks, spec.hosts,
                                     exe=self.exe, prefix=self.prefix,
                                     oversubscribe=self.oversubscribe,
                                     platform=self.platform, hostfile=self.hostfile,
-                                    srun_mpi=self.srun_mpi)
+                                    srun_mpi=self.srun_mpi, mca=mca)
+
+    def asks_transport(self, spec: RunSpec) -> bool:
+        """Whether the campaign asks the transport settings for SPEC's launch (run.transport):
+        jostle's own Open MPI line, on this host (another host's files may differ)."""
+        return self.kind == "openmpi" and all(launch.is_local(h) for h in spec.hosts)
 
 
 def unwritable_dir(directory) -> str:
@@ -179,6 +184,7 @@ class Campaign:
     def __init__(self, directory, runs):
         self.dir = Path(directory)
         self.runs = list(runs)
+        self._asked = {}   # bench -> transport.Query, while run() runs
         seen, dup = set(), set()   # linear: a plan may hold thousands of runs
         for r in self.runs:
             (dup if r.name in seen else seen).add(r.name)
@@ -235,7 +241,7 @@ class Campaign:
         if not out.exists():
             return False
         try:
-            run = load_run(out)
+            run = read_lines(out)
         except JostleError as e:
             raise JostleError(f"{out} exists but is not a complete run ({e}); "
                               "move it away to run it again") from None
@@ -304,6 +310,12 @@ class Campaign:
         stop the others; its entry is (spec, Failure) instead (a scan: one dead node)."""
         config_of = _resolved(config)
         progress = progress or Progress()
+        # asked in the background while the rest is judged (run.transport), once per bench
+        self._asked = {}
+        for spec in self.runs:
+            c = config_of(spec)
+            if c.asks_transport(spec) and str(c.bench) not in self._asked:
+                self._asked[str(c.bench)] = transport.Query(c.bench)
         # All checked first, before the directory is made: a run made with other options, or
         # one the bench refuses, is refused before anything is written or measured.
         complete = [self.is_complete(spec) for spec in self.runs]
@@ -383,7 +395,10 @@ class Campaign:
         # A rerun continues an interrupted run: its points are kept, the others measured.
         kept = None if config.restart else keepable(partial, lambda m: self._made_as(spec, m))
         written = rest_output(out).with_name(rest_output(out).name + ".partial") if kept else partial
-        plan = config.plan(spec, self.bench_argv(spec, quiet, kept))
+        asked = self._asked.get(str(config.bench))
+        mca, env = transport.handed(
+            asked.settings() if asked and config.asks_transport(spec) else None)
+        plan = config.plan(spec, self.bench_argv(spec, quiet, kept), mca)
         side = sidecar_path(out)
         record = {"run": spec.name, "campaign": self.name, "bench": str(config.bench),
                   **plan.to_dict(), "timeout_s": spec.timeout, "start": _now(), "status": "running",
@@ -400,7 +415,7 @@ class Campaign:
                 on_stdout=(lambda line: None) if quiet else progress.echo,
                 on_stderr=lambda line: progress.echo(line, err=True),
                 on_progress=lambda done, total: progress.update(bar, done, total),
-                env=dict(os.environ, JOSTLE_LAUNCH_LINE=plan.line),  # into the meta line
+                env=dict(os.environ, JOSTLE_LAUNCH_LINE=plan.line, **env),  # the meta line's
                 stop=stop)
         except process.RunInterrupted as e:
             self._close(side, record, e.outcome)
@@ -423,7 +438,7 @@ class Campaign:
                            out if outcome.status == "ok" else partial) and outcome.status == "ok":
             partial.unlink()
         # A complete run must also be a valid one; its headline closes its line.
-        done = load_run(out) if outcome.status == "ok" and out.exists() else None
+        done = read_lines(out) if outcome.status == "ok" and out.exists() else None
         progress.finish(bar, outcome.status, done.headline if done else "")
 
         if outcome.status == "timeout":

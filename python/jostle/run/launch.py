@@ -136,6 +136,7 @@ class Launch:
     platform: Optional[str] = None
     hostfile: Optional[str] = None
     prefix: Optional[str] = None
+    mca: tuple = ()          # Open MPI's --mca NAME VALUE, in pairs (run.transport)
 
 
 class Launcher:
@@ -169,6 +170,7 @@ class OpenMPI(Launcher):
     def argv(self, x):
         argv = [x.exe] + (["--allow-run-as-root"] if x.euid == 0 else [])
         argv += ["--oversubscribe"] if x.over else []
+        argv += [a for i in range(0, len(x.mca), 2) for a in ("--mca", *x.mca[i:i + 2])]
         argv += ["--bind-to", "core" if x.binds else "none", "-np", str(x.ranks)]
         if x.hosts:
             argv += ["--host", _host_list(x.hosts, x.ranks)[0]]
@@ -241,10 +243,12 @@ def build_command(kind: str, bench, bench_argv: list, ranks: int, hosts=None, *,
                   euid: Optional[int] = None, cores: Optional[int] = None,
                   oversubscribe="auto", prefix: Optional[str] = None,
                   platform: Optional[str] = None, hostfile: Optional[str] = None,
-                  srun_mpi: Optional[str] = None, launcher_binds: bool = False) -> LaunchPlan:
+                  srun_mpi: Optional[str] = None, launcher_binds: bool = False,
+                  mca=()) -> LaunchPlan:
     """The full command line that starts RANKS ranks of BENCH BENCH_ARGV with launcher KIND.
     LAUNCHER_BINDS: the launcher pins each rank to a core, for a reference program that binds
-    nothing itself (bench/); jostle-bench binds its own threads and never asks for it."""
+    nothing itself (bench/); jostle-bench binds its own threads and never asks for it. MCA:
+    Open MPI's --mca settings, NAME VALUE pairs in a flat list (run.transport)."""
     launcher = LAUNCHERS[kind]
     hosts = list(hosts or [])
     plan = LaunchPlan([], kind, ranks, hosts)
@@ -255,7 +259,7 @@ def build_command(kind: str, bench, bench_argv: list, ranks: int, hosts=None, *,
         plan.oversubscribe = over
     x = Launch(exe or (launcher.executables or ("",))[0], ranks, hosts, over,
                os.geteuid() if euid is None else euid, launcher_binds, srun_mpi, platform,
-               hostfile, prefix)
+               hostfile, prefix, tuple(mca))
     plan.argv = launcher.argv(x) + [str(bench), *map(str, bench_argv)]
     return plan
 
