@@ -107,6 +107,9 @@ static void meta(jt_ctx *ctx, void *st, jt_json *j)
     jt_json_knum(j, "setup_time_s", s->setup_time);
     jt_json_knum(j, "build_s", s->chase.build_s);
     jt_json_kstr(j, "capped_by", s->chase.capped ? "setup-time" : NULL);
+    /* what the kernel gave of the pages asked for: a chain half on huge pages walks another
+     * page table than one wholly on them (-1: /proc/self/smaps unreadable) */
+    jt_json_kint(j, "huge_bytes", s->chase.buf.huge);
     jt_json_end(j);
 }
 

@@ -80,7 +80,10 @@ def test_classes_match_globs_and_regexes_in_file_order(tmp_path):
     with pytest.raises(UsageError, match=r"--class 'nope': unknown class .* allowed: gpu, cpu"):
         site.class_of("cn1", "nope")
     cpu = site.classes["cpu"]
-    assert cpu.options == check.RunOptions(1, True, "4,1M")
+    # saved before the chain's pages were chosen: measured as it was (system pages); a class
+    # not yet measured walks huge pages
+    assert cpu.options == check.RunOptions(1, True, "4,1M", chain_pages="system")
+    assert site.classes["gpu"].options.chain_pages == check.CHAIN_PAGES == "huge"
     assert cpu.reference["memory_latency"]["worse"] == "higher"   # from the check when absent
     assert site.defaults == {"budget": 12.0, "timeout": 40.0}
 
@@ -96,6 +99,7 @@ def test_classes_match_globs_and_regexes_in_file_order(tmp_path):
     ('schema = 1\n[class.a]\nchecks = ["triad", "x"]\n', "checks: ['triad', 'x'] is not allowed"),
     ('schema = 1\n[class."a b"]\n', "a class name is letters"),
     ('schema = 1\n[check]\nbudget = "x"\n', "'x' is not allowed; expected float"),
+    ('schema = 1\n[class.a]\nchain_pages = "big"\n', "chain_pages: 'big' is not allowed"),
 ])
 def test_a_bad_site_file_is_refused_naming_what(tmp_path, text, message):
     with pytest.raises(UsageError) as e:

@@ -82,6 +82,12 @@ PER_LAUNCH_S = 0.8
 LAUNCH = "launch"     # step_seconds' key of the longest launch cost of the reference's runs
 SHARES = {"pingpong": 0.15, "memlat": 0.20, "contention": 0.65}
 LOAD_SIZES = "4,64M"
+# The memory latency's chain on huge pages (jostle-bench --pages): on base pages a walk misses
+# the TLB at every line and its page walks, nested in a guest, move with where the kernel
+# and the host put the pages: 259-472 ns from check to check where huge pages gave 176-179
+# (bench/memlat_pages.py). The scan's fingerprint walks the same.
+CHAIN_PAGES = "huge"
+PAGES = ("system", "base", "huge")
 
 @dataclass(frozen=True)
 class RunOptions:
@@ -94,9 +100,11 @@ class RunOptions:
     # cut to the time the step is given); a check measures with the same.
     chain_bytes: "int | None" = None
     array_bytes: "int | None" = None
+    chain_pages: str = CHAIN_PAGES   # a class saved before it was chosen: system
 
     def to_dict(self) -> dict:
-        d = {"oversubscribe": self.oversubscribe, "load_sizes": self.load_sizes}
+        d = {"oversubscribe": self.oversubscribe, "load_sizes": self.load_sizes,
+             "chain_pages": self.chain_pages}
         d = d if self.compute_cores is None else {"compute_cores": self.compute_cores, **d}
         return {**d, **{k: getattr(self, k) for k in WORKING_SETS if getattr(self, k)}}
 

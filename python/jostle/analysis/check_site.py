@@ -26,8 +26,8 @@ CHECK_KEYS = {"budget": float, "timeout": float, "spool": str, "state_dir": str,
               "busy_share": float, "busy_user_cores": float, "uid_min": int,
               "store": str,   # the results store (docs/history.md): a path or postgresql://…
               "interval": float, "node_years": float}   # the false-drain budget
-CLASS_KEYS = {"hosts", "checks", "compute_cores", "oversubscribe", "load_sizes", "baseline",
-              "machine", "reference", "nics", "nodes", "step_seconds", *check.WORKING_SETS}
+CLASS_KEYS = {"hosts", "checks", "compute_cores", "oversubscribe", "load_sizes", "chain_pages",
+              "baseline", "machine", "reference", "nics", "nodes", "step_seconds", *check.WORKING_SETS}
 MACHINE_KEYS = ("cpu", "cores", "numa_nodes", "mpi")
 STEPS = (*check.SHARES, check.START, check.LAUNCH)     # the keys of a class's step_seconds
 REF_KEYS = {"value", "tolerance", "unit", "worse", "spread", "repeatability", "nodes", "checks",
@@ -171,6 +171,12 @@ def _node_class(path, name, raw) -> NodeClass:
     sizes = raw.get("load_sizes", check.LOAD_SIZES)
     if not (isinstance(sizes, str) and re.match(r"^[0-9]+[KMG]?,[0-9]+[KMG]?$", sizes)):
         _bad(path, f"{where} load_sizes", f"{sizes!r} is not allowed; expected SMALL,LARGE e.g. 4,64M")
+    # a class measured before the chain's pages were chosen walked the system's
+    pages = raw.get("chain_pages", "system" if raw.get("reference") or raw.get("nodes")
+                    else check.CHAIN_PAGES)
+    if pages not in check.PAGES:
+        _bad(path, f"{where} chain_pages", f"{pages!r} is not allowed; expected one of "
+             + ", ".join(check.PAGES))
     sets = {k: raw.get(k) for k in check.WORKING_SETS}
     for k, v in sets.items():
         if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 4096):
@@ -214,7 +220,8 @@ def _node_class(path, name, raw) -> NodeClass:
     if not isinstance(nodes, dict) or not all(isinstance(v, dict) for v in nodes.values()):
         _bad(path, f"{where} nodes", "expected tables of saved samples")
     return NodeClass(name, list(hosts), list(checks) if checks else None,
-                     check.RunOptions(cores, over, sizes, **sets), baseline, dict(machine),
+                     check.RunOptions(cores, over, sizes, **sets, chain_pages=pages), baseline,
+                     dict(machine),
                      dict(reference), dict(nics), dict(nodes), raw, dict(steps))
 
 

@@ -44,7 +44,7 @@ def options(args, site, here) -> check.RunOptions:
         if not given:
             return old.options     # the class's own way of measuring
         opts = replace(opts, chain_bytes=old.options.chain_bytes,
-                       array_bytes=old.options.array_bytes)
+                       array_bytes=old.options.array_bytes, chain_pages=old.options.chain_pages)
         if old.nodes and old.options != opts:
             raise UsageError(f"class '{args.cls}' was measured with {old.options.to_dict()}, "
                              f"not {opts.to_dict()}: give the same options (or none), or "

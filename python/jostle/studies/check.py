@@ -82,7 +82,7 @@ def plan(checks, budget: float, node: str, opts: "RunOptions | None" = None,
                  "--warmup", "5", "--max-time", f"{points / 2:.3g}"]
         elif b == "memlat":
             a = ["--accesses", MEMLAT_ACCESSES, "--min-reps", "3", "--max-reps", "1000",
-                 "--warmup", "1", "--max-time", f"{points:.3g}"]
+                 "--warmup", "1", "--max-time", f"{points:.3g}", "--pages", opts.chain_pages]
         else:                 # three phases at two sizes
             per = points / 6
             a = ["--kernel", "triad", "--sizes", opts.load_sizes, "--phases",

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from ..analysis.check import CHAIN_PAGES
 from ..binary import repo_root
 from ..errors import UsageError
 from ..run.campaign import RunSpec
@@ -69,7 +70,7 @@ def fingerprint_runs(s: Settings, hosts, only=None, suffix="") -> list:
               "--setup-time", f"{0.1 * b:.3g}", *extra]
         ml = ["--accesses", MEMLAT_ACCESSES, "--min-reps", "3", "--max-reps", "1000",
               "--warmup", "1", "--max-time", f"{FP_SHARES['memlat'] * b:.3g}",
-              "--setup-time", f"{0.5 * FP_SHARES['memlat'] * b:.3g}"]
+              "--setup-time", f"{0.5 * FP_SHARES['memlat'] * b:.3g}", "--pages", CHAIN_PAGES]
         for bench, a in (("pingpong", pp), ("memlat", ml), ("contention", ct)):
             if only in (None, bench):
                 share = FP_SHARES[bench]
