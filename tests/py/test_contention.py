@@ -9,6 +9,7 @@ data/contention_pairs.jsonl is hand-made (2 compute cores, sizes 4 B and 64 MiB,
 make_run() below writes synthetic runs of any study for the figure tests.
 """
 
+import functools
 import json
 import math
 
@@ -102,61 +103,67 @@ def study_runs(d):
 @pytest.fixture(scope="module")
 def study(tmp_path_factory):
     """A campaign of every study and a ping-pong run, its page written once with its figures
-    saved (PNG and SVG): (the campaign, the page, the figures' directory)."""
+    saved (PNG and SVG): (the campaign, the page, the figures' directory, the contention
+    figures the page drew). The figures are kept as drawn for the page, not drawn again for
+    the tests that read them: a second drawing cost 5 s of CPU."""
     d = study_runs(tmp_path_factory.mktemp("contention") / "camp")
     (d / "pp.jsonl").write_text((DATA / "pingpong_intra.jsonl").read_text())
     saved = d.parent / "figs"
-    html = report.write([d], d.parent / "r.html", figures_dir=saved).read_text()
-    return d, html, saved
+    drawn, build = [], cfig.build
+
+    @functools.wraps(build)
+    def keep(*args, **kwargs):
+        out = build(*args, **kwargs)
+        drawn.extend(out)
+        return out
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(cfig, "build", keep)
+        html = report.write([d], d.parent / "r.html", figures_dir=saved).read_text()
+    return d, html, saved, drawn
 
 
 @pytest.mark.pages
 def test_one_figure_per_study_with_both_sides_and_caveats(study):
-    d, _, saved = study
-    runs = [load_run(p) for p in sorted(d.glob("*.jsonl")) if p.name != "pp.jsonl"]
-    figs = figures.build(runs)
-    try:
-        by_id = {f.id: f for f in figs}
-        assert set(by_id) == {"contention-fig1-quick", "contention-fig2", "contention-fig3",
-                              "contention-fig4", "contention-usecases"}
-        fig1 = by_id["contention-fig1-quick"].fig
-        assert len(fig1.axes) == 6                    # 4 B and 64 MiB rows × comm, compute, degradation
-        lat, comp, deg = fig1.axes[:3]
-        assert "latency" in lat.get_ylabel() and "compute bandwidth" in comp.get_ylabel()
-        alone, together = [ln for ln in lat.get_lines() if ln.get_linestyle() != "None"][:2]
-        # every median with its 95% CI: one error-bar container per series and side
-        assert len(lat.containers) >= 2 and all(len(c.lines[2]) for c in lat.containers)
-        assert "confidence interval" in by_id["contention-fig1-quick"].caption
-        assert alone.get_linestyle() == "-" and together.get_linestyle() == "--"
-        assert list(together.get_xdata()) == [0, 1, 2]
-        assert together.get_ydata()[2] == pytest.approx(1.0008 * 1.2)   # 1 + 4/5000, +10 %/core
-        comm_pct = deg.get_lines()[0]
-        assert comm_pct.get_ydata() == pytest.approx([0.0, 10.0, 20.0])
-        compute_pct = deg.get_lines()[1]
-        assert list(compute_pct.get_xdata()) == [1, 2]               # no compute with 0 cores
-        assert compute_pct.get_ydata() == pytest.approx([5.0, 10.0])
-        caveat = " ".join(t.get_text() for t in fig1.texts)
-        assert "oversubscribed (2 of 3 runs" in caveat and "fig1-triad-c01-quick" in caveat
-        fig2 = by_id["contention-fig2"].fig
-        legend = [t.get_text() for t in fig2.axes[0].get_legend().get_texts()]
-        assert legend == ["comm thread far, data far", "comm thread far, data near",
-                          "comm thread near, data far", "comm thread near, data near"]
-        assert fig2.axes[0].get_xlabel() == "computing cores per rank"
-        assert by_id["contention-fig3"].fig.axes[0].get_xscale() == "log"
-        fig4 = by_id["contention-fig4"].fig.axes[0]
-        assert fig4.get_xscale() == "log" and sorted(fig4.get_lines()[0].get_xdata()) == pytest.approx([1 / 12, 1, 16])
-        use = by_id["contention-usecases"].fig
-        texts = " ".join(t.get_text() for ax in use.axes for t in ax.texts)
-        assert "counters unavailable on this machine" in texts and "perf_event_paranoid" in texts
-        bars = use.axes[0].patches                    # 4 kernels × (2 sizes × comm, compute)
-        assert len(bars) == 16 and bars[0].get_height() == pytest.approx(20.0)  # cg latency +20 %
-        assert "positive is worse" in fig1._suptitle.get_text()
-        # saved as the report saves them (figures.save, in the fixture): both formats
-        paths = sorted(saved.glob("contention-*"))
-        assert {p.name for p in paths} >= {"contention-fig1-quick.png", "contention-usecases.svg"}
-        assert len(paths) == 2 * len(by_id) and all(p.stat().st_size > 10_000 for p in paths)
-    finally:
-        figures.close(figs)
+    _, _, saved, figs = study
+    by_id = {f.id: f for f in figs}
+    assert set(by_id) == {"contention-fig1-quick", "contention-fig2", "contention-fig3",
+                          "contention-fig4", "contention-usecases"}
+    fig1 = by_id["contention-fig1-quick"].fig
+    assert len(fig1.axes) == 6                    # 4 B and 64 MiB rows × comm, compute, degradation
+    lat, comp, deg = fig1.axes[:3]
+    assert "latency" in lat.get_ylabel() and "compute bandwidth" in comp.get_ylabel()
+    alone, together = [ln for ln in lat.get_lines() if ln.get_linestyle() != "None"][:2]
+    # every median with its 95% CI: one error-bar container per series and side
+    assert len(lat.containers) >= 2 and all(len(c.lines[2]) for c in lat.containers)
+    assert "confidence interval" in by_id["contention-fig1-quick"].caption
+    assert alone.get_linestyle() == "-" and together.get_linestyle() == "--"
+    assert list(together.get_xdata()) == [0, 1, 2]
+    assert together.get_ydata()[2] == pytest.approx(1.0008 * 1.2)   # 1 + 4/5000, +10 %/core
+    comm_pct = deg.get_lines()[0]
+    assert comm_pct.get_ydata() == pytest.approx([0.0, 10.0, 20.0])
+    compute_pct = deg.get_lines()[1]
+    assert list(compute_pct.get_xdata()) == [1, 2]               # no compute with 0 cores
+    assert compute_pct.get_ydata() == pytest.approx([5.0, 10.0])
+    caveat = " ".join(t.get_text() for t in fig1.texts)
+    assert "oversubscribed (2 of 3 runs" in caveat and "fig1-triad-c01-quick" in caveat
+    fig2 = by_id["contention-fig2"].fig
+    legend = [t.get_text() for t in fig2.axes[0].get_legend().get_texts()]
+    assert legend == ["comm thread far, data far", "comm thread far, data near",
+                      "comm thread near, data far", "comm thread near, data near"]
+    assert fig2.axes[0].get_xlabel() == "computing cores per rank"
+    assert by_id["contention-fig3"].fig.axes[0].get_xscale() == "log"
+    fig4 = by_id["contention-fig4"].fig.axes[0]
+    assert fig4.get_xscale() == "log" and sorted(fig4.get_lines()[0].get_xdata()) == pytest.approx([1 / 12, 1, 16])
+    use = by_id["contention-usecases"].fig
+    texts = " ".join(t.get_text() for ax in use.axes for t in ax.texts)
+    assert "counters unavailable on this machine" in texts and "perf_event_paranoid" in texts
+    bars = use.axes[0].patches                    # 4 kernels × (2 sizes × comm, compute)
+    assert len(bars) == 16 and bars[0].get_height() == pytest.approx(20.0)  # cg latency +20 %
+    assert "positive is worse" in fig1._suptitle.get_text()
+    # saved as the report saves them (figures.save, in the fixture): both formats
+    paths = sorted(saved.glob("contention-*"))
+    assert {p.name for p in paths} >= {"contention-fig1-quick.png", "contention-usecases.svg"}
+    assert len(paths) == 2 * len(by_id) and all(p.stat().st_size > 10_000 for p in paths)
 
 
 def test_usecases_show_stalled_cycles_when_counted(tmp_path):
@@ -181,7 +188,7 @@ def test_run_names_decide_the_study_else_the_data(tmp_path):
 
 @pytest.mark.pages
 def test_report_gains_a_contention_section(tmp_path, data, study):
-    _, html, _ = study
+    _, html, _, _ = study
     section = html[html.index('<section id="contention">'):html.index('<section id="results">')]
     assert "Contention: degradations" in section and "<th>degradation %</th>" in section
     assert "fig1-triad-c02-quick" in section and "comm thread near, data far" in section
