@@ -1,4 +1,4 @@
-"""A rerun after an interruption keeps what was measured: real ranks, a 1 000-point ping-pong
+"""A rerun after an interruption keeps what was measured: real ranks, a 600-point ping-pong
 stopped by Ctrl-C, then the same command again (python/jostle/records/resume.py, docs/records.md)."""
 
 import json
@@ -18,16 +18,18 @@ from test_bench_ranks import at_a_terminal, last_line_once_ended, tree, wait_for
 pytestmark = pytest.mark.mpi
 
 REPS = 40     # samples of every point, exactly: a launch's samples are counted below
+POINTS = 600
 
 
 def sweep(tmp_path, *more):
-    """1 000 points of exactly REPS round trips; cold buffers (64 MiB and more set before
+    """POINTS points of exactly REPS round trips; cold buffers (64 MiB and more set before
     each size) and 2 000 untimed round trips make each point take milliseconds even on a quiet
-    machine (a quiet 2-core VM: 7.4 s for the sweep), time enough to stop it in the middle:
-    Open MPI's mpirun takes up to 2 s to bring a Ctrl-C to the ranks, and a sweep of 0.8 s
-    had ended by then."""
+    machine (a quiet 2-core VM: 7.4 ms a point), time enough to stop it in the middle: Open
+    MPI's mpirun takes up to 2 s to bring a Ctrl-C to the ranks, and a sweep of 0.8 s had
+    ended by then. Stopped after 50 points, it had measured 222-271 (2026-11-29, 5 runs):
+    more points only made the rerun measure more (1 000: 8 s more of CPU)."""
     return [sys.executable, "-m", "jostle.cli", "pingpong", "--mpi", "openmpi", "--sizes",
-            "1:1000:1", "--min-reps", str(REPS), "--max-reps", str(REPS), "--warmup", "2000",
+            f"1:{POINTS}:1", "--min-reps", str(REPS), "--max-reps", str(REPS), "--warmup", "2000",
             "--buffers", "cold", "--runs", "1",
             "--output-dir", str(tmp_path), "--name", "r", *more]
 
@@ -64,7 +66,7 @@ def test_an_interrupted_sweep_resumes_from_its_last_point(tmp_path):
     before = partial.read_bytes()
     kept = [x for x in before.decode().splitlines() if '"type":"point"' in x]
     k = len(groups(kept))
-    assert 50 <= k < 1000, k
+    assert 50 <= k < POINTS, k
 
     r = subprocess.run(sweep(tmp_path), env=ENV, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
@@ -79,8 +81,8 @@ def test_an_interrupted_sweep_resumes_from_its_last_point(tmp_path):
     run = load_run(final)
     lines = data.decode().splitlines()
     points = [x for x in lines if '"type":"point"' in x]
-    assert len(groups(points)) == 1000
-    assert sorted(p["size"] for p in groups(points)) == list(range(1, 1001))
+    assert len(groups(points)) == POINTS
+    assert sorted(p["size"] for p in groups(points)) == list(range(1, POINTS + 1))
     meta = json.loads(lines[0])
     assert meta["argv"] == json.loads(before.splitlines()[0])["argv"]   # the first run's
     (res,) = meta["resumed"]
@@ -88,7 +90,7 @@ def test_an_interrupted_sweep_resumes_from_its_last_point(tmp_path):
     assert res["meta"]["harness"]["skip_points"] == k
     # each launch measured its own points only: the samples of the second are the rest's
     new = [json.loads(x) for x in points[len(kept):]]
-    assert sum(p["n"] for p in new if p["metric"] == "rtt") == (1000 - k) * REPS
+    assert sum(p["n"] for p in new if p["metric"] == "rtt") == (POINTS - k) * REPS
     assert sum(json.loads(x)["n"] for x in kept if '"rtt"' in x) == k * REPS
     assert json.loads(lines[-1])["points"] == len(points) == len(run.points)
 
