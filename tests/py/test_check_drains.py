@@ -49,6 +49,22 @@ def test_the_tails_are_learned_from_the_checks():
     assert light[0] >= 15 and light[1] == pytest.approx(0.01, rel=0.1)
     # too few to tell: the tails assumed (t3), not the heaviest tried (t2, infinite variance)
     assert cb.fit_tails([0.01, -0.01, 0.0])[0] == cb.PRIOR_TAILS == 3.0
+    # tails heavier than the assumed, shown by enough checks: taken
+    assert cb.fit_tails(list(rng.standard_t(2, 3000) * 0.01))[0] <= 2.5
+
+
+def test_more_checks_of_one_node_never_widen_its_bound_by_guessing_tails():
+    """One node's reference from 5, 10 and 20 checks of t3 noise (sd 1%): t3 is kept until
+    the checks rule it out, so the median tolerance narrows as checks are added (taking the
+    heaviest tails not ruled out made 10 checks' bound wider than 5's: t2 in half the draws)."""
+    rng = np.random.default_rng(4)
+    med = {}
+    for k in (5, 10, 20):
+        refs = [cr.derive({"n": list(100 * np.exp(rng.standard_t(3, k) * 0.01 / math.sqrt(3)))},
+                          +1) for _ in range(30)]
+        med[k] = float(np.median([r["tolerance"] for r in refs]))
+        assert sum(r["tails"] < cb.PRIOR_TAILS for r in refs) <= 3, k
+    assert med[5] > med[10] >= med[20], med
 
 
 def test_a_saved_node_is_judged_against_its_own_checks():
