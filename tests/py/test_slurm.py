@@ -5,6 +5,7 @@ sbatch with both MPI builds."""
 import json
 import shlex
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -39,6 +40,15 @@ STUDIES = {
 
 def campaign(study):
     return "pingpong" if study == "run" else study
+
+
+def one_python(commands) -> list:
+    """A command line that runs COMMANDS ([name, [jostle's argv]]) in one Python, one after the
+    other, and stops at the first that fails, naming it: a Python started per command cost
+    1 s of CPU each (numpy, pandas, matplotlib), 7 of them per test."""
+    return [sys.executable, "-c", "import sys\nfrom jostle.cli import main\n"
+            f"for name, argv in {[[n, list(map(str, a))] for n, a in commands]!r}:\n"
+            "    if main(argv) != 0:\n        sys.exit(f'{name}: failed')\n"]
 
 
 def metas(directory: Path) -> list:
@@ -111,10 +121,10 @@ def test_bad_srun_mpi_exits_2_and_leaves_nothing(slurm, tmp_path):
 
 def test_every_study_in_salloc_with_open_mpi(slurm, tmp_path, built):
     built("openmpi")
-    for name, argv in STUDIES.items():
-        r = slurm.salloc(2, *JOSTLE, *argv, "--mpi", "openmpi", "--quiet",
-                         "--output-dir", tmp_path, "--campaign", campaign(name), cwd=tmp_path)
-        assert r.returncode == 0, f"{name}: {r.stderr[-2000:]}"
+    r = slurm.salloc(2, *one_python([(name, [*argv, "--mpi", "openmpi", "--quiet", "--output-dir",
+                                             tmp_path, "--campaign", campaign(name)])
+                                     for name, argv in STUDIES.items()]), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
     for name in STUDIES:
         if name != "run":
             check_records(tmp_path / name, "openmpi")
@@ -123,12 +133,13 @@ def test_every_study_in_salloc_with_open_mpi(slurm, tmp_path, built):
 
 def test_every_study_through_sbatch_with_mpich(slurm, tmp_path, built):
     built("mpich")
-    lines = [shlex.join([*JOSTLE, *argv, "--mpi", "mpich", "--quiet", "--output-dir",
-                         str(tmp_path), "--campaign", campaign(name)]) for name, argv in STUDIES.items()]
-    lines.append(shlex.join([*JOSTLE, *STUDIES["pingpong"], "--mpi", "openmpi", "--quiet",
-                             "--output-dir", str(tmp_path), "--campaign", "pp-openmpi"]))
+    commands = [(name, [*argv, "--mpi", "mpich", "--quiet", "--output-dir", tmp_path,
+                        "--campaign", campaign(name)]) for name, argv in STUDIES.items()]
+    commands.append(("pp-openmpi", [*STUDIES["pingpong"], "--mpi", "openmpi", "--quiet",
+                                    "--output-dir", tmp_path, "--campaign", "pp-openmpi"]))
     out = tmp_path / "job.out"
-    job, r = slurm.sbatch_wait(2, "set -e\n" + "\n".join(lines), out, cwd=tmp_path, timeout=600)
+    job, r = slurm.sbatch_wait(2, shlex.join(one_python(commands)), out, cwd=tmp_path,
+                               timeout=600)
     log = out.read_text() if out.exists() else ""
     assert r.returncode == 0 and job, f"{r.stderr}\n{log[-3000:]}"
     for name in STUDIES:
