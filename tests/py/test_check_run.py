@@ -135,6 +135,10 @@ def test_the_plan_fits_the_budget_and_is_the_scans_fingerprint():
     assert sized[0].args[-2:] == ["--bytes", str(1 << 26)]
     assert sized[1].args[-2:] == ["--array-bytes", str(1 << 27)]
     assert "--oversubscribe" in runs[3].args and runs[2].ranks == 1
+    # the chain on the class's pages: huge, or the system's for a class saved before
+    assert runs[2].args[runs[2].args.index("--pages") + 1] == "huge"
+    old = check_study.plan(["memory_latency"], 15.0, "x", check.RunOptions(chain_pages="system"))
+    assert old[0].args[old[0].args.index("--pages") + 1] == "system"
     assert [r.benchmark for r in check_study.plan(["triad"], 5.0, "x")] == ["contention"]
     assert check_study.plan([check.NIC], 1.0, "x") == []
     with pytest.raises(UsageError, match=r"--budget 5 is too short for pingpong, memlat, "
