@@ -124,7 +124,8 @@ def register(sub):
     _common.add_runs_option(h, default=LAUNCHES, help=(
         f"launch each run K times (NAME-r1 … NAME-rK, default {LAUNCHES}; 1: one launch, said "
         "so), each point's --max-time, --min-reps and --max-reps (OSU's 1000 unless given) "
-        "divided among them and its --precision widened by √K (the same samples in all), and "
+        f"divided among them (--max-time not given: {study.LAUNCH_TIME:g} s a launch at most) "
+        "and its --precision widened by √K (the same samples in all), and "
         "report per point the median over the launches, the 95%% interval the next "
         "invocation's median falls in (the launch as the unit) and a launch's own interval "
         "beside it; "

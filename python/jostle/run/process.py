@@ -66,7 +66,9 @@ def _wait(proc, timeout):
     except (AttributeError, OSError):   # before Linux 5.3 or Python 3.9, or not Linux
         return proc.wait(timeout)
     try:
-        if not select.select([fd], [], [], timeout)[0]:
+        ready = select.poll()   # poll, not select: a descriptor above 1023 is allowed
+        ready.register(fd, select.POLLIN)
+        if not ready.poll(None if timeout is None else timeout * 1000):
             raise subprocess.TimeoutExpired(proc.args, timeout)
     finally:
         os.close(fd)

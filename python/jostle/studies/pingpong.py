@@ -145,19 +145,27 @@ MIN_LAUNCH_REPS = 20
 # whose samples do not reach the precision (correlated, drifting) gives its time to the launches,
 # whose spread is what is reported (docs/statistics.md, "The sweep's time").
 OSU_ITERATIONS = 1000
+# A point's time in each launch unless --max-time is given: the two-stage optimum (Cochran,
+# Sampling Techniques, 3rd ed., §10.6) of a launch's time on a point, (σ/τ)·√(S·c), at the
+# costliest point of the default sweep on the 2-core guest: samples spread σ 20% against
+# launches τ 4% apart at 4 MiB, a launch's start S 0.35 s, a sample c 1 ms: 0.09 s. More
+# narrows a launch's median far below the launches' spread, which is what is reported;
+# cheaper points stop at their precision or --max-reps first (docs/statistics.md).
+LAUNCH_TIME = 0.1
 
 
 def launch_budget(max_time, precision, min_reps, k, max_reps=None) -> tuple:
     """(--max-time, --precision, --min-reps, --max-reps) of each of K launches of a point
     given MAX_TIME, PRECISION, MIN_REPS and MAX_REPS in all (None: jostle-bench's defaults;
-    --max-reps: OSU_ITERATIONS)."""
+    --max-reps: OSU_ITERATIONS; --max-time: LAUNCH_TIME a launch at most)."""
     def given(v, name):
         return float(benchmarks.default("pingpong", name)) if v is None else float(v)
     total, wanted, reps = given(max_time, "max-time"), given(precision, "precision"), \
         int(given(min_reps, "min-reps"))
     least = max(math.ceil(reps / k), min(reps, MIN_LAUNCH_REPS))
     most = math.ceil((OSU_ITERATIONS if max_reps is None else int(max_reps)) / k)
-    return (float(f"{total / k:.4g}"), float(f"{min(0.5, wanted * math.sqrt(k)):.4g}"),
+    per = total / k if max_time is not None else min(total / k, LAUNCH_TIME)
+    return (float(f"{per:.4g}"), float(f"{min(0.5, wanted * math.sqrt(k)):.4g}"),
             least, max(most, least))
 
 
