@@ -132,11 +132,16 @@ def busy_while(spool: Path, node) -> str:
     """Why the newest check in SPOOL would have been skipped as busy, had --no-busy-check not
     been given (its record's load while it measured, by the check's own rule), or "". On a
     quiet machine (no --no-busy-check) always ""."""
+    newest = max(Path(spool).glob("check-*.json"), key=lambda p: p.stat().st_mtime)
+    return busy_during(json.loads(newest.read_text()), node)
+
+
+def busy_during(record: dict, node) -> str:
+    """busy_while's answer for the check of RECORD."""
     if not node.busy_flags:
         return ""
     from jostle.run import check_node
-    newest = max(Path(spool).glob("check-*.json"), key=lambda p: p.stat().st_mtime)
-    during = json.loads(newest.read_text())["load"].get("during")
+    during = record["load"].get("during")
     if not during:
         return ""
     load = check_node.Load(during["seconds"], during["cores"], during["others_cores"],

