@@ -117,6 +117,24 @@ def fake_bench(monkeypatch):
     return _fake_bench_exe()
 
 
+@pytest.fixture(scope="session")
+def quick_campaign(tmp_path_factory):
+    """`jostle run` (every step, the fake bench) once a session, as a user types it: (exit
+    status, stdout, stderr, the campaign's directory). Its tests only read it (test_cli's
+    steps, the browser's page): a run costs 9 s of CPU."""
+    import contextlib
+    import io
+    from jostle.cli import main
+    d = tmp_path_factory.mktemp("quick")
+    out, err = io.StringIO(), io.StringIO()
+    with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(out), \
+            contextlib.redirect_stderr(err):
+        mp.setenv("JOSTLE_BENCH", str(_fake_bench_exe()))
+        mp.setenv("PYTHON", sys.executable)
+        rc = main(["run", "--launcher", "", "--output-dir", str(d), "--campaign", "q"])
+    return rc, out.getvalue(), err.getvalue(), d / "q"
+
+
 @pytest.fixture
 def campaign_dir(tmp_path, data):
     """A campaign directory with an intra-node and an inter-node run."""

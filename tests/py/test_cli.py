@@ -156,10 +156,8 @@ def test_malformed_data_exits_1_with_file_line(capsys, data):
 
 @pytest.mark.slow
 @pytest.mark.pages
-def test_run_does_every_step_and_says_where_the_report_is(capsys, fake_bench, tmp_path):
-    rc, out, err = run_cli(capsys, "run", "--launcher", "", "--output-dir", str(tmp_path),
-                           "--campaign", "v0", "--quiet")
-    camp = tmp_path / "v0"
+def test_run_does_every_step_and_says_where_the_report_is(quick_campaign):
+    rc, out, err, camp = quick_campaign
     assert rc == 0, err
     assert "CPU       Fake CPU @ 2.5GHz" in err and f"report: {camp / 'report.html'}" in err
     assert (camp / "machine.json").exists() and (camp / "pingpong-intra-r1.jsonl").exists()

@@ -8,8 +8,6 @@ import subprocess
 import pytest
 from PIL import Image
 
-from jostle.cli import main
-
 pytestmark = pytest.mark.system
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -31,11 +29,12 @@ def _chromium(*args, timeout=120):
 
 @pytest.mark.slow
 @pytest.mark.skipif(not CHROMIUM, reason="chromium is not installed (apt-get install chromium)")
-def test_quick_campaign_report_renders_in_chromium(fake_bench, tmp_path, capsys):
-    assert main(["run", "--launcher", "", "--output-dir", str(tmp_path), "--campaign", "q"]) == 0
-    page = tmp_path / "q" / "report.html"
+def test_quick_campaign_report_renders_in_chromium(quick_campaign, tmp_path):
+    rc, _, err, camp = quick_campaign
+    assert rc == 0, err
+    page = camp / "report.html"
     # the page's summary table in the closing lines too, the report's path still the last one
-    err = capsys.readouterr().err.splitlines()
+    err = err.splitlines()
     at = err.index("jostle: what this machine shows:")
     assert err[at + 1].split()[1:4] == ["measure", "value", "95%"]
     assert any("one-way latency (pingpong-intra" in x for x in err[at + 2:]), err[at:]
