@@ -131,10 +131,11 @@ esac
 """
 
 
-def test_slurm_transitions_with_a_stand_in_scontrol(tmp_path):
+def test_slurm_transitions_with_a_stand_in_scontrol(tmp_path, jostle_cli):
     """--slurm's decisions end to end on the NIC check alone (nothing measured): a failure
     marks the node suspect, the next one drains it with the line as its reason, a pass
-    resumes it; an operator's drain is never overwritten nor resumed."""
+    resumes it; an operator's drain is never overwritten nor resumed. (jostle in this
+    process: 8 Python starts cost 10 s of CPU, for checks that launch nothing.)"""
     from jostle.run import check_node
     here = check_node.nics()
     if not here:
@@ -153,9 +154,9 @@ def test_slurm_transitions_with_a_stand_in_scontrol(tmp_path):
     env = {"PATH": f"{bin_}:{os.environ['PATH']}", "STATE": str(state)}
 
     def check(site_file, *more):
-        r = jostle("check", "--slurm", "--site", site_file, "--node", "n1", "--checks", "nic",
-                   "--spool", tmp_path / "spool", "--state-dir", tmp_path / "marks",
-                   "--no-busy-check", *more, env=env)
+        r = jostle_cli("check", "--slurm", "--site", site_file, "--node", "n1", "--checks",
+                       "nic", "--spool", tmp_path / "spool", "--state-dir", tmp_path / "marks",
+                       "--no-busy-check", *more, env=env)
         assert r.returncode in (0, 1), r.stderr
         return r.returncode, r.stdout.strip(), state.read_text().splitlines()
 
