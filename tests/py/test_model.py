@@ -145,7 +145,7 @@ def test_real_calibrate_check_advise_report(capsys, tmp_path, monkeypatch, built
     # arrays of 32 MiB, not --quick's twice the L3 (960 MiB a thread on a guest whose hwloc
     # says 480 MiB), phases of 50 ms and 3 samples a point (a 64 MiB round trip beside the
     # kernel is 0.24 s): what is tested is the workflow (129 s -> 54 s with the arrays; 45 s
-    # of CPU -> 26 s with the phases, -> 20 s with 3 samples instead of 5)
+    # of CPU -> 26 s with the phases; 3 samples, not 5: 1-2 s less of CPU a run)
     rc, out, err = run(capsys, "model", "calibrate", "--quick", "--max-cores", "2", "--mpi",
                        "openmpi", "--bench", str(bench), "--output-dir", str(tmp_path),
                        "--quiet", "--timeout", "300", "--array-bytes", "32M",
