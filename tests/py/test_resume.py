@@ -27,7 +27,7 @@ def sweep(tmp_path, *more):
     machine (a quiet 2-core VM: 7.4 ms a point), time enough to stop it in the middle: Open
     MPI's mpirun takes up to 2 s to bring a Ctrl-C to the ranks, and a sweep of 0.8 s had
     ended by then. Stopped after 50 points, it had measured 222-271 (2026-11-29, 5 runs):
-    more points only made the rerun measure more (1 000: 8 s more of CPU)."""
+    more points only made the rerun measure more (1 000: 9 s more of CPU)."""
     return [sys.executable, "-m", "jostle.cli", "pingpong", "--mpi", "openmpi", "--sizes",
             f"1:{POINTS}:1", "--min-reps", str(REPS), "--max-reps", str(REPS), "--warmup", "2000",
             "--buffers", "cold", "--runs", "1",
