@@ -310,15 +310,15 @@ class Campaign:
         stop the others; its entry is (spec, Failure) instead (a scan: one dead node)."""
         config_of = _resolved(config)
         progress = progress or Progress()
-        # asked in the background while the rest is judged (run.transport), once per bench
-        self._asked = {}
-        for spec in self.runs:
-            c = config_of(spec)
-            if c.asks_transport(spec) and str(c.bench) not in self._asked:
-                self._asked[str(c.bench)] = transport.Query(c.bench)
         # All checked first, before the directory is made: a run made with other options, or
         # one the bench refuses, is refused before anything is written or measured.
         complete = [self.is_complete(spec) for spec in self.runs]
+        # asked in the background while the rest is judged (run.transport), once per bench
+        self._asked = {}
+        for spec, done in zip(self.runs, complete):
+            c = config_of(spec)
+            if not done and c.asks_transport(spec) and str(c.bench) not in self._asked:
+                self._asked[str(c.bench)] = transport.Query(c.bench)
         self.validate([s for s, done in zip(self.runs, complete) if not done], config_of)
         self.prepare()
         todo, failed = [], {}
