@@ -9,9 +9,10 @@
  * names 0; MPI_Init mostly waits, and the answer is read when the meta line is written.
  * Without a launcher's rank (or if the spawn fails) rank 0 asks in process, as before.
  *
- * A launch after the first of an invocation (`jostle pingpong --runs K`) is given the first
- * one's answer in $JOSTLE_TRANSPORT: the same environment and files, so the same settings,
- * and no third process beside the two ranks' MPI_Init (0.25 s a launch on 2 cores). */
+ * A launch `jostle` makes with Open MPI on this host is given the answer in $JOSTLE_TRANSPORT,
+ * asked once by its command (python/jostle/run/transport.py): the same library, environment
+ * and files answer the same, and no third process runs beside the two ranks' MPI_Init (0.25 s
+ * a launch on 2 cores). */
 #include "harness/internal.h"
 
 #include <spawn.h>
