@@ -148,3 +148,20 @@ def test_the_figure_marks_the_point_that_varies_between_launches(capsys, tmp_pat
         assert "varying between launches" in f.caption and "pools its 3 MPI jobs" in f.caption
     finally:
         figures.close(figs)
+
+
+def test_the_command_sums_its_launches_up_without_pandas(tmp_path, fake_bench):
+    """Three launches, their headlines and the summary over them, in a fresh process: neither
+    pandas, numpy nor matplotlib is imported (0.4 s of a ping-pong's command, records.lines)."""
+    import os
+    import subprocess
+    import sys
+    code = ("import sys, json; from jostle import cli; "
+            f"rc = cli.main(['pingpong', '--sizes', '1:64', '--launcher', '', '--output-dir', "
+            f"{str(tmp_path)!r}, '--campaign', 'c']); "
+            "sys.stderr.write(json.dumps([rc, sorted({m.split('.')[0] for m in sys.modules})]))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env=dict(os.environ), timeout=120)
+    rc, mods = json.loads(r.stderr.splitlines()[-1])
+    assert rc == 0 and list((tmp_path / "c").glob("*.summary.json")), r.stderr
+    assert not {"pandas", "numpy", "matplotlib"} & set(mods)
