@@ -95,9 +95,9 @@ def test_the_launches_share_the_points_time_and_samples(capsys, tmp_path, fake_b
         assert "--max-time 0.5 " in ln and f"--precision {0.01 * math.sqrt(3):.4g} " in ln
         assert "--min-reps 34 " in ln                           # 100 / 3, rounded up
         assert "--max-reps 334 " in ln                          # OSU's 1 000 / 3
-    # not given: LAUNCH_TIME (0.07 s) a launch, below 2 s / 4; 0.8 capped at 0.5; 30 / 4
+    # not given: LAUNCH_TIME (0.1 s) a launch, below 2 s / 4; 0.8 capped at 0.5; 30 / 4
     # floored at 20; 1 000 / 4. Given, 2 s is divided
-    assert pingpong_study.launch_budget(None, 0.4, 30, 4) == (0.07, 0.5, 20, 250)
+    assert pingpong_study.launch_budget(None, 0.4, 30, 4) == (0.1, 0.5, 20, 250)
     assert pingpong_study.launch_budget(2.0, 0.4, 30, 4)[0] == 0.5
     assert pingpong_study.launch_budget(1.0, None, 10, 2, 300) == (0.5, 0.01414, 10, 150)
     # never fewer at most than at least
