@@ -446,14 +446,14 @@ def test_the_cpu_of_what_the_watchdog_killed_is_the_checks_own(tmp_path):
     counted from /proc before the kill (a hang that spins is not others' load), at least
     what it last wrote of its own (at load 8 it may get no tick in 1 s: a longer limit)."""
     spin, seen = tmp_path / "spin.py", tmp_path / "cpu"
-    spin.write_text("import sys, time\nwhile True:\n"
-                    "    open(sys.argv[1], 'w').write(repr(time.process_time()))\n")
+    spin.write_text("import os, sys, time\nfd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT)\n"
+                    "while True:\n    os.pwrite(fd, b'%20.6f' % time.process_time(), 0)\n")
     for limit in (1.8, 4.0, 10.0):
         wd = Watchdog(limit, reserve=0.8)
         with pytest.raises(Expired):
             wd.run(["sh", "-c", f"{sys.executable} {spin} {seen} & wait"], "spin")
         wd.finish()
-        wrote = float(seen.read_text() or 0) if seen.exists() else 0.0
+        wrote = float(seen.read_text() or 0) if seen.exists() else 0.0   # one pwrite: whole
         if wrote > 0.05:
             break
     assert wd.killed_cpu_s > 0 and wd.killed_cpu_s >= wrote - 0.02, (wd.killed_cpu_s, wrote)
