@@ -2,14 +2,13 @@
 """The memory latency check's noise from launch to launch, its chain on the system's pages and
 on huge pages, side by side (docs/check.md, "The checks"): --launches K launches of each,
 alternated, exactly as `jostle check --budget B` runs its memlat step (studies.check.plan).
-Prints each launch's latency and how much of its chain the kernel put on huge pages, then per
+Prints each launch's latency, its chain's size and how much of it the kernel put on huge pages, then per
 kind the median, the spread (sd of the logs), min-max, and the tolerance a one-node reference
 of its first 5 launches would get (check_reference.derive: refused over 50%).
 
 Usage: bench/memlat_pages.py [--launches 10] [--budget 8]"""
 import argparse
 import datetime
-import json
 import math
 import statistics
 import subprocess
@@ -23,21 +22,23 @@ from checkout_venv import ROOT, at_least_one, launch_line, machine
 checkout_venv.use()
 
 from jostle.analysis import check, check_reference  # noqa: E402
+from jostle.records import lines  # noqa: E402
 from jostle.studies import check as check_runs  # noqa: E402
 
 BUILD = ROOT / "build" / "openmpi"
 
 
 def one(args, out: Path) -> tuple:
-    """(latency ns, fraction of the chain on huge pages) of one launch of memlat ARGS."""
+    """(latency ns, fraction of the chain on huge pages, chain MiB) of one launch of memlat
+    ARGS (the chain cut to what its --setup-time builds)."""
     cmd = launch_line(BUILD, str(BUILD / "jostle-bench"), ["memlat", *args, "--output", str(out),
                                                            "--quiet"], ranks=1)
     subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=120)
-    lines = [json.loads(x) for x in out.read_text().splitlines()]
-    chain = lines[0]["chain"]
-    [lat] = [x["median"] for x in lines if x.get("metric") == "latency"]
+    run = lines.read(out)        # judged as every record jostle reads
+    chain = run.meta["chain"]
+    [lat] = [r["median"] for r in run.rows if r["metric"] == "latency"]
     return lat, (chain["huge_bytes"] / chain["bytes"] if chain.get("huge_bytes", -1) >= 0
-                 else math.nan)
+                 else math.nan), chain["bytes"] >> 20
 
 
 def main() -> int:
@@ -60,9 +61,9 @@ def main() -> int:
         for i in range(a.launches):
             row = []
             for k in kinds:
-                lat, huge = one(argv[k], Path(tmp) / f"{k}{i}.jsonl")
+                lat, huge, mib = one(argv[k], Path(tmp) / f"{k}{i}.jsonl")
                 got[k].append(lat)
-                row.append(f"{k} {lat:7.1f} ns ({huge:4.0%} huge)")
+                row.append(f"{k} {lat:7.1f} ns ({mib} MiB, {huge:4.0%} huge)")
             print(f"  launch {i + 1:2d}: " + ", ".join(row), flush=True)
     print("kind     median    spread (sd of logs)  min-max          one node, 5 checks")
     for k in kinds:
