@@ -116,6 +116,7 @@ typedef struct metric_extra {
     int reps;                          /* operations per sample */
     double tick;                       /* the clock's, in the metric's unit (0: none) */
     double hw, floor;                  /* the target's relative half-width, the clock's */
+    size_t need;                       /* the samples its 95% interval needs */
     double pct[JT_PERCENTILES_MAX];
     double pct_lo[JT_PERCENTILES_MAX], pct_hi[JT_PERCENTILES_MAX]; /* NAN: too few samples */
     size_t pct_need[JT_PERCENTILES_MAX]; /* the samples an interval needs */
@@ -214,8 +215,7 @@ static void analyse(jt_ctx *ctx, const jt_metric *mt, const jt_point *p, const j
                         ? jt_record_samples(&ctx->rec, v, s->n) : -1;
     x->tick = jt_metric_tick(ctx, ctx->bench, p, mt, s->v, s->n, x->reps);
     jt_point_stats(v, s->n, x->tick, sorted, st, &x->modes, &x->levels);
-    size_t need;
-    x->hw = jt_target_halfwidth(ctx, st, v, sorted, &x->floor, &need);
+    x->hw = jt_target_halfwidth(ctx, st, v, sorted, &x->floor, &x->need);
     for (int k = 0; k < ctx->cfg.npct; k++) {
         double q = ctx->cfg.pct[k] / 100.0;
         x->pct[k] = jt_quantile_sorted(sorted, s->n, q);
@@ -264,7 +264,7 @@ void jt_report_point(jt_ctx *ctx, const jt_point *p, jt_series *ser, jt_point_re
             continue;
         /* A statement about the interval (the target's: the median's unless --target), the
          * modes are said on their own; an interval the clock keeps wide is said apart. */
-        int converged = x.hw <= ctx->cfg.precision;
+        int converged = st.n >= x.need && x.hw <= ctx->cfg.precision;
         int limited = !converged && jt_resolution_limited(ctx->cfg.precision, x.floor);
         if (out && ctx->format == JT_FMT_CSV)
             csv_row(out, p, mt->name, mt->unit, &st, converged, x.modes.n);

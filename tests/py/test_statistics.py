@@ -183,3 +183,16 @@ def test_plot_statistic(tmp_path, jostle_cli):
     for stat, why in (("p95", "no run holds it"), ("tail", "is not allowed")):
         p = jostle_cli(*cmd, stat)
         assert p.returncode == 2 and why in p.stderr and "Traceback" not in p.stderr
+
+
+def test_no_point_stops_converged_on_fewer_samples_than_its_interval_needs():
+    """The median's order statistics cover it with 95% from 6 samples on ([min, max] of 3: 75%
+    of the time): a point stops at its precision only from there, and one held under it by
+    --max-reps is never `converged` however narrow its range (a check's memlat point stopped at
+    3 samples of one slow phase, and its checks strayed 17% from one another)."""
+    pts = [json.loads(x) for x in bench("--sizes", "8", "--min-reps", "3", "--precision", "0.9",
+                                        "--warmup", "1", "--format", "json").stdout.splitlines()]
+    assert pts and all(p["n"] >= 6 and p["converged"] for p in pts), pts
+    pts = [json.loads(x) for x in bench("--sizes", "8", "--iterations", "5", "--precision", "0.9",
+                                        "--format", "json").stdout.splitlines()]
+    assert pts and all(p["n"] == 5 and not p["converged"] for p in pts), pts
