@@ -74,3 +74,33 @@ def test_each_launch_records_what_its_own_line_would_have_said(tmp_path, capsys,
     p = subprocess.run(line, env=ENV, capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     assert load_run(out).meta["mpi"]["transport"] == metas[0]["mpi"]["transport"]
+
+
+@pytest.mark.unit
+def test_the_answer_is_kept_until_the_bench_or_the_mpi_environment_changes(tmp_path, monkeypatch):
+    """A second command asks nothing (the query was 0.2-0.26 s of each invocation); a rebuilt
+    bench, an MPI variable or an MCA parameter file changed asks again; a cache that cannot be
+    written is no error."""
+    calls = tmp_path / "calls"
+    bench = tmp_path / "bench"
+    bench.write_text(f'#!/bin/sh\necho x >> {calls}\necho \'{{"pml":"^ucx"}}\'\n')
+    bench.chmod(0o755)
+    conf = tmp_path / "mca-params.conf"
+    conf.write_text("btl = ^openib\n")
+    monkeypatch.setenv("JOSTLE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("OMPI_MCA_mca_param_files", str(conf))
+
+    def asked():
+        got = transport.Query(bench).settings()
+        assert got == {"pml": "^ucx"}
+        return len(calls.read_text().split())
+
+    assert asked() == 1 and asked() == 1
+    monkeypatch.setenv("OMPI_MCA_btl", "self,vader")
+    assert asked() == 2 and asked() == 2
+    conf.write_text("btl = ^openib,tcp\n")
+    assert asked() == 3
+    bench.write_text(bench.read_text() + "# rebuilt\n")
+    assert asked() == 4 and asked() == 4
+    monkeypatch.setenv("JOSTLE_CACHE_DIR", str(calls / "cache"))   # under a file: unwritable
+    assert asked() == 5 and asked() == 6 and not list(tmp_path.glob("**/*.tmp"))
