@@ -18,6 +18,7 @@ import json
 import os
 import sys
 import tempfile
+import tomllib
 from pathlib import Path
 
 import checkout_venv
@@ -48,6 +49,11 @@ def main() -> int:
                 return 2
             for line in getattr(node, "refusals", []):
                 print(f"  reference refused, saved again with --tolerance 0.5: {line}")
+            refs = tomllib.loads(site.read_text())["class"]["here"]["reference"]
+            print("  reference (--repeat 5): " + ", ".join(
+                f"{name} {r['value']:.4g} {r['unit']} ±{r['tolerance']:.0%}"
+                f"{' (chosen)' if r.get('chosen') else ''} (repeatability "
+                f"{r['repeatability']:.1%})" for name, r in refs.items() if 'repeatability' in r))
             out, retests = tcs.checks_in_a_row(site, node, d / "spool", a.checks, a.budget)
             recs = sorted((json.loads(p.read_text()) for p in (d / "spool").glob("check-*.json")),
                           key=lambda r: r["time"])
