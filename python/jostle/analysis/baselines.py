@@ -44,8 +44,12 @@ def _entry(points: Points, library) -> dict:
         rows.append(row)
     digests = dict(zip(f["run"], f["digest"]))
     machine = {**points.machine, "mpi": library}
+    # each run's working sets, {} where it builds none: a scan judges a node against the
+    # saved nodes measured with its own (analysis/scan/working_sets.py)
     return {"key": machine_key(machine), "machine": machine,
-            "runs": [{"file": str(r), "digest": digests[r]} for r in runs], "points": rows}
+            "runs": [{"file": str(r), "digest": digests[r],
+                      "working_sets": (points.sets or {}).get(str(r), {})} for r in runs],
+            "points": rows}
 
 
 def from_records(entry: dict, label: str) -> Points:
@@ -63,11 +67,16 @@ def from_records(entry: dict, label: str) -> Points:
         row.update(ci95_lo=math.nan if lo is None else lo, ci95_hi=math.nan if hi is None else hi)
         rows.append(row)
     machine = {k: v for k, v in (entry.get("machine") or {}).items() if k != "mpi"}
-    return Points(label, pd.DataFrame(rows), machine, len(runs), libraries={lib: library})
+    sets = {r["file"]: r["working_sets"] for r in runs if isinstance(r.get("working_sets"), dict)}
+    return Points(label, pd.DataFrame(rows), machine, len(runs), libraries={lib: library},
+                  sets=sets if sets or not runs else None)
 
 
 def joined(sides, label) -> Points:
     """Several entries' sides (one per library) as one side."""
     frame = pd.concat([s.frame for s in sides], ignore_index=True)
     libs = {k: v for s in sides for k, v in s.libraries.items()}
-    return Points(label, frame, sides[0].machine, sum(s.runs for s in sides), libraries=libs)
+    sets = None if any(s.sets is None for s in sides) else \
+        {k: v for s in sides for k, v in s.sets.items()}
+    return Points(label, frame, sides[0].machine, sum(s.runs for s in sides), libraries=libs,
+                  sets=sets)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from ..errors import JostleError
 from ..registry import Registry
 from . import scan
+from .working_sets import WORKING_SETS, mib, working_sets
 
 # The exit statuses of `jostle check` (docs/check.md): what a scheduler's script reads.
 HEALTHY, UNHEALTHY, BAD_INPUT, SKIPPED, TIMEOUT = 0, 1, 2, 3, 124
@@ -113,25 +114,7 @@ class RunOptions:
         return replace(self, chain_bytes=None, array_bytes=None)
 
 
-# The working set of each benchmark: the option of the class, its run's meta key and cut.
-WORKING_SETS = {"chain_bytes": ("memlat", "--bytes", ("chain", "bytes"), ("chain", "capped_by")),
-                "array_bytes": ("contention", "--array-bytes", ("kernel", "array_bytes"),
-                                ("kernel", "array_capped_by"))}
-
-
 BUILDS = {bench for bench, *_ in WORKING_SETS.values()}     # the steps that build one
-
-
-def working_sets(runs_by_bench: dict) -> dict:
-    """{chain_bytes, array_bytes} that the runs (results.Run by benchmark) measured with."""
-    out = {}
-    for key, (bench, _, where, _) in WORKING_SETS.items():
-        run = runs_by_bench.get(bench)
-        run = run[0] if isinstance(run, list) else run
-        v = (run.meta.get(where[0]) or {}).get(where[1]) if run is not None else None
-        if isinstance(v, int) and v > 0:
-            out[key] = v
-    return out
 
 
 def working_set_notes(runs_by_bench: dict, opts: RunOptions) -> dict:
@@ -141,14 +124,10 @@ def working_set_notes(runs_by_bench: dict, opts: RunOptions) -> dict:
     for key, (bench, _, _, _) in WORKING_SETS.items():
         want = getattr(opts, key)
         if want and key in got and got[key] != want:
-            notes[bench] = (f"not judged: measured with {_mib(got[key])} ({key}), its reference "
-                            f"with {_mib(want)}: the budget's share could not build it on this "
+            notes[bench] = (f"not judged: measured with {mib(got[key])} ({key}), its reference "
+                            f"with {mib(want)}: the budget's share could not build it on this "
                             "node (a larger --budget, or a reference saved with this one)")
     return notes
-
-
-def _mib(b) -> str:
-    return f"{b / 2**20:.4g} MiB"
 
 
 # ---------------------------------------------------------------- values

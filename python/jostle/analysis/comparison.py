@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass, field
 
 from ..records import benchmarks
-from . import multiplicity, stats, verdicts
+from . import multiplicity, stats, verdicts, working_sets
 from .machines import machine_differences, machine_facts
 from ..errors import UsageError
 from ..records.results import STATS
@@ -57,12 +57,15 @@ class Points:
     runs: int
     missing: list = field(default_factory=list)   # planned runs never completed
     libraries: dict = field(default_factory=dict)
+    # {run: {chain_bytes, array_bytes}}: the working sets its runs measured with (None: a
+    # baseline saved before they were kept)
+    sets: "dict | None" = field(default_factory=dict)
 
     def of_library(self, lib) -> "Points":
         f = self.frame[self.frame["mpi"] == lib] if not self.frame.empty else self.frame
         return Points(self.label, f.reset_index(drop=True), self.machine,
                       f["run"].nunique() if not f.empty else 0, self.missing,
-                      {lib: self.libraries.get(lib)})
+                      {lib: self.libraries.get(lib)}, self.sets)
 
 
 def _digest(run) -> str:
@@ -73,7 +76,7 @@ def _digest(run) -> str:
 def points_of(runs, label, missing=()) -> Points:
     """RUNS (results.Run) as one side; its machine is the first run's (runs of different
     machines refused; different MPI libraries are kept apart, in column `mpi`)."""
-    parts, libs = [], {}
+    parts, libs, sets = [], {}, {}
     facts = None
     for r in runs:
         f = machine_facts(r.meta)
@@ -86,6 +89,7 @@ def points_of(runs, label, missing=()) -> Points:
         libs.setdefault(lib, f["mpi"])
         if r.points.empty:
             continue
+        sets[str(r.path)] = working_sets.of_run(r)
         mpi = r.meta.get("mpi") or {}
         # the run's parameters and the statistics; not what describes a point's shape (modes,
         # extra percentiles, samples), which would otherwise be taken for parameters
@@ -96,7 +100,7 @@ def points_of(runs, label, missing=()) -> Points:
                                            nodes=len(set(r.hosts)) or None, mpi=lib))
     frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
     machine = {k: v for k, v in (facts or {}).items() if k != "mpi"}
-    return Points(label, frame, machine, len(runs), list(missing), libs)
+    return Points(label, frame, machine, len(runs), list(missing), libs, sets)
 
 
 def param_columns(frame) -> list:
