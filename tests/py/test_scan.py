@@ -309,11 +309,14 @@ def test_a_baseline_judges_every_node_against_the_saved_nodes():
 @pytest.mark.mpi
 def test_scan_against_a_saved_baseline(tmp_path, monkeypatch, capsys, built):
     """A real fingerprint of two "hosts" (both this machine, --parts fingerprint), kept as
-    baseline fleet; the memory latency saved set far below any real one by hand, a second scan
-    names both nodes against the baseline, and neither against the allocation. Two nodes are
-    judged by their effect alone: --min-effect 10, since one fingerprint's memory latency,
-    beside other work, is up to 3 times the next one's (CI: the other "host" named 3.1 times
-    worse at 2)."""
+    baseline fleet with the working sets each run measured with; the memory latency saved set
+    far below any real one by hand, a second scan names both nodes against the baseline, and
+    neither against the allocation. Two nodes are judged by their effect alone: --min-effect
+    10, since one fingerprint's memory latency, beside other work, is up to 3 times the next
+    one's (CI: the other "host" named 3.1 times worse at 2). At --budget 1 each chain is cut
+    to what its node builds in 50 ms: beside CI's load one "host" walked 1.3 ns (a chain
+    inside the L1) and the other 84 ns, two measurements that are compared with nothing of
+    another size (docs/scan.md, "One working set")."""
     from mpijobs import ENV
     built()
     for k in ("OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM",
@@ -321,7 +324,8 @@ def test_scan_against_a_saved_baseline(tmp_path, monkeypatch, capsys, built):
         monkeypatch.setenv(k, ENV[k])
     monkeypatch.delenv("SLURM_JOB_NODELIST", raising=False)
     monkeypatch.setenv("JOSTLE_BASELINES", str(tmp_path / "baselines"))
-    common = ["scan", "--hosts", "localhost,127.0.0.1", "--parts", "fingerprint", "--budget", "1",
+    hosts = ("localhost", "127.0.0.1")
+    common = ["scan", "--hosts", ",".join(hosts), "--parts", "fingerprint", "--budget", "1",
               "--load-sizes", "4,64K", "--compute-cores", "1", "--oversubscribe", "yes",
               "--no-confirm", "--min-effect", "10", "--format", "json", "--mpi", "openmpi",
               "--launcher", "mpirun.openmpi -np {np} --oversubscribe --bind-to none",
@@ -330,29 +334,52 @@ def test_scan_against_a_saved_baseline(tmp_path, monkeypatch, capsys, built):
     assert cli.main(["baseline", "save", str(tmp_path / "ref"), "--name", "fleet"]) == 0
     path = tmp_path / "baselines" / "fleet.json"
     data = json.loads(path.read_text())
+    runs = data["machines"][0]["runs"]
+    sets = {r["file"].rsplit("/", 1)[-1].split("-")[1]: set(r["working_sets"]) for r in runs}
+    assert sets == {"pingpong": set(), "memlat": {"chain_bytes"}, "contention": {"array_bytes"}}
     for p in data["machines"][0]["points"]:
         if p["benchmark"] == "memlat":
             p["median"] = 1e-3   # ns: below any real load's latency (an L1 hit is ~1 ns)
+    for r in runs:               # as saved before baselines kept their working sets
+        del r["working_sets"]
     path.write_text(json.dumps(data))
     capsys.readouterr()
-    rc = cli.main([*common, "--campaign", "now", "--baseline", "fleet"])
+    now = [*common, "--campaign", "now", "--baseline", "fleet"]
+    rc = cli.main(now)
     doc = json.loads(capsys.readouterr().out)
     assert rc == 1 and doc["baseline"] == "fleet"
-    assert sorted(s["node"] for s in doc["suspects"]) == ["127.0.0.1", "localhost"]
+    assert sorted(s["node"] for s in doc["suspects"]) == sorted(hosts)
+    assert sum("saved before baselines kept their working sets" in n for n in doc["notes"]) == 1
     for s in doc["suspects"]:
         # (another metric may differ 3 times from one scan to the next on a loaded machine)
         [mem] = [e for e in s["evidence"]
                  if (e["metric"], e["reference"]) == ("memory_latency", "baseline fleet")]
         assert mem["value"] > 10 * mem["median"]
-    # at --budget 1 each chain is cut to what its node builds in 50 ms: beside CI's load one
-    # "host" walked 1.3 ns (a chain inside the L1) and the other 84 ns; only chains of one size
-    # are one measurement, and then the allocation names neither
-    chains = {json.loads((tmp_path / "now" / f"fp-memlat-{h}.jsonl").read_text().split("\n")[0])
-              ["chain"]["bytes"] for h in ("localhost", "127.0.0.1")}
-    if len(chains) == 1:
-        assert not any(e["metric"] == "memory_latency" and e["reference"] == "allocation"
-                       for s in doc["suspects"] for e in s["evidence"])
-    assert all(n["memory_latency"] > 0 for n in doc["nodes"])
+    # against the allocation: one chain size, one measurement, neither named; two sizes,
+    # neither judged (no size that two nodes share), each with why
+    assert not any(e["metric"] == "memory_latency" and e["reference"] == "allocation"
+                   for s in doc["suspects"] for e in s["evidence"])
+    chain = {n["host"]: n["chain_bytes"] for n in doc["nodes"]}
+    for n in doc["nodes"]:
+        assert n["memory_latency"] > 0
+        if len(set(chain.values())) > 1:
+            assert n["not_judged"]["memory_latency"].startswith(
+                f"not judged: measured with {chain[n['host']] / 2**20:.4g} MiB (chain_bytes)")
+    # the baseline's chains as localhost's now: judged against it where they agree (the same
+    # command again judges the same runs, measuring nothing)
+    for r in runs:
+        r["working_sets"] = {"chain_bytes": int(chain["localhost"])} if "memlat" in r["file"] \
+            else {}
+    path.write_text(json.dumps(data))
+    assert cli.main(now) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert not any("saved before" in n for n in doc["notes"])
+    named = {s["node"] for s in doc["suspects"] for e in s["evidence"]
+             if e["metric"] == "memory_latency"}
+    agree = {h for h in hosts if chain[h] == chain["localhost"]}
+    assert named == agree
+    for n in doc["nodes"]:
+        assert ("memory_latency_zb" in n.get("not_judged", {})) == (n["host"] not in agree)
 
 
 def test_an_oversubscribed_node_has_no_ratio_under_load():

@@ -8,7 +8,9 @@ from .. import figures
 from ..analysis import baselines, check_site, machines, scan
 from ..analysis.scan import classes as scan_classes
 from ..analysis.scan import output as scan_output
+from ..analysis.scan import working_sets as scan_sets
 from ..analysis.scan.family import EFFECT_ALONE
+from ..analysis.working_sets import WORKING_SETS
 from ..errors import UsageError
 from ..figures import shift as shift_figures
 from ..records.results import load_run
@@ -53,7 +55,10 @@ def confirm(args, camp_dir, hosts, config_of, progress, verdict, extra, dead, me
     if again and fingerprint is not None:
         values2 = fingerprint(again)
     elif again and args.parts != "links":
-        lost = run_fingerprints(args, camp_dir, again, config_of, progress, "-again")
+        # with the working sets of its first measurement, judged against the first pass's
+        sets = {h: scan_sets.of_row(verdict.table.loc[h], WORKING_SETS) for h in again
+                if h in verdict.table.index}
+        lost = run_fingerprints(args, camp_dir, again, config_of, progress, "-again", sets)
         dead.update(lost)
         files = fp_outputs(args, camp_dir, [h for h in again if h not in lost], "-again")
         values2 = node_table(files, [h for h in again if h not in lost])
@@ -113,35 +118,41 @@ def analyse(args, hosts, fp_files, link_file, dead, fabric=None, values=None) ->
         link_run_ = load_run(link_file)
         link_hosts = (link_run_.launch or {}).get("hosts") or alive
         links = scan.link_values(link_run_, link_hosts)
-    base = baseline_of(args, runs_by_host)
+    base, against, old = baseline_of(args, runs_by_host) or (None, "", [])
     verdict = scan.judge(values, {k: str(v) for k, v in fp_files.items()}, args.fdr,
                          min_effect(args, len(alive)), args.threshold, links, link_hosts,
                          str(link_file or ""),
                          None if args.link_metrics == "all" else (args.link_metrics,), fabric,
-                         *(base or (None, "")), classes=getattr(args, "classes", None))
+                         base, against, classes=getattr(args, "classes", None))
     crowded = sorted(h for h, runs in runs_by_host.items()
                      if h not in dead and scan.oversubscribed(runs.get("contention")))
     notes = [f"latency_under_load and bandwidth_under_load not judged on {', '.join(crowded)}: "
              "oversubscribed (more bound threads than cores: under load, a compute thread "
              "shares the communicating thread's core)"] if crowded else []
     return verdict, {"link_run": link_run_, "link_hosts": link_hosts,
-                     "notes": notes + verdict.notes, "link_file": link_file}
+                     "notes": notes + old + verdict.notes, "link_file": link_file}
 
 
 def baseline_of(args, runs_by_host) -> tuple:
-    """(baseline_values, name) of --baseline for the machine the fingerprints ran on; () with
-    no --baseline or nothing measured."""
+    """(baseline_values, name, notes) of --baseline for the machine the fingerprints ran on
+    (notes: a baseline saved before it kept its working sets, said once); () with no
+    --baseline or nothing measured."""
     run = next((r for runs in runs_by_host.values() for r in runs.values()), None)
     if not args.baseline or run is None:
         return ()
     key = machines.machine_key(machines.machine_facts(run.meta))
     entry, label = baseline_cmd.entry_for(args.baseline, baseline_cmd.folder(args), key)
-    base = scan.baseline_values(baselines.from_records(entry, label))
+    points = baselines.from_records(entry, label)
+    base = scan.baseline_values(points)
     if base.empty:
         raise UsageError(f"--baseline '{args.baseline}': its entry for this machine holds no "
                          "scan fingerprint (fp-… runs); keep a scan's folder: `jostle baseline "
                          f"save results/scan --name {args.baseline}`")
-    return base, args.baseline
+    old = [] if points.sets is not None else [
+        f"baseline {args.baseline} was saved before baselines kept their working sets "
+        f"({', '.join(WORKING_SETS)}): every node judged against all its nodes, as before "
+        f"(save it again to compare only like with like)"]
+    return base, args.baseline, old
 
 
 def report(args, camp_dir, hosts, verdict, findings, extra, dead, elapsed) -> int:
@@ -161,7 +172,8 @@ def report(args, camp_dir, hosts, verdict, findings, extra, dead, elapsed) -> in
            "fdr": args.fdr, "threshold": args.threshold, "min_effect": min_effect(args, n),
            "tests": len(verdict.tests), "baseline": getattr(args, "baseline", None),
            "topology": args.topology_conf,
-           "unreachable": sorted(dead), "nodes": scan_output.nodes_json(verdict.table, dead),
+           "unreachable": sorted(dead), "nodes": scan_output.nodes_json(verdict.table, dead,
+                                                                   verdict.skipped),
            "links": [] if verdict.links is None else scan_output.links_json(verdict.links),
            "suspects": [s.to_dict(i + 1) for i, s in enumerate(suspects)],
            "figures": [str(p) for p in figs if str(p).endswith(".png")],
@@ -170,5 +182,5 @@ def report(args, camp_dir, hosts, verdict, findings, extra, dead, elapsed) -> in
     if args.format == "json":
         print(json.dumps(doc, indent=1))
     else:
-        print(scan_output.text(doc, verdict.table))
+        print(scan_output.text(doc, verdict.table, verdict.skipped))
     return 1 if suspects else 0

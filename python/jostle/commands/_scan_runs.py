@@ -37,13 +37,15 @@ def _probe(config_of, hosts) -> dict:
     return dead
 
 
-def run_fingerprints(args, camp_dir, hosts, config_of, progress, suffix="") -> dict:
+def run_fingerprints(args, camp_dir, hosts, config_of, progress, suffix="", sets=None) -> dict:
     """Runs every node's fingerprint, a benchmark at a time (a node that did not answer the
-    first is not asked again); returns {host: (why, run file)} of the unreachable."""
+    first is not asked again; SETS: {host: working sets to build}); returns {host: (why, run
+    file)} of the unreachable."""
     dead = {}
     settings = settings_of(args)
     for bench in study.FP_SHARES:
-        runs = study.fingerprint_runs(settings, [h for h in hosts if h not in dead], bench, suffix)
+        runs = study.fingerprint_runs(settings, [h for h in hosts if h not in dead], bench, suffix,
+                                      sets)
         camp = Campaign(camp_dir, runs)
         done = camp.run(config_of, progress, quiet=True,
                         jobs=args.fingerprint_jobs or len(hosts), keep_going=True)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..analysis.check import CHAIN_PAGES
+from ..analysis.working_sets import WORKING_SETS
 from ..binary import repo_root
 from ..errors import UsageError
 from ..run.campaign import RunSpec
@@ -53,8 +54,11 @@ class Settings:
     timeout: Optional[float] = None      # seconds past a run's expected time
 
 
-def fingerprint_runs(s: Settings, hosts, only=None, suffix="") -> list:
-    """The fingerprint runs of HOSTS (of benchmark ONLY, when given; SUFFIX on their names)."""
+def fingerprint_runs(s: Settings, hosts, only=None, suffix="", sets=None) -> list:
+    """The fingerprint runs of HOSTS (of benchmark ONLY, when given; SUFFIX on their names;
+    SETS: {host: {chain_bytes, array_bytes}}, the working sets to build, as the first
+    measurement's when a node is measured again: its value is then judged against the
+    first pass's)."""
     b = s.budget
     margin = s.timeout or DEFAULT_MARGIN
     extra = ([] if s.compute_cores is None else ["--compute-cores", str(s.compute_cores)])
@@ -71,6 +75,9 @@ def fingerprint_runs(s: Settings, hosts, only=None, suffix="") -> list:
         ml = ["--accesses", MEMLAT_ACCESSES, "--min-reps", "3", "--max-reps", "1000",
               "--warmup", "1", "--max-time", f"{FP_SHARES['memlat'] * b:.3g}",
               "--setup-time", f"{0.5 * FP_SHARES['memlat'] * b:.3g}", "--pages", CHAIN_PAGES]
+        for key, size in ((sets or {}).get(h) or {}).items():
+            bench, option = WORKING_SETS[key][:2]
+            (ml if bench == "memlat" else ct).extend([option, str(size)])
         for bench, a in (("pingpong", pp), ("memlat", ml), ("contention", ct)):
             if only in (None, bench):
                 share = FP_SHARES[bench]

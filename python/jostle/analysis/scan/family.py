@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from ... import lazy
 from .. import multiplicity
 from . import null as scan_null
+from . import working_sets as scan_sets
 
 np = lazy.module("numpy")
 
@@ -124,46 +125,68 @@ def judge_values(logs, null, worse, ref_log, u=None):
     return null.z(x, worse, u), null.p(x, worse, u), eff
 
 
-def node_tests(values, metrics, runs_of, reference="allocation", base=None) -> list:
-    """Tests of each node's fingerprint: VALUES (one row per host, a column per metric, and
-    METRIC_u for a ratio's uncertainty) against the allocation's own values, or against BASE
-    (a baseline's node_values) with REFERENCE its name. METRICS: scan.FINGERPRINT."""
-    out = []
+def node_tests(values, metrics, runs_of, reference="allocation", base=None) -> tuple:
+    """(tests, {host: {metric: why not judged}}) of each node's fingerprint: VALUES (one row
+    per host, a column per metric, METRIC_u for a ratio's uncertainty, and the working sets)
+    against the allocation's own values, or against BASE (a baseline's node_values) with
+    REFERENCE its name; a metric that depends on a working set only among the nodes measured
+    with the same (scan_sets.split). METRICS: scan.FINGERPRINT."""
+    out, skipped = [], {}
+    against = reference.removeprefix("baseline ")
     for m in metrics:
-        col = values[m.name].to_numpy(dtype=float)
-        u = values[m.name + "_u"].to_numpy(dtype=float) if m.degradation else None
-        ref = col if base is None else base[m.name].to_numpy(dtype=float)
-        if not np.isfinite(ref).any():
+        groups, why = scan_sets.split(values, m, base, against)
+        for h, text in why.items():
+            skipped.setdefault(h, {})[m.name] = text
+        for hosts, ref in groups:
+            out += _metric_tests(values.loc[hosts], m, runs_of, reference, ref)
+    return out, skipped
+
+
+def _metric_tests(values, m, runs_of, reference, base) -> list:
+    out = []
+    col = values[m.name].to_numpy(dtype=float)
+    u = values[m.name + "_u"].to_numpy(dtype=float) if m.degradation else None
+    ref = col if base is None else base[m.name].to_numpy(dtype=float)
+    if not np.isfinite(ref).any():
+        return out
+    x, r = scan_null.logs_of(col), scan_null.logs_of(ref)
+    null = scan_null.fit(r, m.worse, symmetric=True)
+    # every node at once against the null (a scan of 1 000 nodes: 7 000 tests)
+    zs, ps, effs = judge_values(x, null, m.worse, null.center, u) \
+        if null is not None else (None,) * 3
+    size = values[m.working_set] if m.working_set in values else None
+    for i, host in enumerate(values.index):
+        if not math.isfinite(x[i]):
             continue
-        x, r = scan_null.logs_of(col), scan_null.logs_of(ref)
-        null = scan_null.fit(r, m.worse, symmetric=True)
-        # every node at once against the null (a scan of 1 000 nodes: 7 000 tests)
-        zs, ps, effs = judge_values(x, null, m.worse, null.center, u) \
-            if null is not None else (None,) * 3
-        for i, host in enumerate(values.index):
-            if not math.isfinite(x[i]):
+        if null is None:   # too few nodes: the effect against the others' median
+            others = np.delete(r, i) if base is None else r
+            others = others[np.isfinite(others)]
+            if not others.size:
                 continue
-            if null is None:   # too few nodes: the effect against the others' median
-                others = np.delete(r, i) if base is None else r
-                others = others[np.isfinite(others)]
-                if not others.size:
-                    continue
-                ref_log = float(np.median(others))
-                z, p, eff = math.nan, math.nan, float(scan_null.effect(x[i], ref_log, m.worse))
-            else:
-                ref_log = null.center
-                z, p, eff = float(zs[i]), float(ps[i]), float(effs[i])
-            out.append(Test("node", host, m.name, float(col[i]), m.unit, math.exp(ref_log),
-                            z, p, eff, runs_of.get((host, m.benchmark), ""), m.label, reference,
-                            null=null, worse=m.worse, ref_log=ref_log,
-                            u=float(u[i]) if u is not None else 0.0))
+            ref_log = float(np.median(others))
+            z, p, eff = math.nan, math.nan, float(scan_null.effect(x[i], ref_log, m.worse))
+        else:
+            ref_log = null.center
+            z, p, eff = float(zs[i]), float(ps[i]), float(effs[i])
+        sized = size is not None and math.isfinite(size.iloc[i])
+        out.append(Test("node", host, m.name, float(col[i]), m.unit, math.exp(ref_log),
+                        z, p, eff, runs_of.get((host, m.benchmark), ""), m.label, reference,
+                        {m.working_set: int(size.iloc[i])} if sized else {},
+                        null=null, worse=m.worse, ref_log=ref_log,
+                        u=float(u[i]) if u is not None else 0.0))
     return out
 
 
-def rejudge_node(t, value, u=None) -> Test:
-    """A fingerprint test T judged again on a new VALUE, against the same null."""
-    x = scan_null.logs_of([value])
+def rejudge_node(t, row) -> "Test | None":
+    """A fingerprint test T judged again on a new ROW of node_values (its value, a ratio's
+    uncertainty, its working sets), against the same null; None when measured with another
+    working set than the first time (its share could not build it again)."""
+    again = scan_sets.of_row(row, t.detail)
+    if not scan_sets.agree(t.detail, again):
+        return None
+    u = row.get(t.metric + "_u")
+    x = scan_null.logs_of([row[t.metric]])
     z, p, eff = judge_values(x, t.null, t.worse, t.ref_log, None if u is None else [u])
-    return Test(t.kind, t.where, t.metric, float(value), t.unit, t.median, float(z[0]),
-                float(p[0]), float(eff[0]), t.run, t.label, t.reference, passno=2,
-                null=t.null, worse=t.worse, ref_log=t.ref_log)
+    return Test(t.kind, t.where, t.metric, float(row[t.metric]), t.unit, t.median,
+                float(z[0]), float(p[0]), float(eff[0]), t.run, t.label, t.reference,
+                again, passno=2, null=t.null, worse=t.worse, ref_log=t.ref_log)

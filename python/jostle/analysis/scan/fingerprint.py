@@ -11,6 +11,7 @@ from types import SimpleNamespace
 
 from ... import lazy
 from .. import comparison, contention
+from ..working_sets import WORKING_SETS, working_sets
 
 np = lazy.module("numpy")
 pd = lazy.module("pandas")
@@ -29,6 +30,7 @@ class NodeMetric:
     phase: str = None  # contention's phase
     degradation: bool = False   # a contention.pairs() degradation, not a point's median
     label: str = ""
+    working_set: str = None   # what it depends on (WORKING_SETS): compared only alike
 
 
 FINGERPRINT = (
@@ -37,15 +39,18 @@ FINGERPRINT = (
     NodeMetric("pingpong_bandwidth", "pingpong", "bandwidth", "MB/s", -1, 1 << 20,
                label="intra-node bandwidth at 1 MiB"),
     NodeMetric("memory_latency", "memlat", "latency", "ns", +1,
-               label="memory latency: one dependent load, a miss to the node's memory"),
+               label="memory latency: one dependent load, a miss to the node's memory",
+               working_set="chain_bytes"),
     NodeMetric("triad", "contention", "compute_throughput", "GB/s", -1, None, "compute",
-               label="triad on the compute cores, alone"),
+               label="triad on the compute cores, alone", working_set="array_bytes"),
     NodeMetric("latency_alone", "contention", "latency", "us", +1, "small", "comm",
                label="latency at the small size (4 B) beside idle cores"),
     NodeMetric("latency_under_load", "contention", "latency", "x", +1, "small", degradation=True,
-               label="latency at 4 B with every other core computing / alone"),
+               label="latency at 4 B with every other core computing / alone",
+               working_set="array_bytes"),
     NodeMetric("bandwidth_under_load", "contention", "bandwidth", "x", +1, "large",
-               degradation=True, label="bandwidth at the large size (64 MiB) alone / under load"),
+               degradation=True, label="bandwidth at the large size (64 MiB) alone / under load",
+               working_set="array_bytes"),
 )
 
 
@@ -118,8 +123,9 @@ def oversubscribed(run) -> bool:
 
 def node_values(runs_by_host: dict) -> pd.DataFrame:
     """One row per host, one column per FINGERPRINT metric (NaN where a run is missing, and
-    for a ratio under load where the run was oversubscribed), and for an under-load ratio
-    METRIC_u, the uncertainty of its log.
+    for a ratio under load where the run was oversubscribed), for an under-load ratio
+    METRIC_u, the uncertainty of its log, and the working sets its runs measured with
+    (chain_bytes, array_bytes: NaN where a run does not say).
     RUNS_BY_HOST: host -> {benchmark: results.Run}."""
     rows = {}
     for host, runs in runs_by_host.items():
@@ -138,8 +144,9 @@ def node_values(runs_by_host: dict) -> pd.DataFrame:
                 v = float(pd.Series([_level(r, m.worse) for _, r in sel.iterrows()]).median()) \
                     if len(sel) else math.nan
             row[m.name] = v
-        rows[host] = row
+        rows[host] = {**row, **working_sets(runs)}
     cols = [c for m in FINGERPRINT for c in (m.name, *((m.name + "_u",) if m.degradation else ()))]
+    cols += list(WORKING_SETS)
     return pd.DataFrame.from_dict(rows, orient="index", columns=cols)
 
 
@@ -167,7 +174,8 @@ def link_values(run, hosts=None) -> pd.DataFrame:
 def baseline_values(points) -> pd.DataFrame:
     """node_values of the fingerprint runs of a saved scan (comparison.Points, from a baseline
     of `jostle baseline save SCAN-FOLDER`): one row per node it measured, the host from each
-    run's file name (fp-BENCHMARK-HOST; the confirmations, -again, left out)."""
+    run's file name (fp-BENCHMARK-HOST; the confirmations, -again, left out), its working sets
+    as the baseline kept them (NaN: saved before they were kept)."""
     f = points.frame
     by_host = {}
     for run, df in (f.groupby("run", sort=False) if not f.empty else ()):
@@ -178,5 +186,6 @@ def baseline_values(points) -> pd.DataFrame:
         df = df.loc[:, df.notna().any()]
         names = [c for c in (*comparison.param_columns(df), "rep") if c in df.columns]
         by_host.setdefault(stem[len(f"fp-{bench}-"):], {})[bench] = \
-            SimpleNamespace(points=df.reset_index(drop=True), param_names=names)
+            SimpleNamespace(points=df.reset_index(drop=True), param_names=names,
+                            sets=(points.sets or {}).get(run, {}))
     return node_values(by_host)

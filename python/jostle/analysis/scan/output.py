@@ -10,8 +10,12 @@ def _num(x):
     return None if x is None or x != x or x in (float("inf"), float("-inf")) else round(float(x), 4)
 
 
-def nodes_json(table, dead) -> list:
-    out = [{"host": h, "status": "ok", **{k: _num(v) for k, v in row.items()}}
+def nodes_json(table, dead, skipped=None) -> list:
+    """Each node's values and z, and what is not judged and why (SKIPPED: {host: {METRIC or
+    METRIC_zb: why}}, scan.Verdict.skipped)."""
+    skipped = skipped or {}
+    out = [{"host": h, "status": "ok", **{k: _num(v) for k, v in row.items()},
+            **({"not_judged": skipped[h]} if skipped.get(h) else {})}
            for h, row in table.iterrows()]
     return out + [{"host": h, "status": "unreachable"} for h in sorted(dead)]
 
@@ -40,16 +44,25 @@ def _text_evidence(e) -> str:
             f"{e['median']:.4g}{why} [{e['run']}]")
 
 
-def text(doc, table) -> str:
+def _cell(row, col, skipped) -> str:
+    if row[col] != row[col]:
+        return "-"
+    why = "not judged" if col in skipped else f"z {row[col + '_z']:+.1f}"
+    return f"{row[col]:.4g} ({why})"
+
+
+def text(doc, table, skipped=None) -> str:
+    """The scan's text: a line per node (each metric with its z, or 'not judged': its note
+    says why), the suspects and their evidence, the figures and the notes."""
     cols = [m.name for m in FINGERPRINT]
+    skipped = skipped or {}
     lines = [f"jostle scan: {len(doc['hosts'])} nodes, {len(doc['unreachable'])} unreachable, "
              f"{len(doc['suspects'])} suspect(s), {doc['elapsed_s']:.0f} s; {doc['campaign']}"]
     if not table.empty and table[cols].notna().any().any():
         lines.append("node".ljust(18) + "".join(c_[:19].rjust(21) for c_ in cols))
         for h, row in table.iterrows():
             lines.append(h[:17].ljust(18) + "".join(
-                f"{row[c_]:.4g} (z {row[c_ + '_z']:+.1f})".rjust(21) if row[c_] == row[c_]
-                else "-".rjust(21) for c_ in cols))
+                _cell(row, c_, skipped.get(h, {})).rjust(21) for c_ in cols))
     if doc["links"]:
         flagged = sum(x["flagged"] for x in doc["links"])
         lines.append(f"links: {len(doc['links'])} measured, {flagged} flagged")

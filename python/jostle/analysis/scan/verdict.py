@@ -60,6 +60,9 @@ class Verdict:
     drain_cut: float = 0.0       # Holm's at the same level: what a node is drained at
     notes: list = field(default_factory=list)
     screened: list = field(default_factory=list)   # links to measure again (screen)
+    # {host: {METRIC or METRIC_zb: why}}: not judged against the allocation (a baseline),
+    # measured with another working set than the nodes it would be compared with
+    skipped: dict = field(default_factory=dict)
 
 
 LINK_EVIDENCE = 8   # flagged links kept in a node's or a cable's evidence
@@ -72,11 +75,16 @@ def judge(values, runs_of, fdr, min_effect, threshold=None, links=None, hosts=()
     LINK_RUN) by node, cable (FABRIC) and link; flagged at FDR and MIN_EFFECT (THRESHOLD: a
     robust z floor, or None). CLASSES: {host: class}, the node classes a site knows (newer
     firmware, another CPU): each class's fingerprints against its own null."""
-    tests = []
+    tests, skipped = [], {}
     for members in by_class(values.index, classes):
-        tests += node_tests(values.loc[members], FINGERPRINT, runs_of)
+        more, why = node_tests(values.loc[members], FINGERPRINT, runs_of)
+        tests += more
+        skipped.update(why)
     if baseline is not None and not baseline.empty:
-        tests += node_tests(values, FINGERPRINT, runs_of, f"baseline {against}", baseline)
+        more, why = node_tests(values, FINGERPRINT, runs_of, f"baseline {against}", baseline)
+        tests += more
+        for h, by_metric in why.items():
+            skipped.setdefault(h, {}).update({m + "_zb": w for m, w in by_metric.items()})
     ctx = None
     if links is not None and len(links):
         more, ctx = scan_links.link_tests(links, list(hosts), link_run, min_effect,
@@ -85,6 +93,7 @@ def judge(values, runs_of, fdr, min_effect, threshold=None, links=None, hosts=()
     weak = unreachable(tests, fdr)
     cut = decide(tests, fdr, min_effect, threshold)
     findings, notes = _assemble(tests, ctx, cut, min_effect, threshold)
+    notes += unjudged_notes(skipped)
     n = len(hosts or values.index)
     alone = max(min_effect, EFFECT_ALONE)
     if 0 < n < scan_null.MIN_TEST:
@@ -97,7 +106,19 @@ def judge(values, runs_of, fdr, min_effect, threshold=None, links=None, hosts=()
                      f"least {alone:g} worse)")
     return Verdict(_node_table(values, tests), _link_table(links, tests), tests, findings, ctx,
                    cut, multiplicity.holm_cut([t.p for t in tests], fdr), notes,
-                   screen(tests, fdr, min_effect))
+                   screen(tests, fdr, min_effect), skipped)
+
+
+def unjudged_notes(skipped) -> list:
+    """One line per node and reason: the metrics SKIPPED ({host: {column: why}}: METRIC
+    against the allocation, METRIC_zb against a baseline) leaves unjudged, and why."""
+    out = []
+    for host, by_col in skipped.items():
+        why = {}
+        for col, text in by_col.items():
+            why.setdefault(text, []).append(col.removesuffix("_zb"))
+        out += [f"{host}: {', '.join(cols)} {text}" for text, cols in why.items()]
+    return out
 
 
 SCREEN_MAX = 64   # links measured again for their own repeat, at most (the smallest p first)
@@ -218,9 +239,10 @@ def second_pass(verdict, fdr, min_effect, threshold=None, values=None, links=Non
             new = None
             if t.kind == "node" and not t.links and values is not None \
                     and t.where in values.index and t.metric in values:
-                u = values.loc[t.where].get(t.metric + "_u")
-                new = rejudge_node(t, values.loc[t.where, t.metric], u)
-                new.run = str((runs_of or {}).get((t.where, bench_of.get(t.metric)), new.run))
+                new = rejudge_node(t, values.loc[t.where])   # None: another working set
+                if new is not None:
+                    new.run = str((runs_of or {}).get((t.where, bench_of.get(t.metric)),
+                                                      new.run))
             elif t.links and t.link_metric in logs:
                 new = scan_links.rejudge(t, verdict.ctx, logs[t.link_metric])
                 if new is not None and link_run:
