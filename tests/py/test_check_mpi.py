@@ -170,6 +170,8 @@ def test_a_baseline_of_kept_runs_serves_as_the_reference(site, tmp_path):
     s = check_site.load(site)
     s.classes["here"].reference = {}
     s.classes["here"].baseline = str(tmp_path / "fleet.json")
+    # and measures with its working sets: a chain of another size is another measurement
+    s.classes["here"].options = s.classes["here"].options.way()
     s.path = tmp_path / "from-baseline.toml"
     check_site.write(s)
     assert f'baseline = "{tmp_path / "fleet.json"}"' in s.path.read_text()
@@ -178,7 +180,9 @@ def test_a_baseline_of_kept_runs_serves_as_the_reference(site, tmp_path):
                "--no-busy-check", "--checks", "memory_latency")   # one step: what is read here
     assert r.returncode in (0, 1), r.stderr
     [rec] = records(spool)
-    kept = json.loads((runs / f"fp-memlat-{rec['node']}.jsonl").read_text().splitlines()[1])
+    meta, kept = (json.loads(x) for x in
+                  (runs / f"fp-memlat-{rec['node']}.jsonl").read_text().splitlines()[:2])
+    assert rec["options"]["chain_bytes"] == meta["chain"]["bytes"], rec["options"]
     ml = next(v for v in rec["values"] if v["name"] == "memory_latency")
     assert ml["reference"] == pytest.approx(kept["median"], rel=1e-5)
     assert ml["tolerance"] == 0.1      # one node, one value: the floor

@@ -250,7 +250,8 @@ def check_machine(site: Site, cls: NodeClass, here: dict):
 def baseline_references(site: Site, cls: NodeClass, key: str) -> dict:
     """{check: reference} from the class's jostle baseline (a scan, or checks kept with
     --runs-dir, saved with `jostle baseline save`): its entry for this machine (KEY:
-    machines.machine_key), its fingerprint runs one value per node."""
+    machines.machine_key), its fingerprint runs one value per node; and the working sets they
+    were measured with (common_sets)."""
     from . import baselines
     path = Path(cls.baseline)
     if not path.is_absolute():
@@ -268,12 +269,24 @@ def baseline_references(site: Site, cls: NodeClass, key: str) -> dict:
                          f"machine ({key}); it has: "
                          + ("; ".join(str(m.get("key")) for m in machines) or "none"))
     from . import scan
-    table = scan.baseline_values(baselines.from_records(entry, f"baseline {path.name}"))
-    refs = check_reference.references_from_table(table)
+    side = baselines.from_records(entry, f"baseline {path.name}")
+    refs = check_reference.references_from_table(scan.baseline_values(side))
     if not refs:
         raise UsageError(f"class '{cls.name}': baseline '{path}' holds no fingerprint run "
                          "(fp-BENCHMARK-NODE) for this machine")
-    return refs
+    return refs, common_sets(side.sets)
+
+
+def common_sets(sets: "dict | None") -> dict:
+    """{chain_bytes, array_bytes}: the size of each working set most of a baseline's runs
+    (SETS: {file: working sets}, None where it kept none) were measured with, the larger on a
+    tie: what a check judged against it measures with (check.working_set_notes)."""
+    out = {}
+    for key in check.WORKING_SETS:
+        sizes = [v[key] for v in (sets or {}).values() if isinstance(v.get(key), int)]
+        if sizes:
+            out[key] = max(set(sizes), key=lambda b: (sizes.count(b), b))
+    return out
 
 
 # ---------------------------------------------------------------- saving

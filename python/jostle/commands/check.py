@@ -11,6 +11,7 @@ import math
 import shutil
 import signal
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from .. import binary
@@ -241,7 +242,11 @@ def set_up_check(args, st, site, chk: Check, wd: Watchdog) -> bool:
     if cls.baseline:
         key = machines.machine_key(machines.machine_facts(
             {"machine": facts, "mpi": {"library": version.get("mpi_library", "")}}))
-        refs = {**check_site.baseline_references(site, cls, key), **refs}
+        from_baseline, sets = check_site.baseline_references(site, cls, key)
+        refs = {**from_baseline, **refs}
+        # measured with the baseline's working sets where the class holds none of its own
+        cls = replace(cls, options=replace(cls.options, **{
+            k: v for k, v in sets.items() if not getattr(cls.options, k)}))
     checks = args.checks or cls.checks or [*refs, *([check.NIC] if cls.nics else [])]
     missing = [x for x in checks if x != check.NIC and x not in refs]
     if missing or not checks:
