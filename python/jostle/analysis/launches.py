@@ -190,18 +190,23 @@ def table(points, launches: int) -> list:
     if not rows:
         return []
     unit = rows[0]["unit"]
+    # a point is its size, and the params that differ between the rows (a contention run's phase)
+    extra = [q for q in dict.fromkeys(q for p in rows for q in p["params"]) if q != "size"
+             and len({json.dumps(p["params"].get(q), default=str) for p in rows}) > 1]
+    labels = [" ".join(str(p["params"].get(q, "")) for q in (*extra, "size")) for p in rows]
+    width = max([9, *map(len, labels)])
+    name = " ".join((*extra, "size"))
     if launches > 1:
-        head = (f"{'size':>9}  {metric + ' (' + unit + ')':>16}  {'95% PI, next invocation':>24}"
-                f"  {'within a launch':>15}")
+        head = (f"{name:>{width}}  {metric + ' (' + unit + ')':>16}  "
+                f"{'95% PI, next invocation':>24}  {'within a launch':>15}")
     else:
-        head = f"{'size':>9}  {metric + ' (' + unit + ')':>16}  {'95% CI, this launch':>24}"
+        head = f"{name:>{width}}  {metric + ' (' + unit + ')':>16}  {'95% CI, this launch':>24}"
     lines = [head]
-    for p in rows:
+    for p, label in zip(rows, labels):
         med, (lo, hi) = p["median"], p["ci95"]
         rel = (hi - lo) / 2 / med * 100 if med > 0 else math.nan
         span = f"{_fmt(lo)}-{_fmt(hi)} ±{rel:.1f}%"
-        size = p["params"].get("size", "")
-        line = f"{size!s:>9}  {_fmt(med):>16}  {span:>24}"
+        line = f"{label:>{width}}  {_fmt(med):>16}  {span:>24}"
         if launches > 1:
             w = p["within"]
             line += f"  {'±' + format(100 * w, '.1f') + '%' if w is not None else '-':>15}"

@@ -24,8 +24,8 @@ from ..sizes import parse_sizes
 from . import _common
 from . import _record
 from ..studies import pingpong as pingpong_study
-from . import pingpong
 from . import run_steps
+from ._launches import report_launches
 from .machine import summary
 
 ORDER = 1
@@ -81,7 +81,7 @@ def pingpong_runs(ctx):
 def step_pingpong(ctx):
     camp, config = pingpong_runs(ctx)
     camp.run(config, ctx.progress, quiet=ctx.args.quiet)
-    for out in pingpong.report_launches(camp, camp.runs, LAUNCHES, rows=False):
+    for out in report_launches(camp, camp.runs, LAUNCHES, rows=False):
         ctx.progress.note(f"every point of the sweep, over its {LAUNCHES} launches, is in {out}"
                           + ("" if not ctx.args.quiet else "; --verbose prints each launch's "
                              "table"))
