@@ -17,7 +17,7 @@ def shown(value, unit):
 
 
 def shown_frame(df, cols=("min", "p25", "median", "p75", "p99", "max", "mean", "stddev",
-                            "ci95_lo", "ci95_hi")):
+                            "ci95_lo", "ci95_hi", "jobs_lo", "jobs_hi")):
     """A points frame with its statistics and 'unit' column in the units people read."""
     if "unit" not in df:
         return df
