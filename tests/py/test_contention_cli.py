@@ -65,11 +65,13 @@ def cli(capsys, *argv):
     return rc, out.out, out.err
 
 
-def options(study, *argv):
-    """The settings `jostle contention STUDY ARGV` hands its study."""
+def options(study, *argv, runs="1"):
+    """The settings `jostle contention STUDY ARGV` hands its study (one launch a run unless
+    RUNS says: the plans below are about what each run is)."""
     p = argparse.ArgumentParser()
     cc.add_options(p, study)
-    return settings(contention.Settings, p.parse_args(list(argv)))
+    return settings(contention.Settings,
+                    p.parse_args([*argv, *(["--runs", runs] if runs else [])]))
 
 
 def arg(run, flag):
@@ -101,6 +103,25 @@ def test_quick_on_a_two_core_vm():
     assert [r.name for r in runs][1] == "fig1-copy-nt-c01-quick" and arg(runs[1], "--stores") == "nt"
     r = contention.plan("fig1", options("fig1", "--quick", "--phase-time", "0.5", "--max-cores", "0"), VM)[0]
     assert arg(r, "--phase-time") == "0.5" and r.args.count("--phase-time") == 1
+
+
+def test_three_launches_by_default_share_each_points_time():
+    """K = 3 launches of each run by default (the launch as the unit), each given a third of a
+    phase's time and of the point's --max-time and repetitions (rounded up: at 64 MiB the
+    repetitions make a point's length), its precision widened by √3: the K launches measure
+    about as long as one did."""
+    runs = contention.plan("fig1", options("fig1", "--quick", runs=None), VM)
+    assert [r.name for r in runs[:4]] == [f"fig1-triad-c00-quick-r{k}" for k in (1, 2, 3)] + [
+        "fig1-triad-c01-quick-r1"]
+    assert len(runs) == 9
+    r = runs[0]
+    assert (arg(r, "--phase-time"), arg(r, "--min-reps"), arg(r, "--max-time"),
+            arg(r, "--precision")) == ("0.06667", "7", "0.1333", "0.01732")
+    assert all(r.args.count("--phase-time") == 1 for r in runs)
+    r = contention.plan("fig1", options("fig1", "--max-cores", "0", "--phase-time", "0.9",
+                                        runs="3"), NODE36)[0]
+    assert (arg(r, "--phase-time"), arg(r, "--min-reps"), arg(r, "--max-time")) == (
+        "0.3", "34", "0.6667")                     # jostle-bench's 100 samples and 2 s, in 3
 
 
 def test_fig2_has_the_four_placements_per_core_count():
@@ -161,7 +182,7 @@ def test_combinations_the_bench_refuses_exit_2(capsys, tmp_path, argv, named):
 
 def test_dry_run_prints_every_command_line(capsys, fake, tmp_path):
     rc, out, _ = cli(capsys, "contention", "fig1", "--quick", "--max-cores", "1", "--launcher",
-                     "mpirun -np 2", "--output-dir", str(tmp_path), "--dry-run")
+                     "mpirun -np 2", "--output-dir", str(tmp_path), "--dry-run", "--runs", "1")
     lines = out.strip().splitlines()
     assert rc == 0 and len(lines) == 2 and not (tmp_path / "contention").exists()
     assert lines[1].startswith(f"mpirun -np 2 {fake} contention --kernel triad --compute-cores 1 ")
@@ -175,11 +196,17 @@ def test_campaign_draws_resumes_and_estimates(capsys, fake, tmp_path):
     rc, out, err = cli(capsys, *argv)
     assert rc == 0, err
     d = tmp_path / "contention"
-    assert out.split() == [str(d / "figures" / f"contention-fig1-quick.{x}") for x in ("png", "svg")]
-    assert load_run(d / "fig1-triad-c02-quick.jsonl").meta["argv"][1:4] == ["contention", "--kernel", "triad"]
+    assert out.split()[-2:] == [str(d / "figures" / f"contention-fig1-quick.{x}")
+                                for x in ("png", "svg")]
+    # three launches a run by default, summed up per point as `jostle pingpong` does
+    assert "fig1-triad-c02-quick: 3 launches, the launch as the unit" in out
+    assert re.search(r"^\s+together 4\s+1\.2\s", out, re.M)   # latency at 4 B, 2 cores, together
+    assert sorted(p.name for p in d.glob("*.summary.json")) == [
+        f"fig1-triad-c0{n}-quick.summary.json" for n in range(3)]
+    assert load_run(d / "fig1-triad-c02-quick-r3.jsonl").meta["argv"][1:4] == ["contention", "--kernel", "triad"]
     assert re.search(r"fig1 without --quick would be \d+ runs here, about \d", err) and "5 ×" in err
     rc, _, err = cli(capsys, *argv)
-    assert rc == 0 and err.count("already complete") == 3
+    assert rc == 0 and err.count("already complete") == 9
 
 
 def test_jostle_run_has_a_contention_step_after_the_pingpong():
@@ -215,7 +242,7 @@ def test_real_fig1_quick(capsys, tmp_path, monkeypatch, built):
     # are about what is recorded and drawn, not about the values
     rc, out, err = cli(capsys, "contention", "fig1", "--quick", "--max-cores", "1", "--mpi", "openmpi",
                        "--phase-time", "0.05", "--min-reps", "5", "--max-time", "0.1",
-                       "--array-bytes", "8M",
+                       "--array-bytes", "8M", "--runs", "1",
                        "--bench", str(bench), "--output-dir", str(tmp_path), "--quiet", "--timeout", "120")
     assert rc == 0, err
     d = tmp_path / "contention"

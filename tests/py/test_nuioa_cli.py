@@ -27,9 +27,37 @@ def fake_topo(nodes, cores_per_node, nic_node=0):
 
 
 def args(**kw):
+    """The study's settings, one launch a run unless KW says (the plans below are about what
+    each run is)."""
     base = dict(parts="placement,flows,load", sizes="8,4M", nic=None, writers=None, quick=True,
-                ranks=2, hosts=None, timeout=None)
+                ranks=2, hosts=None, timeout=None, runs=1)
     return nuioa.Settings(**{**base, **kw})
+
+
+def _opt(run, flag):
+    return run.args[run.args.index(flag) + 1] if flag in run.args else None
+
+
+def test_three_launches_by_default_share_each_points_time():
+    """K = 3 launches of each run by default (the launch as the unit): a ping-pong's point gets
+    a third of --quick's 0.2 s and of its 20 samples (pingpong.launch_budget, no floor: a 4 MiB
+    put's 20 windows outlast the 0.2 s), a load phase a third of its 0.2 s and of its samples;
+    one launch keeps --quick's own numbers."""
+    assert nuioa.Settings().runs == 3
+    runs, _ = nuioa.plan(args(runs=nuioa.Settings().runs), fake_topo(1, 2))
+    names = [r.name for r in runs]
+    assert names[:3] == [f"nuioa-pp-corenear-memnear-r{k}" for k in (1, 2, 3)]
+    pp = runs[0]
+    assert [_opt(pp, f) for f in ("--max-time", "--min-reps", "--precision", "--max-reps")] == [
+        "0.06667", "7", "0.01732", "334"]
+    load = next(r for r in runs if r.benchmark == "contention")
+    assert [_opt(load, f) for f in ("--phase-time", "--max-time", "--min-reps")] == [
+        "0.06667", "0.06667", "7"]
+    one, _ = nuioa.plan(args(), fake_topo(1, 2))
+    assert [_opt(one[0], f) for f in ("--max-time", "--min-reps", "--precision")] == [
+        "0.2", "20", None]
+    load = next(r for r in one if r.benchmark == "contention")
+    assert _opt(load, "--phase-time") == "0.2" and load.name == "nuioa-load-mem0"
 
 
 def test_plan_on_eight_nodes():

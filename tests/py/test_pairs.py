@@ -239,7 +239,7 @@ def test_contention_with_pairs_and_the_heat_map(tmp_path):
 @pytest.mark.unit
 def test_jostle_contention_plans_each_count_of_pairs(tmp_path, jostle_cli):
     p = jostle_cli("contention", "fig1", "--quick", "--pairs", "1,2", "--comm-threads", "2",
-                   "--max-cores", "1", "--output-dir", str(tmp_path), "--dry-run")
+                   "--max-cores", "1", "--output-dir", str(tmp_path), "--dry-run", "--runs", "1")
     assert p.returncode == 0, p.stderr[-2000:]
     lines = [x for x in p.stdout.splitlines() if "jostle-bench contention" in x]
     assert len(lines) == 4

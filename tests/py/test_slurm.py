@@ -27,8 +27,8 @@ STUDIES = {
     # loaded machine's (75 s with the load average at 12): a bound that only a hang reaches
     "contention": ["contention", "fig1", "--quick", "--max-cores", "0", "--phase-time", "0.05",
                    "--min-reps", "5", "--max-time", "0.1", "--array-bytes", "1M",
-                   "--timeout", "600"],
-    "nuioa": ["nuioa", "--quick", "--parts", "placement", "--sizes", "8"],
+                   "--timeout", "600", "--runs", "1"],
+    "nuioa": ["nuioa", "--quick", "--parts", "placement", "--sizes", "8", "--runs", "1"],
     "overlap": ["overlap", "--quick", "--ranks", "2", "--collectives", "ialltoall", "--sizes", "4",
                 "--policy", "scatter", "--progress-mode", "none"],
     "bcast": ["bcast", "--ranks", "2", "--sizes", "8", "--routing", "binomial", "--min-reps", "10",

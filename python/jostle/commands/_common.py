@@ -154,6 +154,15 @@ def runs_type(text):
     return v
 
 
+# --runs of a study that measures in launches by default (the launch as the unit); argparse
+# fills in the default
+LAUNCHES_HELP = ("launch each run K times (NAME-r1 … NAME-rK, default %(default)s; 1: one "
+                 "launch, said so), each point's time and repetitions (a phase's too) divided "
+                 "among them and its precision widened by √K, and report per point the median "
+                 "over the launches, the 95%% interval the next invocation's median falls in "
+                 "and a launch's own interval beside it; at most " + str(MAX_RUNS))
+
+
 def add_runs_option(group, default=1, help=None):
     """--runs K: each run of the study launched K times (campaign.repeated)."""
     group.add_argument("--runs", type=runs_type, default=default, metavar="K",

@@ -14,6 +14,7 @@ from ..records.results import load_run
 from ..studies import contention as study
 from ..studies.contention import FIG4_AI, KERNELS, MIN_AI, USECASE_KERNELS
 from . import _common
+from ._launches import report_launches
 from .run import Step
 
 ORDER = 20
@@ -138,7 +139,7 @@ def add_options(p, figure):
         _common.bench_option(h, "contention", name, type=kind)
     _common.add_launch_options(p)
     _common.add_output_options(p, campaign_default="contention")
-    _common.add_runs_option(h)
+    _common.add_runs_option(h, default=study.LAUNCHES, help=_common.LAUNCHES_HELP)
     p.add_argument("--dry-run", action="store_true", help="print the command lines and exit")
 
 
@@ -152,17 +153,18 @@ def main(args):
     config = _common.launch_config(args)
     machine = bench_query.bench_machine(config.bench)
     settings = _common.settings(study.Settings, args)
+    runs = study.plan(args.study, settings, machine, config.bench)
 
     def after(camp, config, progress):
+        report_launches(camp, runs, args.runs)
         for p in draw(camp, camp.dir / "figures"):
             print(p)
         if settings.quick:
-            runs = [load_run(camp.output(s)) for s in camp.runs]
-            note = study.estimate_note(args.study, settings, runs, machine, config.bench)
+            done = [load_run(camp.output(s)) for s in camp.runs]
+            note = study.estimate_note(args.study, settings, done, machine, config.bench)
             print(f"jostle: {note}", file=sys.stderr)
         return 0
-    return _common.run_campaign(args, study.plan(args.study, settings, machine, config.bench), after,
-                          config)
+    return _common.run_campaign(args, runs, after, config)
 
 
 def _step_study(ctx):
@@ -171,7 +173,10 @@ def _step_study(ctx):
         return None
     p = argparse.ArgumentParser()
     add_options(p, "fig1")
-    args = argparse.Namespace(**{**vars(p.parse_args(["--quick"])), **vars(ctx.args)})
+    # one launch a run: three would triple the step's start-ups (MPI, the topology, the first
+    # touch of the arrays; most of a quick run's time here), and `jostle run` keeps its time
+    args = argparse.Namespace(**{**vars(p.parse_args(["--quick", "--runs", "1"])),
+                                 **vars(ctx.args)})
     return _common.settings(study.Settings, args), bench_query.bench_machine(ctx.config.bench)
 
 

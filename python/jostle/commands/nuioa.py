@@ -10,6 +10,7 @@ from ..figures import nuioa as nuioa_figures
 from ..records.results import load_run
 from ..studies import nuioa as study
 from . import _common
+from ._launches import report_launches
 from .topo import describe
 
 ORDER = 22
@@ -44,11 +45,12 @@ def register(sub):
                    help="state of the communicating thread's buffers in every run (default "
                         f"{benchmarks.default('pingpong', 'buffers')}; echo has no meaning for "
                         "the flows)")
-    g.add_argument("--quick", action="store_true", help="20 repetitions, 0.2 s per point/phase")
+    g.add_argument("--quick", action="store_true",
+                   help="20 repetitions, 0.2 s per point/phase (in all, over the launches)")
     g.add_argument("--ranks", type=_common.ranks_type, default=2, metavar="N", help="ranks (default 2)")
     g.add_argument("--hosts", type=_common.hosts_type, metavar="A,B",
                    help="hosts, one rank each (default: this host only)")
-    _common.add_runs_option(g)
+    _common.add_runs_option(g, default=study.LAUNCHES, help=_common.LAUNCHES_HELP)
     _common.add_launch_options(p)
     _common.add_output_options(p, campaign_default="nuioa")
     p.add_argument("--dry-run", action="store_true", help="print the command lines and exit")
@@ -66,6 +68,7 @@ def main(args):
                              config.bench)
 
     def after(camp, config, progress):
+        report_launches(camp, runs, args.runs)
         for p in draw(camp, camp.dir / "figures"):
             print(p)
         return 0

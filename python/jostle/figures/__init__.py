@@ -14,8 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import lazy
+from ..analysis import launches
 from ..records import repeats
 from ..records.run_meta import multimodal_points
+from ..units import size_label
 
 
 def _agg():
@@ -118,6 +120,30 @@ def jobs_note(runs) -> str:
             "the range of the jobs' medians (lowest to highest job) is drawn apart where the "
             "figure draws it (grey ticks); other statistics (p25-p75 band, p99) are a typical "
             "job's, the median over the jobs.")
+
+
+def between_note(runs, metrics=("latency", "bandwidth"), named=3) -> str:
+    """' 2 point(s) vary between launches beyond their own intervals: NAME latency 8 B: varies
+    between launches: 0.4-0.6 us; …' for the METRICS of pooled RUNS (the first NAMED; by
+    default the communication's, which the figures of the studies built on point-to-point
+    draw), or '' where none does (repeats.between; the words are analysis.launches.note's)."""
+    found = []
+    for r in runs:
+        df = r.points
+        if r.jobs <= 1 or df.empty or "between" not in df:
+            continue
+        apart = (df["between"].fillna("").astype(str) != "") & df["metric"].isin(metrics)
+        for _, p in df[apart].iterrows():
+            where = [size_label(p["size"]) if pd.notna(p.get("size")) else "",
+                     p.get("phase") if isinstance(p.get("phase"), str) else ""]
+            found.append(" ".join([r.name, str(p["metric"]), *filter(None, where)]) + ": "
+                         + launches.note("varies", p.get("unit") or "",
+                                         [p["jobs_lo"], p["jobs_hi"]]))
+    if not found:
+        return ""
+    more = f"; {len(found) - named} more in the summaries" if len(found) > named else ""
+    return (f" {len(found)} point(s) vary between launches beyond their own intervals: "
+            + "; ".join(found[:named]) + more + ".")
 
 
 def save(figures, outdir, formats=FORMATS) -> list:

@@ -25,7 +25,7 @@ from ..analysis import bounds, contention
 from ..analysis.contention import LATENCY_BELOW, degradation_table
 from ..sizes import human
 from ..units import shown_frame
-from . import Figure, caveats_footer, np, plt, pooled, ticker
+from . import Figure, between_note, caveats_footer, np, plt, pooled, ticker
 
 STUDIES = {
     "fig1": "Contention vs computing cores",
@@ -413,7 +413,7 @@ def build(runs) -> list:
         _finish(fig, title, notes, *(["hatched: compute side"] if study == "usecases" else []))
         caption = (f"{title}: {len(group)} run(s), {', '.join(sorted(set(part.series)))}. "
                    f"Degradation — {DEGRADATION}. {ERROR_BARS[0].upper()}{ERROR_BARS[1:]}."
-                   + said)
+                   + said + between_note(group))
         figures.append(Figure(f"contention-{study_id}", title, caption, fig))
     return figures
 

@@ -12,7 +12,7 @@ contention runs named nuioa-…, see jostle.commands.nuioa):
 import re
 
 from ..units import number, shown_frame, size_label
-from . import Figure, plt, pooled
+from . import Figure, between_note, plt, pooled
 
 PREFIX = "nuioa-"
 
@@ -102,7 +102,7 @@ def build(runs) -> list:
                           "Ping-pong latency (smallest size) and bandwidth (largest) for the "
                           "comm thread and its buffers near/far the NIC, and on each NUMA node "
                           "in turn (Moreaud 2007, fig. 2.3, 2.8); bars: the median, error bars: "
-                          "its 95% interval" + _caveats(pp), fig))
+                          "its 95% interval" + _caveats(pp) + between_note(pp), fig))
     flows = [r for r in runs if re.match(PREFIX + r"(stream|put|get)-", r.name)]
     if flows:
         fig, ax = plt.subplots(figsize=(8, 3.8))
@@ -115,8 +115,8 @@ def build(runs) -> list:
                           "Stream (send/receive), MPI_Put and MPI_Get bandwidth with the sender "
                           "or initiator and the receiver or target near/far the NIC; the seed "
                           "finds only where the data lands matters (sec. 2.5.1); error bars: the "
-                          "95% interval of the median" + _caveats(flows),
-                          fig))
+                          "95% interval of the median" + _caveats(flows)
+                          + between_note(flows), fig))
     return out
 
 
@@ -138,5 +138,6 @@ def tables(runs) -> list:
     return [{"id": "nuioa-load", "title": "NUIOA under memory load (seed table 2.3)",
              "caption": "The ping-pong flow (largest size) and compute threads copying into the "
                         "memory of each node, alone and together; Hagrid lost 4-18 % of RDMA "
-                        "bandwidth and 26-43 % of CPU write bandwidth" + _caveats(load),
+                        "bandwidth and 26-43 % of CPU write bandwidth" + _caveats(load)
+                        + between_note(load, ("bandwidth", "compute_bandwidth")),
              "headers": headers, "rows": rows, "num_cols": tuple(headers[1:])}]

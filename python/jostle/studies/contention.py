@@ -22,6 +22,7 @@ from ..run.campaign import RunSpec, repeated
 from ..sizes import human, parse_sizes
 from ..units import duration
 from .flags import check_memory, given_over
+from .pingpong import LAUNCHES, launch_budget
 
 KERNELS = benchmarks.choices("contention", "kernel")
 MIN_AI = Fraction(1, 12)        # triad: 2 flops per 24 bytes (a, b read, c written)
@@ -88,7 +89,7 @@ class Settings:
     precision: Optional[float] = None
     oversubscribe: str = "auto"
     timeout: Optional[float] = None
-    runs: int = 1
+    runs: int = LAUNCHES                 # launches of each run, the point's time shared
     threads_now: Optional[int] = None    # communicating threads of each rank (a flows grid)
 
 
@@ -165,20 +166,52 @@ def placement_args(args, comm_core=None, comm_mem=None, compute_mem=None) -> lis
     return out
 
 
-def timeout_of(args, sizes, phases_per_size=PHASES) -> float:
-    """Generous: each size's comm as a ping-pong sweep, plus every phase's minimum time, doubled."""
-    if args.timeout:
-        return args.timeout
+def estimate_of(args, sizes, phases_per_size=PHASES) -> float:
+    """Seconds a run measures at most: each size's comm as a ping-pong sweep, plus every
+    phase's minimum time (its start-up not counted, as a ping-pong's estimate)."""
     phase_time = args.phase_time or (0.2 if args.quick else DEFAULT_PHASE_TIME)
     repeat = args.repeat or int(benchmarks.default("contention", "repeat"))
-    base = estimate.estimate_timeout(sizes, args.min_reps or (20 if args.quick else None),
-                                   args.max_time, benchmark="contention")
-    return round(base + 2 * len(sizes) * phases_per_size * repeat * phase_time)
+    return (estimate.estimate_sweep(sizes, args.min_reps or (20 if args.quick else None),
+                                    args.max_time, benchmark="contention")
+            + len(sizes) * phases_per_size * repeat * phase_time)
+
+
+def timeout_of(args, sizes, phases_per_size=PHASES) -> float:
+    """Generous: the run's estimate doubled, and a minute for MPI's start-up."""
+    if args.timeout:
+        return args.timeout
+    return round(60 + 2 * estimate_of(args, sizes, phases_per_size))
+
+
+def launch_share(k, phase_time=None, max_time=None, min_reps=None, precision=None) -> dict:
+    """The phase time, --max-time, --min-reps and --precision of each of K launches of a
+    contention point given these in all (None: jostle-bench's defaults): the times and the
+    repetitions divided among the launches, the precision widened by √K, as a ping-pong's
+    (pingpong.launch_budget), so that the K launches measure about as long as one did."""
+    t, p, n, _ = launch_budget(max_time, precision, min_reps, k, bench="contention")
+    phase = float(DEFAULT_PHASE_TIME if phase_time is None else phase_time) / k
+    return {"phase_time": float(f"{phase:.4g}"), "max_time": t, "min_reps": n, "precision": p}
+
+
+def per_launch(args, k):
+    """ARGS as each of K launches is given them (launch_share of what --quick or the user
+    set, else jostle-bench's defaults); K = 1: ARGS as they are."""
+    if k <= 1:
+        return args
+    quick = dict(zip(QUICK_ARGS[::2], QUICK_ARGS[1::2])) if args.quick else {}
+
+    def total(name):
+        v = getattr(args, name)
+        return quick.get("--" + name.replace("_", "-")) if v is None else v
+    return dataclasses.replace(args, **launch_share(k, total("phase_time"), total("max_time"),
+                                                     total("min_reps"), args.precision))
 
 
 def plan(study, args, machine, bench=None) -> list:
     """The runs of STUDY on MACHINE (jostle-bench --machine), in the order they are run: once,
-    or once per pairs x threads that talk (--pairs, --comm-threads), named STUDY-…-pN-tT-cNN."""
+    or once per pairs x threads that talk (--pairs, --comm-threads), named STUDY-…-pN-tT-cNN;
+    each launched --runs K times, a point's time shared among them (per_launch)."""
+    args = per_launch(args, getattr(args, "runs", 1))
     grid = [(p, t) for p in (getattr(args, "pairs", None) or [None])
             for t in (getattr(args, "comm_threads", None) or [None])]
     if grid == [(None, None)]:
@@ -207,7 +240,8 @@ def _plan(study, args, machine, bench=None) -> list:
         a = ["--kernel", kernel, "--compute-cores", str(n), "--sizes", spec, *extra,
              *oversubscribe_flag(args, machine, n), *common]
         runs.append(RunSpec(f"{study}-{name}{nt}-c{n:02d}{suffix}", "contention", a, args.ranks,
-                            list(args.hosts or []), timeout_of(args, sizes)))
+                            list(args.hosts or []), timeout_of(args, sizes),
+                            estimate=round(estimate_of(args, sizes), 2)))
 
     ai = ["--ai", ai_text(args.ai)] if getattr(args, "ai", None) is not None else []
     if study == "fig1":
@@ -232,7 +266,7 @@ def _plan(study, args, machine, bench=None) -> list:
     elif study == "usecases":
         for k in args.kernels or USECASE_KERNELS.split(","):
             add(k, k, fixed_cores(args, machine), both, both_spec, placement_args(args, *paper))
-    return repeated(runs, getattr(args, "runs", 1))   # --runs K: K jobs of each (jostle run: 1)
+    return repeated(runs, getattr(args, "runs", 1))   # --runs K: K launches (jostle run: 1)
 
 
 def estimate_note(study, args, runs, machine, bench) -> str:

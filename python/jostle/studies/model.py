@@ -2,6 +2,7 @@
 runs that identify it (settings: studies.contention.Settings, as `contention fig1`), and how
 long the sweeps it stands in for would have taken here."""
 
+import dataclasses
 import math
 
 from ..run.campaign import RunSpec
@@ -61,14 +62,18 @@ def sweep_estimate(args, machine, camp_runs) -> str:
     """How long fig1 + fig2 would have taken here, costed with this campaign's own runs."""
     startup, per_size = size_costs(camp_runs)
     fig_sizes = [contention.LATENCY_SIZE, contention.BANDWIDTH_SIZE]
-    per_run = startup + sum(per_size.get(s, math.nan) for s in fig_sizes)
-    n = len(contention.plan("fig1", args, machine)) + len(contention.plan("fig2", args, machine))
+    measuring = sum(per_size.get(s, math.nan) for s in fig_sizes)
+    # each run of the figures in K launches that share its measuring time, each one started
+    k = max(1, getattr(args, "runs", 1))
+    once = dataclasses.replace(args, runs=1)
+    n = len(contention.plan("fig1", once, machine)) + len(contention.plan("fig2", once, machine))
+    per_run = k * startup + measuring
     spent = startup * len(camp_runs) + sum(per_size.values()) * len(camp_runs)
     text = (f"{len(camp_runs)} calibration run(s), about {spent / 60:.1f} min; fig1 + fig2 here "
-            f"would be {n} runs, about {n * per_run / 60:.1f} min in this mode ({startup:.1f} s "
-            f"start-up + {per_run - startup:.1f} s measuring 4 B and 64 MiB per run, means of "
-            "this campaign's runs")
+            f"would be {n} runs of {k} launch(es), about {n * per_run / 60:.1f} min in this mode "
+            f"({k} × {startup:.1f} s start-up + {measuring:.1f} s measuring 4 B and 64 MiB per "
+            "run, means of this campaign's runs")
     if args.quick:   # --quick divides phases, repetitions and time cap by QUICK_FACTOR
-        full = startup + contention.QUICK_FACTOR * (per_run - startup)
+        full = k * startup + contention.QUICK_FACTOR * measuring
         text += f"), about {n * full / 60:.1f} min without --quick ({contention.QUICK_FACTOR} × measuring"
     return text + "; a loaded machine: read them as rough)"

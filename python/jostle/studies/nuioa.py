@@ -19,11 +19,14 @@ from ..errors import UsageError
 from ..run import estimate
 from ..run.campaign import RunSpec, repeated
 from ..sizes import parse_sizes
+from .contention import DEFAULT_PHASE_TIME, launch_share
+from .pingpong import LAUNCHES, launch_budget
 
 PARTS = ("placement", "flows", "load")
 DEFAULT_SIZES = "8,64K,4M"          # latency, a medium message, bandwidth
-QUICK_ARGS = ["--min-reps", "20", "--max-time", "0.2"]
-QUICK_LOAD = ["--phase-time", "0.2"]   # arrays keep their default: far larger than the LLC
+# --quick: a point's repetitions and time (and a load phase's time) in all, over its launches;
+# the load's arrays keep their default: far larger than the LLC
+QUICK = {"min_reps": 20, "max_time": 0.2, "phase_time": 0.2}
 
 
 @dataclass
@@ -37,7 +40,7 @@ class Settings:
     ranks: int = 2
     hosts: Optional[list] = None
     timeout: Optional[float] = None
-    runs: int = 1
+    runs: int = LAUNCHES                 # launches of each run, the point's time shared
 
 
 def parts_of(text) -> list:
@@ -49,9 +52,34 @@ def parts_of(text) -> list:
     return parts
 
 
+def launch_times(quick, k) -> dict:
+    """The jostle-bench timing options of each of K launches, per benchmark: a ping-pong's
+    (pingpong.launch_budget) and a load phase's (contention.launch_share) share of what
+    --quick or jostle-bench's defaults give a point in all; K = 1 and no --quick: none."""
+    given = QUICK if quick else {}
+    if k <= 1:
+        times = [("min-reps", given.get("min_reps")), ("max-time", given.get("max_time"))]
+        return {"pingpong": _flags(times),
+                "contention": _flags([*times, ("phase-time", given.get("phase_time"))])}
+    t, p, n, m = launch_budget(given.get("max_time"), None, given.get("min_reps"), k, floor=1)
+    load = launch_share(k, given.get("phase_time"), given.get("max_time"), given.get("min_reps"))
+    return {"pingpong": _flags([("min-reps", n), ("max-time", t), ("precision", p),
+                                ("max-reps", m)]),
+            "contention": _flags([(x.replace("_", "-"), v) for x, v in load.items()])}
+
+
+def _flags(pairs) -> list:
+    return [x for name, v in pairs if v is not None for x in ("--" + name, str(v))]
+
+
+def _value(flags, name, default=None):
+    return float(flags[flags.index(name) + 1]) if name in flags else default
+
+
 def plan(args: "Settings", topo: dict, bench=None) -> tuple:
     """(runs, notes): the runs of the chosen parts on TOPO (jostle-bench --topo), sizes
-    parsed by BENCH (the one launched)."""
+    parsed by BENCH (the one launched), each launched --runs K times with a point's time
+    shared among the launches (launch_times)."""
     parts = parts_of(args.parts)
     sizes = parse_sizes(args.sizes, bench)
     nodes = topo.get("numa_nodes") or []
@@ -71,16 +99,23 @@ def plan(args: "Settings", topo: dict, bench=None) -> tuple:
     if len(set(hosts)) < 2:
         notes.append("intra-node runs: the messages never cross a NIC; run with --hosts to "
                      "measure NUIOA effects")
-    quick = QUICK_ARGS if args.quick else []
-    common = [*quick, *(["--nic", args.nic] if args.nic else []),
+    k = getattr(args, "runs", 1)   # a plan of a test: 1
+    times = launch_times(args.quick, k)
+    common = [*(["--nic", args.nic] if args.nic else []),
               *(["--buffers", args.buffers] if getattr(args, "buffers", None) else [])]
     spec = args.sizes
-    timeout = args.timeout or estimate.estimate_timeout(sizes, 20 if args.quick else None,
-                                                     0.2 if args.quick else None)
+    def sweep(bench_name, at):   # seconds a launch measures at most (no start-up)
+        reps = _value(times[bench_name], "--min-reps")
+        return estimate.estimate_sweep(at, None if reps is None else int(reps),
+                                       _value(times[bench_name], "--max-time"),
+                                       benchmark=bench_name)
+    pp = sweep("pingpong", sizes)
+    timeout = args.timeout or round(60 + 2 * pp)
     runs = []
 
-    def add(name, bench_name, extra, t=timeout):
-        runs.append(RunSpec(f"nuioa-{name}", bench_name, [*extra, *common], args.ranks, hosts, t))
+    def add(name, bench_name, extra, t=timeout, e=pp):
+        runs.append(RunSpec(f"nuioa-{name}", bench_name, [*extra, *times[bench_name], *common],
+                            args.ranks, hosts, t, estimate=round(e, 2)))
 
     if "placement" in parts:
         for core in where:
@@ -108,12 +143,13 @@ def plan(args: "Settings", topo: dict, bench=None) -> tuple:
         free = cores // per_host - 1
         n = args.writers or max(free, 1)
         over = ["--oversubscribe"] if n > free else []
-        phase = QUICK_LOAD if args.quick else []
-        load_timeout = args.timeout or round(timeout + 2 * 3 * (0.2 if args.quick else 1.0))
+        phase = _value(times["contention"], "--phase-time", DEFAULT_PHASE_TIME)
+        load = sweep("contention", [max(sizes)]) + 3 * phase
+        load_timeout = args.timeout or round(60 + 2 * load)
         for node in nodes:
             add(f"load-mem{node['index']}", "contention",
                 ["--kernel", "copy", "--phases", "compute,comm,together", "--sizes", big,
                  "--compute-cores", str(n), "--compute-mem", str(node["index"]),
                  *(["--comm-core", "near", "--comm-mem", "near"] if nics else []),
-                 *over, *phase], load_timeout)
-    return repeated(runs, getattr(args, "runs", 1)), notes   # --runs K (a plan of a test: 1)
+                 *over], load_timeout, load)
+    return repeated(runs, k), notes

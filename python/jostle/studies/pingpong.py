@@ -155,17 +155,26 @@ OSU_ITERATIONS = 1000
 LAUNCH_TIME = 0.1
 
 
-def launch_budget(max_time, precision, min_reps, k, max_reps=None) -> tuple:
-    """(--max-time, --precision, --min-reps, --max-reps) of each of K launches of a point
-    given MAX_TIME, PRECISION, MIN_REPS and MAX_REPS in all (None: jostle-bench's defaults;
-    --max-reps: OSU_ITERATIONS; --max-time: LAUNCH_TIME a launch at most)."""
+def launch_budget(max_time, precision, min_reps, k, max_reps=None, bench="pingpong",
+                  floor=None) -> tuple:
+    """(--max-time, --precision, --min-reps, --max-reps) of each of K launches of a point of
+    jostle-bench BENCH given MAX_TIME, PRECISION, MIN_REPS and MAX_REPS in all (None: BENCH's
+    defaults; a ping-pong's --max-reps: OSU_ITERATIONS, its --max-time: LAUNCH_TIME a launch at
+    most, its --min-reps not below FLOOR, by default MIN_LAUNCH_REPS). A contention phase's are
+    divided as they are (FLOOR 1): at 64 MiB its repetitions, not its time, make the point's
+    length (20 round trips of 27 ms on the 2-core guest against a 0.2 s phase), which a floor
+    would multiply by K; `jostle nuioa --quick`'s 20 samples a point likewise (FLOOR 1: a 4 MiB
+    put's 20 windows took 1.5 s, its 0.2 s notwithstanding)."""
     def given(v, name):
-        return float(benchmarks.default("pingpong", name)) if v is None else float(v)
+        return float(benchmarks.default(bench, name)) if v is None else float(v)
     total, wanted, reps = given(max_time, "max-time"), given(precision, "precision"), \
         int(given(min_reps, "min-reps"))
-    least = max(math.ceil(reps / k), min(reps, MIN_LAUNCH_REPS))
-    most = math.ceil((OSU_ITERATIONS if max_reps is None else int(max_reps)) / k)
-    per = total / k if max_time is not None else min(total / k, LAUNCH_TIME)
+    osu = bench == "pingpong"   # OSU's conventions are the ping-pong's, not a phase's
+    floor = floor if floor is not None else MIN_LAUNCH_REPS if osu else 1
+    least = max(math.ceil(reps / k), min(reps, floor))
+    most = math.ceil((OSU_ITERATIONS if max_reps is None and osu else given(max_reps, "max-reps"))
+                     / k)
+    per = total / k if max_time is not None or not osu else min(total / k, LAUNCH_TIME)
     return (float(f"{per:.4g}"), float(f"{min(0.5, wanted * math.sqrt(k)):.4g}"),
             least, max(most, least))
 
