@@ -94,7 +94,7 @@ void jt_chase_init(const jt_topo *tp, jt_chase *c, size_t bytes, int mem, double
         *li = *lj;
         *lj = li;
         n = i + 1;
-        if (n == stage) {
+        if (n == stage && n < want) { /* whole at the size wanted: nothing was cut */
             stage *= 2;
             double el = jt_now() - t0;
             size_t more = want - n < n ? want - n : n;
