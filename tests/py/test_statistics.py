@@ -192,7 +192,9 @@ def test_no_point_stops_converged_on_fewer_samples_than_its_interval_needs():
     3 samples of one slow phase, and its checks strayed 17% from one another)."""
     pts = [json.loads(x) for x in bench("--sizes", "8", "--min-reps", "3", "--precision", "0.9",
                                         "--warmup", "1", "--format", "json").stdout.splitlines()]
-    assert pts and all(p["n"] >= 6 and p["converged"] for p in pts), pts
+    # (beside a loaded suite a point may end otherwise: at --max-time, at two levels)
+    assert pts and all(p["n"] >= 6 or p["stop"] == "max-time" for p in pts), pts
+    assert all(p["n"] >= 6 for p in pts if p["converged"]), pts
     pts = [json.loads(x) for x in bench("--sizes", "8", "--iterations", "5", "--precision", "0.9",
                                         "--format", "json").stdout.splitlines()]
     assert pts and all(p["n"] == 5 and not p["converged"] for p in pts), pts
