@@ -1,6 +1,7 @@
 """A scan compares a metric that depends on a working set (the memory latency on its chain,
 triad and the ratios under load on the arrays) only among the nodes measured with the same
-(docs/scan.md, "One working set"): the odd node is not judged, with why, never named; alike,
+(docs/scan.md, "One working set"): a node of a larger set is not judged, with why, never
+named; one of a smaller set (which can only flatter it) is judged against the others; alike,
 as before. On records as jostle-bench writes them (the chain's and the arrays' sizes in the
 run's meta); the whole command on real runs: test_scan.py's saved-baseline test."""
 
@@ -83,13 +84,29 @@ def test_a_node_measured_with_another_chain_is_not_judged_on_memory_latency():
 
 def test_the_arrays_decide_triad_and_the_ratios_under_load_not_the_latency_alone():
     gbs = [10.0 * s for s in SPREAD[:11]] + [3.0]
-    verdict = scan.judge(_values([32] * 12, arrays=[64] * 11 + [8], gbs=gbs), {}, 0.01, 0.1)
+    verdict = scan.judge(_values([32] * 12, arrays=[8] * 11 + [64], gbs=gbs), {}, 0.01, 0.1)
     assert set(verdict.skipped["n11"]) == {"triad", "latency_under_load", "bandwidth_under_load"}
     assert verdict.findings == []
     assert math.isfinite(verdict.table.loc["n11", "latency_alone_z"])
     [note] = [n for n in verdict.notes if n.startswith("n11:")]
     assert note.startswith("n11: triad, latency_under_load, bandwidth_under_load not judged: "
-                           "measured with 8 MiB (array_bytes)")
+                           "measured with 64 MiB (array_bytes)")
+
+
+def test_a_node_worse_despite_a_smaller_working_set_is_named():
+    """A slow node builds less in its share (at 30% of a core, an eighth of the others'
+    arrays): its smaller set can only flatter it, so it is judged against the others, and
+    named where it is worse all the same (the namespace scan's slow host); better, it is
+    not named."""
+    gbs = [10.0 * s for s in SPREAD[:11]] + [1.5]
+    ns = [84.0 * s for s in SPREAD[:11]] + [250.0]
+    verdict = scan.judge(_values([32] * 11 + [4], ns, arrays=[64] * 11 + [8], gbs=gbs),
+                         {}, 0.01, 0.1)
+    assert {("n11", "triad"), ("n11", "memory_latency")} <= _named(verdict)
+    assert "n11" not in verdict.skipped
+    fast = scan.judge(_values([32] * 11 + [1], [84.0 * s for s in SPREAD[:11]] + [1.3]),
+                      {}, 0.01, 0.1)
+    assert fast.findings == [] and math.isfinite(fast.table.loc["n11", "memory_latency_z"])
 
 
 def test_no_size_shared_by_two_nodes_judges_none_on_it():
@@ -141,9 +158,15 @@ def test_against_a_baseline_only_the_same_chain_is_judged():
     verdict = scan.judge(now, {}, 0.01, 0.1, baseline=base, against="fleet")
     named = {f.where for f in verdict.findings}
     assert named == {f"n{i}" for i in range(5)}
+    # n5's 1 MiB chain can only flatter it against the baseline's 32 MiB: judged, not worse
+    assert "n5" not in verdict.skipped
+    # a chain larger than any the baseline holds is not judged against it
+    small = _saved(_values([1] * 6, [1.3] * 6))
+    verdict = scan.judge(_values([1] * 5 + [32], [1.3] * 5 + [84.0]), {}, 0.01, 0.1,
+                         baseline=small, against="fleet")
     why = verdict.skipped["n5"]["memory_latency_zb"]
-    assert why.startswith("not judged against baseline fleet: measured with 1 MiB "
-                          "(chain_bytes), the baseline's nodes with 32 MiB (6)")
+    assert why.startswith("not judged against baseline fleet: measured with 32 MiB "
+                          "(chain_bytes), the baseline's nodes with 1 MiB (6)")
     # a baseline saved before it kept the working sets: every node against it, as before
     old = _saved(_values([32] * 6), sets=False)
     assert old.chain_bytes.isna().all()

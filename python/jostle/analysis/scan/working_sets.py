@@ -2,10 +2,15 @@
 working set"): each fingerprint's chain and arrays are cut to what its node builds in its
 share of --budget, and a 1 MiB chain (inside the caches: 1.3 ns) is another measurement than
 a 32 MiB one (84 ns). The nodes measured with the most common size (ties: the largest, the
-one closest to what the caches ask for) are judged among themselves; a node measured with
-another is not judged on that metric, and the scan says why. Against a baseline, a node is
-judged against the saved nodes measured with its own size. A size a run does not record
-(NaN: an older jostle-bench, a baseline saved before sizes were kept) goes with any."""
+one closest to what the caches ask for) are judged among themselves. A node measured with a
+smaller one is judged against them: a smaller set can only flatter it (more of it in the
+caches: a lower latency, a higher triad, less contention), and the test is one-sided, so a
+node worse than them is worse; a slow node is the one whose share builds less (a node at 30%
+of a core builds an eighth of the others' arrays), and leaving it out would hide it. A node
+measured with a larger one is not judged on that metric, and the scan says why. Against a
+baseline, a node is judged against the saved nodes measured with its own size, else those
+measured with larger ones. A size a run does not record (NaN: an older jostle-bench, a
+baseline saved before sizes were kept) goes with any."""
 
 from __future__ import annotations
 
@@ -55,13 +60,17 @@ def split(values, metric, base=None, against="") -> tuple:
             return [(hosts, None)], {}
         chosen = common(mine)
         judged = [h for h, s in zip(hosts, mine) if s in (None, chosen)]
+        groups = [(judged, None)] if judged else []
+        smaller = [h for h, s in zip(hosts, mine) if None not in (s, chosen) and s < chosen]
+        if smaller:     # flattered by its smaller set: judged against the others, one-sided
+            groups.append((smaller, values.loc[judged]))
         why = {}
         for i, (h, s) in enumerate(zip(hosts, mine)):
-            if s not in (None, chosen):
+            if s not in (None, chosen) and h not in smaller:
                 others = [x for j, x in enumerate(mine) if j != i and x is not None]
                 why[h] = (f"not judged: measured with {mib(s)} ({key}), the other nodes with "
                           f"{_listed(others)}; {FIX}")
-        return [(judged, None)] if judged else [], why
+        return groups, why
     theirs = _sizes(base, key)
     if mine is None or theirs is None or all(s is None for s in theirs):
         return [(hosts, base)], {}
@@ -69,6 +78,8 @@ def split(values, metric, base=None, against="") -> tuple:
     for size in dict.fromkeys(mine):
         members = [h for h, s in zip(hosts, mine) if s == size]
         rows = [s in (None, size) or size is None for s in theirs]
+        if not any(rows):   # flattered by its smaller set: against the larger, one-sided
+            rows = [s is not None and s > size for s in theirs]
         if any(rows):
             groups.append((members, base[rows]))
             continue
