@@ -498,3 +498,25 @@ def test_a_reference_records_its_start_and_a_bad_step_key_is_refused(tmp_path):
     site.write_text('[class.a]\nhosts = ["n*"]\n[class.a.step_seconds]\nboot = 0.6\n')
     with pytest.raises(UsageError, match="step_seconds.*start"):
         check_site.load(site)
+
+
+def test_a_smaller_working_set_fails_only_past_its_tolerance():
+    """A chain its share cut below its reference's can only flatter the node (more of it
+    cached): a latency past the tolerance all the same fails, one within is not judged; a
+    larger one is never judged (it could make a healthy node look slow)."""
+    from types import SimpleNamespace
+    mib = 1 << 20
+    opts = check.RunOptions(chain_bytes=128 * mib)
+    ref = {"value": 170.0, "tolerance": 0.5, "worse": "higher"}
+
+    def runs(chain):
+        return {"memlat": SimpleNamespace(meta={"chain": {"bytes": chain}})}
+    notes, smaller = check.working_set_notes(runs(32 * mib), opts)
+    assert smaller == {"memlat"} and notes["memlat"].startswith("not judged: measured with 32 MiB")
+    slow = check.judge_flattered("memory_latency", 300.0, ref, notes["memlat"])
+    assert slow.verdict == "fail" and "can only flatter" in slow.note and slow.value == 300.0
+    ok = check.judge_flattered("memory_latency", 120.0, ref, notes["memlat"])
+    assert ok.verdict == "not judged" and ok.note.startswith("not judged")
+    notes, smaller = check.working_set_notes(runs(256 * mib), opts)
+    assert smaller == set() and "memlat" in notes
+    assert check.working_set_notes(runs(128 * mib), opts) == ({}, set())

@@ -120,7 +120,9 @@ def test_a_check_ends_within_its_budget_and_says_the_truth(machine, node, budget
                           .read_text().splitlines()[0])
         ml = next(v for v in rec["values"] if v["name"] == "memory_latency")
         if meta["chain"]["capped_by"]:   # beside other work its share built less: not judged
-            assert meta["chain"]["bytes"] < opts.chain_bytes and ml["verdict"] == "not judged"
+            # (or failed: past its tolerance despite the smaller chain, which only flatters)
+            assert meta["chain"]["bytes"] < opts.chain_bytes
+            assert ml["verdict"] in ("not judged", "fail"), ml
             assert "its reference with" in ml["note"], ml
         else:
             assert meta["chain"]["bytes"] == opts.chain_bytes

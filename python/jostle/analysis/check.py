@@ -117,17 +117,34 @@ class RunOptions:
 BUILDS = {bench for bench, *_ in WORKING_SETS.values()}     # the steps that build one
 
 
-def working_set_notes(runs_by_bench: dict, opts: RunOptions) -> dict:
-    """{benchmark: why its values are not judged}: a run whose working set is not the one
-    its reference was measured with (cut to the time this check's budget gives it)."""
-    got, notes = working_sets(runs_by_bench), {}
+def working_set_notes(runs_by_bench: dict, opts: RunOptions) -> tuple:
+    """({benchmark: why its values are not judged}, {the benchmarks of a smaller set}): a run
+    whose working set is not the one its reference was measured with (cut to the time this
+    check's budget gives it). A smaller set can only flatter the node (more of it cached), so
+    a value past its tolerance all the same fails (judge_flattered); a slow node is the one
+    whose share builds less."""
+    got, notes, smaller = working_sets(runs_by_bench), {}, set()
     for key, (bench, _, _, _) in WORKING_SETS.items():
         want = getattr(opts, key)
         if want and key in got and got[key] != want:
             notes[bench] = (f"not judged: measured with {mib(got[key])} ({key}), its reference "
                             f"with {mib(want)}: the budget's share could not build it on this "
                             "node (a larger --budget, or a reference saved with this one)")
-    return notes
+            if got[key] < want:
+                smaller.add(bench)
+    return notes, smaller
+
+
+def judge_flattered(name, value, ref, note) -> "Value":
+    """VALUE of check NAME measured with a smaller working set than REF's (NOTE: why it is
+    not judged otherwise): a failure where it is past the tolerance all the same, else not
+    judged."""
+    v = judge_value(name, value, ref)
+    if v.verdict == "fail":
+        v.note = note.replace("not judged: ", "", 1) + "; past its tolerance all the same, " \
+            "a smaller set being one that can only flatter it"
+        return v
+    return judge_value(name, float("nan"), ref, note)
 
 
 # ---------------------------------------------------------------- values

@@ -215,7 +215,8 @@ class Check:
         good = {b: r for b, r in runs.items() if not isinstance(r, str)}
         values, notes = check.values_of({**good, **self.stopped}) if good or self.stopped \
             else ({}, {})
-        sets = check.working_set_notes(good, self.cls.options if self.cls else check.RunOptions())
+        sets, smaller = check.working_set_notes(good, self.cls.options if self.cls
+                                                else check.RunOptions())
         notes.update({n: sets[m.benchmark] for n, m in check.METRICS.items() if m.benchmark in sets})
         self.notes = [f"{k}: {v}" for k, v in notes.items() if k in self.checks]
         failed_runs = {b: r for b, r in runs.items() if isinstance(r, str)}
@@ -236,6 +237,8 @@ class Check:
             elif m.benchmark in failed_runs:
                 v = check.Value(name, None, m.unit, (self.refs.get(name) or {}).get("value"),
                                 verdict="fail", note=f"{m.benchmark}: {failed_runs[m.benchmark]}")
+            elif name in notes and m.benchmark in smaller and m.benchmark in sets:
+                v = check.judge_flattered(name, v, self.refs.get(name), notes[name])
             elif name in notes:
                 v = check.judge_value(name, float("nan"), self.refs.get(name), notes[name])
             else:
