@@ -190,7 +190,16 @@ def test_tolerance_has_a_floor_and_follows_the_worse_side():
     assert cr.too_wide({"triad": noisy}) == ("triad", noisy["tolerance"])
     assert cr.too_wide({"triad": cr.chosen(noisy, 0.3)}) is None
     line = cr.refusal("triad", noisy["tolerance"], noisy)
-    assert "triad's tolerance would be" in line and "--repeat" in line and "--tolerance" in line
+    assert "triad's tolerance would be" in line and "--repeat 6 or more," in line and \
+        "--tolerance" in line
+    # from 5 checks on, how many would do at this repeatability, or that none would
+    some = {**cr.derive({"a": [22.6, 22.9, 20.8, 22.4, 21.7]}, -1), "worse": "lower"}
+    n = cr.checks_needed(some, some["tolerance"])
+    assert some["tolerance"] > 0.5 and 5 < n < cr.MAX_REPEAT
+    assert f"--repeat {n} or more (at this repeatability)" in cr.refusal("t", some["tolerance"], some)
+    wild = {**cr.derive({"a": [1.0, 1.3, 0.8, 1.2, 0.9]}, +1), "worse": "higher"}
+    assert cr.checks_needed(wild, wild["tolerance"]) is None
+    assert "more checks of this node would not do" in cr.refusal("t", wild["tolerance"], wild)
 
 
 def test_a_good_node_at_the_classs_2nd_percentile_passes():

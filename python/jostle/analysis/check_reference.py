@@ -128,15 +128,42 @@ def too_wide(refs: dict) -> "tuple | None":
     return (max(wide)[1], max(wide)[0]) if wide else None
 
 
+# The most checks of one node a refusal proposes: beyond, more checks will not do.
+MAX_REPEAT = 200
+
+
+def checks_needed(ref: dict, tolerance: float) -> "int | None":
+    """How many checks of one node would bring TOLERANCE under MAX_TOLERANCE at REF's
+    repeatability (its df's upper-bound factor, sd_upper, giving way to a larger df's; the
+    tails as they are), or None where MAX_REPEAT would not: the noise itself is too large."""
+    if ref.get("nodes") != 1 or not ref.get("df"):
+        return None
+    higher = ref.get("worse", "higher") == "higher"
+    now = math.log1p(tolerance) if higher else -math.log1p(-min(tolerance, 1 - 1e-9))
+    goal = math.log1p(MAX_TOLERANCE) if higher else -math.log1p(-MAX_TOLERANCE)
+    factor = sd_upper(1.0, ref["df"])
+    return next((n for n in range(ref["df"] + 2, MAX_REPEAT + 1)
+                 if now * sd_upper(1.0, n - 1) / factor <= goal), None)
+
+
 def refusal(name: str, tolerance: float, ref: dict) -> str:
     """The one line of a reference refused: the check, the tolerance it would have had, and
-    what fixes it."""
+    what fixes it: the checks of one node that would (at its repeatability), or, where no
+    number of them would, more nodes or the site's choice."""
     per_node = round(ref["checks"] / max(1, ref["nodes"]))
+    # from fewer than 5 checks the repeatability itself is too rough to say how many
+    need = checks_needed(ref, tolerance) if (ref.get("df") or 0) >= 4 else 0
+    if need is None:
+        more = (f"more checks of this node would not do at this repeatability (under "
+                f"{MAX_TOLERANCE:.0%} from {MAX_REPEAT} takes a check that varies less); "
+                "more nodes")
+    else:
+        more = (f"--repeat {max(5, 2 * per_node, need)} or more"
+                + (" (at this repeatability)" if need else "") + ", more nodes")
     return (f"--save-reference: {name}'s tolerance would be {tolerance:.0%} (over "
             f"{MAX_TOLERANCE:.0%}: a node at half speed would pass; {ref['nodes']} node(s), "
             f"{ref['checks']} checks, repeatability {ref['repeatability']:.1%}): nothing "
-            f"saved; --repeat {max(5, 2 * per_node)} or more, more nodes, or --tolerance F "
-            "chosen by the site")
+            f"saved; {more}, or --tolerance F chosen by the site")
 
 
 def narrowing_note(refs: dict) -> str:
