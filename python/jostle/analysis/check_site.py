@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import check, check_reference
+from .working_sets import WORKING_SETS, most_common
 from ..errors import UsageError, read_input
 
 SCHEMA = 1
@@ -281,12 +282,9 @@ def common_sets(sets: "dict | None") -> dict:
     """{chain_bytes, array_bytes}: the size of each working set most of a baseline's runs
     (SETS: {file: working sets}, None where it kept none) were measured with, the larger on a
     tie: what a check judged against it measures with (check.working_set_notes)."""
-    out = {}
-    for key in check.WORKING_SETS:
-        sizes = [v[key] for v in (sets or {}).values() if isinstance(v.get(key), int)]
-        if sizes:
-            out[key] = max(set(sizes), key=lambda b: (sizes.count(b), b))
-    return out
+    sizes = {key: most_common([v.get(key) for v in (sets or {}).values()])
+             for key in WORKING_SETS}
+    return {key: size for key, size in sizes.items() if size is not None}
 
 
 # ---------------------------------------------------------------- saving

@@ -43,6 +43,14 @@ def working_sets(runs_by_bench: dict) -> dict:
     return out
 
 
+def most_common(sizes, least: int = 1) -> "int | None":
+    """The size most of SIZES share (None: unknown, left out), the larger on a tie (the one
+    closer to what the caches ask for); None where fewer than LEAST share it."""
+    known = [s for s in sizes if s is not None]
+    best = max(set(known), key=lambda s: (known.count(s), s), default=None)
+    return best if best is not None and known.count(best) >= least else None
+
+
 def _size(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and v > 0
 

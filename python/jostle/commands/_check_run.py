@@ -237,7 +237,7 @@ class Check:
             elif m.benchmark in failed_runs:
                 v = check.Value(name, None, m.unit, (self.refs.get(name) or {}).get("value"),
                                 verdict="fail", note=f"{m.benchmark}: {failed_runs[m.benchmark]}")
-            elif name in notes and m.benchmark in smaller and m.benchmark in sets:
+            elif name in notes and m.benchmark in smaller:
                 v = check.judge_flattered(name, v, self.refs.get(name), notes[name])
             elif name in notes:
                 v = check.judge_value(name, float("nan"), self.refs.get(name), notes[name])

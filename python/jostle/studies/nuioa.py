@@ -53,27 +53,20 @@ def parts_of(text) -> list:
 
 
 def launch_times(quick, k) -> dict:
-    """The jostle-bench timing options of each of K launches, per benchmark: a ping-pong's
-    (pingpong.launch_budget) and a load phase's (contention.launch_share) share of what
-    --quick or jostle-bench's defaults give a point in all; K = 1 and no --quick: none."""
+    """{benchmark: {jostle-bench option: value}}: the timing of each of K launches, a
+    ping-pong's (pingpong.launch_budget) and a load phase's (contention.launch_share) share of
+    what --quick or jostle-bench's defaults give a point in all; K = 1 and no --quick: none."""
     given = QUICK if quick else {}
     if k <= 1:
-        times = [("min-reps", given.get("min_reps")), ("max-time", given.get("max_time"))]
-        return {"pingpong": _flags(times),
-                "contention": _flags([*times, ("phase-time", given.get("phase_time"))])}
-    t, p, n, m = launch_budget(given.get("max_time"), None, given.get("min_reps"), k, floor=1)
-    load = launch_share(k, given.get("phase_time"), given.get("max_time"), given.get("min_reps"))
-    return {"pingpong": _flags([("min-reps", n), ("max-time", t), ("precision", p),
-                                ("max-reps", m)]),
-            "contention": _flags([(x.replace("_", "-"), v) for x, v in load.items()])}
-
-
-def _flags(pairs) -> list:
-    return [x for name, v in pairs if v is not None for x in ("--" + name, str(v))]
-
-
-def _value(flags, name, default=None):
-    return float(flags[flags.index(name) + 1]) if name in flags else default
+        pp = {"min-reps": given.get("min_reps"), "max-time": given.get("max_time")}
+        load = {**pp, "phase-time": given.get("phase_time")}
+    else:
+        t, p, n, m = launch_budget(given.get("max_time"), None, given.get("min_reps"), k, floor=1)
+        pp = {"min-reps": n, "max-time": t, "precision": p, "max-reps": m}
+        load = {x.replace("_", "-"): v for x, v in launch_share(
+            k, given.get("phase_time"), given.get("max_time"), given.get("min_reps")).items()}
+    return {b: {o: v for o, v in d.items() if v is not None}
+            for b, d in (("pingpong", pp), ("contention", load))}
 
 
 def plan(args: "Settings", topo: dict, bench=None) -> tuple:
@@ -105,16 +98,16 @@ def plan(args: "Settings", topo: dict, bench=None) -> tuple:
               *(["--buffers", args.buffers] if getattr(args, "buffers", None) else [])]
     spec = args.sizes
     def sweep(bench_name, at):   # seconds a launch measures at most (no start-up)
-        reps = _value(times[bench_name], "--min-reps")
-        return estimate.estimate_sweep(at, None if reps is None else int(reps),
-                                       _value(times[bench_name], "--max-time"),
+        t = times[bench_name]
+        return estimate.estimate_sweep(at, t.get("min-reps"), t.get("max-time"),
                                        benchmark=bench_name)
     pp = sweep("pingpong", sizes)
     timeout = args.timeout or round(60 + 2 * pp)
     runs = []
 
     def add(name, bench_name, extra, t=timeout, e=pp):
-        runs.append(RunSpec(f"nuioa-{name}", bench_name, [*extra, *times[bench_name], *common],
+        timing = [x for o, v in times[bench_name].items() for x in ("--" + o, str(v))]
+        runs.append(RunSpec(f"nuioa-{name}", bench_name, [*extra, *timing, *common],
                             args.ranks, hosts, t, estimate=round(e, 2)))
 
     if "placement" in parts:
@@ -143,7 +136,7 @@ def plan(args: "Settings", topo: dict, bench=None) -> tuple:
         free = cores // per_host - 1
         n = args.writers or max(free, 1)
         over = ["--oversubscribe"] if n > free else []
-        phase = _value(times["contention"], "--phase-time", DEFAULT_PHASE_TIME)
+        phase = times["contention"].get("phase-time", DEFAULT_PHASE_TIME)
         load = sweep("contention", [max(sizes)]) + 3 * phase
         load_timeout = args.timeout or round(60 + 2 * load)
         for node in nodes:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 
-from ..working_sets import mib
+from ..working_sets import mib, most_common
 
 SAME = "a value is compared only with values of the same working set"
 FIX = f"{SAME} (a larger --budget lets every node build the same)"
@@ -42,9 +42,7 @@ def _listed(sizes) -> str:
 
 def common(sizes) -> "int | None":
     """The most common of SIZES that at least two share (ties: the largest); None."""
-    known = [s for s in sizes if s is not None]
-    best = max(set(known), key=lambda s: (known.count(s), s), default=None)
-    return best if best is not None and known.count(best) >= 2 else None
+    return most_common(sizes, least=2)
 
 
 def split(values, metric, base=None, against="") -> tuple:
