@@ -109,6 +109,7 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
 
 def main(argv=None) -> int:
     args = parse(argv)
+    args.whole_process = argv is None     # a command of its own (a check's budget counts it all)
     warnings.showwarning = _show_warning  # one clean line, not a source excerpt
     try:
         return args.func(args) or 0

@@ -186,6 +186,15 @@ def test_tolerance_has_a_floor_and_follows_the_worse_side():
     many = cr.derive({"a": [1.0, 1.1, 1.05] * 4}, +1)
     assert many["tolerance"] < few["tolerance"] / 2
     assert cr.derive({"a": [math.nan, -1.0]}, +1) is None
+    # two checks that agree by chance (one degree of freedom) are floored at their own
+    # standard error: a chain walk of 0.5% repeating within 0.02% is no narrow bound
+    lucky = cr.derive({"a": [170.0, 170.05]}, +1)
+    floored = cr.derive({"a": [170.0, 170.05]}, +1, error=0.005)
+    assert lucky["tolerance"] < cr.MAX_TOLERANCE < floored["tolerance"]
+    assert floored["repeatability"] == pytest.approx(0.005, rel=0.01) and floored["error"] == 0.005
+    # from many checks the floor changes nothing where they vary more than it
+    wide = [1.0, 1.1, 1.05] * 4
+    assert cr.derive({"a": wide}, +1, error=0.005) == {**cr.derive({"a": wide}, +1), "error": 0.005}
     # a derived tolerance over 50% is refused, one the site chose is not
     assert cr.too_wide({"triad": noisy}) == ("triad", noisy["tolerance"])
     assert cr.too_wide({"triad": cr.chosen(noisy, 0.3)}) is None

@@ -175,6 +175,20 @@ def values_of(runs_by_bench: dict) -> tuple:
     return values, notes
 
 
+def errors_of(runs_by_bench: dict) -> dict:
+    """{check: the standard uncertainty of the log of its value} of the runs of one node (as
+    values_of reads them; the median over a benchmark's launches): the floor of the check's
+    repeatability (check_reference.derive)."""
+    out = {}
+    for name, m in METRICS.items():
+        rs = runs_by_bench.get(m.benchmark)
+        errs = [e for r in (rs if isinstance(rs, list) else [rs]) if r is not None
+                for e in [scan.value_error(r, m)] if e > 0]
+        if errs:
+            out[name] = sorted(errs)[len(errs) // 2]
+    return out
+
+
 # ---------------------------------------------------------------- verdicts
 
 @dataclass

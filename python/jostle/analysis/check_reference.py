@@ -52,7 +52,7 @@ def _sd(xs) -> float:
 
 
 def derive(samples: dict, worse: int, budget: float = 1 / check_budget.NODE_YEARS,
-           interval: float = check_budget.INTERVAL_S) -> "dict | None":
+           interval: float = check_budget.INTERVAL_S, error: float = 0.0) -> "dict | None":
     """A reference from SAMPLES ({node: [values of its checks]}) of a metric that is worse
     higher (WORSE +1) or lower (-1), its healthy nodes drained at most BUDGET a node-year
     with a check every INTERVAL seconds: {value, tolerance, own_tolerance, spread,
@@ -65,7 +65,10 @@ def derive(samples: dict, worse: int, budget: float = 1 / check_budget.NODE_YEAR
     (nodes - 1 degrees of freedom). The tolerance is check_budget.tolerance for a node judged
     against the class (u: the spread), own_tolerance for a node judged against the median of
     its own saved checks (u: that median's error); each standard deviation at the upper end
-    of its interval (sd_upper), each at least MIN_TOLERANCE as a fraction of the value."""
+    of its interval (sd_upper), each at least MIN_TOLERANCE as a fraction of the value. ERROR:
+    the checks' own standard error on the log scale (their samples' 95% intervals), the floor
+    of the repeatability and of the tails' scale: two checks that agree by chance within it
+    (one degree of freedom) do not make a narrow bound."""
     per_node = {n: [float(v) for v in vs if v is not None and math.isfinite(v) and v > 0]
                 for n, vs in samples.items()}
     per_node = {n: vs for n, vs in per_node.items() if vs}
@@ -78,12 +81,14 @@ def derive(samples: dict, worse: int, budget: float = 1 / check_budget.NODE_YEAR
     # which is the check's noise all the same)
     ss = sum((x - sum(xs) / len(xs)) ** 2 for xs in logs if len(xs) > 1 for x in xs)
     df = sum(len(xs) - 1 for xs in logs if len(xs) > 1)
-    rep = math.sqrt(ss / df) if df else 0.0
+    rep = max(error, math.sqrt(ss / df) if df else 0.0)
     n = sum(len(xs) for xs in logs) / len(logs)
     means = [sum(xs) / len(xs) for xs in logs]
     # the nodes' means vary by their spread and by rep^2/n of their own noise
     spread = math.sqrt(max(0.0, _sd(means) ** 2 - rep ** 2 / n)) if len(means) > 1 else 0.0
     nu, scale = check_budget.fit_tails(check_budget.residuals(logs))
+    # the t's scale whose standard deviation is the floor (t2's has none: the floor itself)
+    scale = max(scale, error * (math.sqrt((nu - 2) / nu) if nu > 2 else 1.0))
     scale_u, s_u = sd_upper(scale, df), sd_upper(spread, len(means) - 1)
     own_err = check_budget.median_error(scale_u, nu, n)
 
@@ -97,7 +102,7 @@ def derive(samples: dict, worse: int, budget: float = 1 / check_budget.NODE_YEAR
     return {"value": _sig(math.exp(center)), "tolerance": round(fraction(tol), 4),
             "own_tolerance": round(fraction(own), 4), "spread": rel(spread),
             "repeatability": rel(rep), "tails": nu,
-            "scale": round(scale, 6), "nodes": len(per_node),
+            "scale": round(scale, 6), "error": round(error, 6), "nodes": len(per_node),
             "checks": sum(len(v) for v in per_node.values()), "df": df}
 
 
@@ -191,14 +196,18 @@ def _sig(x, digits=6):
 def references_from_samples(nodes: dict, checks=MEASURED,
                             node_years: float = check_budget.NODE_YEARS,
                             interval: float = check_budget.INTERVAL_S) -> dict:
-    """{check: reference} from a class's saved samples NODES ({node: {check: [values]}}),
+    """{check: reference} from a class's saved samples NODES ({node: {check: [values],
+    "errors": {check: [their standard errors]}}}),
     the budget of one healthy node drained per NODE_YEARS shared by the checks measured."""
     have = [c for c in checks if any(s.get(c) for s in nodes.values())]
     out = {}
     for name in checks:
         m = METRICS[name]
+        # the checks' own standard errors pooled over every node that kept them (rms)
+        errs = [e for s in nodes.values() for e in ((s.get("errors") or {}).get(name) or [])]
         ref = derive({n: s.get(name, []) for n, s in nodes.items()}, m.worse,
-                     1 / (node_years * max(1, len(have))), interval)
+                     1 / (node_years * max(1, len(have))), interval,
+                     math.sqrt(sum(e * e for e in errs) / len(errs)) if errs else 0.0)
         if ref is not None:
             out[name] = {**ref, "unit": m.unit, "worse": "higher" if m.worse > 0 else "lower"}
     return out

@@ -32,7 +32,7 @@ CLASS_KEYS = {"hosts", "checks", "compute_cores", "oversubscribe", "load_sizes",
 MACHINE_KEYS = ("cpu", "cores", "numa_nodes", "mpi")
 STEPS = (*check.SHARES, check.START, check.LAUNCH)     # the keys of a class's step_seconds
 REF_KEYS = {"value", "tolerance", "unit", "worse", "spread", "repeatability", "nodes", "checks",
-            "chosen", "df", "own_tolerance", "tails", "scale"}
+            "chosen", "df", "own_tolerance", "tails", "scale", "error"}
 
 
 @dataclass
@@ -292,12 +292,13 @@ def common_sets(sets: "dict | None") -> dict:
 def add_samples(site: Site, name: str, node: str, samples: dict, machine: dict, nics: dict,
                 opts: check.RunOptions, match=(), checks=None,
                 tolerance: "float | None" = None, steps: "dict | None" = None,
-                budget: tuple = ()) -> NodeClass:
+                budget: tuple = (), errors: "dict | None" = None) -> NodeClass:
     """Class NAME of SITE with NODE's SAMPLES ({check: [values]}) kept and its references
     derived again from every node it holds (made when new; refused when it holds another
     machine's or was measured another way); TOLERANCE: the site's choice for every check;
     STEPS: {benchmark: seconds} the node's longest launch of each step took; BUDGET: (node
-    years, interval) of the false-drain budget (default check_budget's)."""
+    years, interval) of the false-drain budget (default check_budget's); ERRORS: {check:
+    [the standard error of the log of each check's value]}, kept as the node's "errors"."""
     old = site.classes.get(name)
     if old is not None:
         check_machine(site, old, machine)
@@ -312,7 +313,9 @@ def add_samples(site: Site, name: str, node: str, samples: dict, machine: dict, 
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     kept = {k: [float(f"{x:.6g}") for x in v if x is not None and math.isfinite(x)]
             for k, v in samples.items()}
-    cls.nodes[node] = {"saved": stamp, **{k: v for k, v in kept.items() if v}}
+    errs = {k: [float(f"{x:.3g}") for x in v if math.isfinite(x)] for k, v in (errors or {}).items()}
+    cls.nodes[node] = {"saved": stamp, **{k: v for k, v in kept.items() if v},
+                       **({"errors": {k: v for k, v in errs.items() if v}} if errs else {})}
     old_refs = cls.reference
     cls.reference = check_reference.references_from_samples(
         {n: {k: v for k, v in s.items() if k != "saved"} for n, s in cls.nodes.items()},

@@ -12,7 +12,7 @@ import time
 import warnings
 from pathlib import Path
 
-from .. import __version__
+from .. import STARTED, __version__
 from ..analysis import check, check_site
 from ..studies import check as check_study
 from ..errors import JostleError, UsageError
@@ -53,21 +53,23 @@ class Settings:
         self.reserve = min(3.0, 0.2 * self.timeout)
 
 
-_LOADED = time.monotonic()     # when this check began: import time, then each main() (mark_start)
-# At most this much of the process's life before that counts: a wrapper that sleeps and
-# then execs jostle (a staggered health check) keeps its pid, and so its start time; a
-# process that runs several checks (tests, a daemon) has lived long before this one.
+_LOADED = STARTED     # when this check began: the package's import, then each main() (mark_start)
+# At most this much of the process's life before that counts (the interpreter's own start):
+# a wrapper that sleeps and then execs jostle (a staggered health check) keeps its pid, and so
+# its start time; a process that runs several checks (tests, a daemon) has lived long before.
 BEFORE_LOAD_MAX_S = 2.0
 
 
 _PROCESS_COUNTS = True         # the process's life before _LOADED counts (up to the max)
 
 
-def mark_start(process_counts: bool = True) -> None:
+def mark_start(process_counts: bool = True, whole_process: bool = False) -> None:
     """This check begins now: the budget of a second check in one process is its own (and,
-    without PROCESS_COUNTS, owes nothing to the process's start: a reference's next check)."""
+    without PROCESS_COUNTS, owes nothing to the process's start: a reference's next check);
+    WHOLE_PROCESS: the process is this command, its imports count whole."""
     global _LOADED, _PROCESS_COUNTS
-    _LOADED, _PROCESS_COUNTS = time.monotonic(), process_counts
+    _LOADED = STARTED if whole_process else time.monotonic()
+    _PROCESS_COUNTS = process_counts
 
 
 def started_ago() -> float:

@@ -95,6 +95,7 @@ def save_reference(args, st, site, node, bench) -> int:
     if args.dry_run:
         return dry_run(first)
     samples = {name: [] for name in check.MEASURED}
+    errors = {}     # {check: the standard error of each check's value}: its noise's floor
     nics, steps = {}, {}
     k, retries = 0, 0
     while k < args.repeat:
@@ -152,6 +153,9 @@ def save_reference(args, st, site, node, bench) -> int:
         for name, v in values.items():
             if name in checks:
                 samples[name].append(v)
+        for name, e in check.errors_of(runs).items():
+            if name in checks:
+                errors.setdefault(name, []).append(e)
         if k == 0:     # a check the reference will not hold is said, with why
             for name in [c for c in checks if c in why]:
                 print(f"jostle: {name} left out of the reference: {why[name]}", file=sys.stderr)
@@ -165,7 +169,8 @@ def save_reference(args, st, site, node, bench) -> int:
         fresh = check_site.load(path) if path.exists() else site
         budget = drain_budget(args, fresh)
         got = check_site.add_samples(fresh, args.cls, node, samples, here, up, cls.options,
-                                     args.match, args.checks, args.tolerance, steps, budget)
+                                     args.match, args.checks, args.tolerance, steps, budget,
+                                     errors)
         wide = check_reference.too_wide(got.reference)
         if wide:     # a bound that a node at half speed passes is no bound
             raise UsageError(check_reference.refusal(*wide, got.reference[wide[0]]))

@@ -153,7 +153,7 @@ def register(sub):
 # ---------------------------------------------------------------- the command
 
 def main(args):
-    mark_start()
+    mark_start(whole_process=getattr(args, "whole_process", False))
     args.site_path = _options.given(args, "site")[0]
     if not args.site_path:
         raise UsageError("no site file: give --site FILE or set $JOSTLE_SITE (docs/check.md)")

@@ -6,6 +6,6 @@ output (the verdict as JSON and text), inputs (host files, the simulated faults 
 What a caller needs of the whole scan is named here."""
 
 from .fingerprint import (FINGERPRINT, NodeMetric, baseline_values, link_values,  # noqa: F401
-                          load_ratio, node_values, oversubscribed)
+                          load_ratio, node_values, oversubscribed, value_error)
 from .verdict import (Finding, Verdict, drain_lines, hold_back, judge, rank,  # noqa: F401
                       second_pass, screen)

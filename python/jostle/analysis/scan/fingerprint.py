@@ -114,6 +114,25 @@ def load_ratio(pairs, metric, size) -> tuple:
     return ratio, u
 
 
+def value_error(run, m: NodeMetric) -> float:
+    """The standard uncertainty of the log of metric M's value in RUN, from its points' 95%
+    intervals (a ratio under load: load_ratio's); NaN where they give none. A check's value
+    cannot repeat better than this from one check to the next."""
+    if run is None:
+        return math.nan
+    if m.degradation:
+        return load_ratio(contention.pairs(run.points, run.param_names), m.metric,
+                          _size(run.points, m.size))[1]
+    sel = _pick(run.points, m.metric, m.size, m.phase)
+    if not len(sel) or "ci95_lo" not in sel:
+        return math.nan
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = np.log(sel.ci95_hi.to_numpy(dtype=float) / sel.ci95_lo.to_numpy(dtype=float)) \
+            / (2 * 1.96)
+    w = w[np.isfinite(w) & (w > 0)]      # an interval of one value (a phase's rate) says none
+    return float(np.median(w)) if w.size else math.nan
+
+
 def oversubscribed(run) -> bool:
     """Whether RUN had more bound threads than cores (its records say so): a compute thread
     then shares the communicating thread's core, and a ratio under load is the scheduler's
