@@ -12,6 +12,10 @@
 #include <string.h>
 
 #define LINE 64
+/* No cut below this many lines (1 MiB): a stall at a few lines (a huge page zeroed, a time
+ * slice lost at 30% of a core) cut a chain at 128 B, whose walk read an L1's 1.4 ns and which
+ * --bytes refuses to build again (4K at least).  1 MiB builds in about a millisecond. */
+#define MIN_CUT_LINES ((size_t)1 << 14)
 
 size_t jt_latency_default_bytes(const jt_topo *tp)
 {
@@ -96,6 +100,8 @@ void jt_chase_init(const jt_topo *tp, jt_chase *c, size_t bytes, int mem, double
         n = i + 1;
         if (n == stage && n < want) { /* whole at the size wanted: nothing was cut */
             stage *= 2;
+            if (n < MIN_CUT_LINES)
+                continue;
             double el = jt_now() - t0;
             size_t more = want - n < n ? want - n : n;
             /* the next stage costs at least what the last did per line, and more (misses) */
