@@ -182,10 +182,10 @@ def errors_of(runs_by_bench: dict) -> dict:
     out = {}
     for name, m in METRICS.items():
         rs = runs_by_bench.get(m.benchmark)
-        errs = [e for r in (rs if isinstance(rs, list) else [rs]) if r is not None
-                for e in [scan.value_error(r, m)] if e > 0]
+        each = (scan.value_error(r, m) for r in (rs if isinstance(rs, list) else [rs]))
+        errs = sorted(e for e in each if e > 0)     # NaN (no interval, no run) left out
         if errs:
-            out[name] = sorted(errs)[len(errs) // 2]
+            out[name] = errs[len(errs) // 2]
     return out
 
 

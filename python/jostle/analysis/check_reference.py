@@ -156,15 +156,15 @@ def refusal(name: str, tolerance: float, ref: dict) -> str:
     what fixes it: the checks of one node that would (at its repeatability), or, where no
     number of them would, more nodes or the site's choice."""
     per_node = round(ref["checks"] / max(1, ref["nodes"]))
+    more = f"--repeat {max(5, 2 * per_node)} or more, more nodes"
     # from fewer than 5 checks the repeatability itself is too rough to say how many
-    need = checks_needed(ref, tolerance) if (ref.get("df") or 0) >= 4 else 0
-    if need is None:
-        more = (f"more checks of this node would not do at this repeatability (under "
+    if (ref.get("df") or 0) >= 4:
+        need = checks_needed(ref, tolerance)
+        more = (f"--repeat {max(5, 2 * per_node, need)} or more (at this repeatability), "
+                "more nodes" if need else
+                f"more checks of this node would not do at this repeatability (under "
                 f"{MAX_TOLERANCE:.0%} from {MAX_REPEAT} takes a check that varies less); "
                 "more nodes")
-    else:
-        more = (f"--repeat {max(5, 2 * per_node, need)} or more"
-                + (" (at this repeatability)" if need else "") + ", more nodes")
     return (f"--save-reference: {name}'s tolerance would be {tolerance:.0%} (over "
             f"{MAX_TOLERANCE:.0%}: a node at half speed would pass; {ref['nodes']} node(s), "
             f"{ref['checks']} checks, repeatability {ref['repeatability']:.1%}): nothing "

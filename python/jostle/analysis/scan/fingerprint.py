@@ -11,6 +11,7 @@ from types import SimpleNamespace
 
 from ... import lazy
 from .. import comparison, contention
+from ...records.repeats import Z95
 from ..working_sets import WORKING_SETS, working_sets
 
 np = lazy.module("numpy")
@@ -91,6 +92,13 @@ def _pick(points, metric, size=None, phase=None):
     return df
 
 
+def _log_se(lo, hi):
+    """The standard errors of values' logs from their 95% intervals [LO, HI] (columns; NaN or
+    inf where an interval is not of positive numbers)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(hi.to_numpy(dtype=float) / lo.to_numpy(dtype=float)) / (2 * Z95)
+
+
 def load_ratio(pairs, metric, size) -> tuple:
     """(ratio, u) of a contention run's PAIRS at SIZE: how many times worse METRIC is under
     load than alone (together / alone for a latency, alone / together for a bandwidth), and
@@ -108,7 +116,7 @@ def load_ratio(pairs, metric, size) -> tuple:
         for side in ("alone", "together"):
             lo, hi = (sel.get(f"{side}_{b}") for b in ("lo", "hi"))
             if lo is not None and hi is not None:
-                w = np.log(hi.to_numpy(dtype=float) / lo.to_numpy(dtype=float)) / (2 * 1.96)
+                w = _log_se(lo, hi)
                 w = w[np.isfinite(w)]
                 u = math.hypot(u, float(np.median(w)) if w.size else 0.0)
     return ratio, u
@@ -126,9 +134,7 @@ def value_error(run, m: NodeMetric) -> float:
     sel = _pick(run.points, m.metric, m.size, m.phase)
     if not len(sel) or "ci95_lo" not in sel:
         return math.nan
-    with np.errstate(divide="ignore", invalid="ignore"):
-        w = np.log(sel.ci95_hi.to_numpy(dtype=float) / sel.ci95_lo.to_numpy(dtype=float)) \
-            / (2 * 1.96)
+    w = _log_se(sel.ci95_lo, sel.ci95_hi)
     w = w[np.isfinite(w) & (w > 0)]      # an interval of one value (a phase's rate) says none
     return float(np.median(w)) if w.size else math.nan
 
